@@ -1,0 +1,84 @@
+"""Refresh the instance catalogue snapshot from EC2 `DescribeInstanceTypes` (boto3, read-only).
+
+The snapshot (`components/data/instance_types.json`) is committed so that the pure core never
+needs an AWS account; this module is the only code that talks to EC2 for it. Types that EC2
+(or moto's copy of its data) does not describe are kept from `EXTRA_TYPES`, with their source.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+SNAPSHOT = Path(__file__).parent / "data" / "instance_types.json"
+
+# Instance families the project supports. Every size EC2 describes is taken.
+FAMILIES: tuple[str, ...] = (
+    "g4dn", "g5", "g5g", "g6", "g6e", "g7e", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en",
+    "p6-b200", "p6-b300", "p6e-gb200", "trn1", "trn1n", "trn2", "inf2",
+)
+
+# Types absent from DescribeInstanceTypes data (moto 5.2.5 lacks p6e-gb200). Figures from
+# FACTS.md §6 (EKS "Use P6e-GB200 UltraServers with Amazon EKS" and Karpenter instance types).
+EXTRA_TYPES: tuple[dict[str, Any], ...] = (
+    {
+        "name": "p6e-gb200.36xlarge",
+        "architecture": "arm64",
+        "gpu_count": 4,
+        "gpu_model": "NVIDIA GB200",
+        "gpu_memory_mib": None,
+        "neuron_count": 0,
+        "neuron_model": None,
+        "efa_supported": True,
+        "max_efa_interfaces": 17,
+        "network_cards": 17,
+        "source": "FACTS.md §6 (EKS-GB): 4 GPUs per node, up to 17 network cards, AL2023 ARM NVIDIA AMI",
+    },
+)
+
+
+def _entry(raw: dict[str, Any]) -> dict[str, Any]:
+    """The catalogue fields of one `DescribeInstanceTypes` record."""
+    gpus = (raw.get("GpuInfo") or {}).get("Gpus") or []
+    neurons = (raw.get("NeuronInfo") or {}).get("NeuronDevices") or []
+    net = raw.get("NetworkInfo") or {}
+    nvidia = [g for g in gpus if g.get("Manufacturer") == "NVIDIA"]
+    archs = raw.get("ProcessorInfo", {}).get("SupportedArchitectures", [])
+    return {
+        "name": raw["InstanceType"],
+        "architecture": "arm64" if "arm64" in archs else "x86_64",
+        "gpu_count": sum(g.get("Count", 0) for g in nvidia),
+        "gpu_model": f"NVIDIA {nvidia[0]['Name']}" if nvidia else None,
+        "gpu_memory_mib": nvidia[0].get("MemoryInfo", {}).get("SizeInMiB") if nvidia else None,
+        "neuron_count": sum(n.get("Count", 0) for n in neurons),
+        "neuron_model": neurons[0]["Name"] if neurons else None,
+        "efa_supported": bool(net.get("EfaSupported")),
+        "max_efa_interfaces": (net.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0),
+        "network_cards": net.get("MaximumNetworkCards", 1),
+        "source": "EC2 DescribeInstanceTypes",
+    }
+
+
+def describe(client: Any) -> list[dict[str, Any]]:
+    """Every supported instance type EC2 describes, as catalogue entries sorted by name."""
+    patterns = [f"{family}.*" for family in FAMILIES]
+    found: dict[str, dict[str, Any]] = {}
+    paginator = client.get_paginator("describe_instance_types")
+    for page in paginator.paginate(Filters=[{"Name": "instance-type", "Values": patterns}]):
+        for raw in page["InstanceTypes"]:
+            found[raw["InstanceType"]] = _entry(raw)
+    for extra in EXTRA_TYPES:
+        found.setdefault(extra["name"], dict(extra))
+    return [found[name] for name in sorted(found)]
+
+
+def refresh(region: str = "us-east-1", path: Path = SNAPSHOT, client: Any = None) -> int:
+    """Write the snapshot from a live (or mocked) EC2 endpoint; returns the number of types."""
+    if client is None:
+        import boto3
+
+        client = boto3.client("ec2", region_name=region)
+    entries = describe(client)
+    path.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
+    return len(entries)

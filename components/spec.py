@@ -1,0 +1,425 @@
+"""Typed, immutable stack configuration (the `eks-devices:*` keys of `stacks/Pulumi.<stack>.yaml`).
+
+Parsing never raises a bare pydantic error: every problem in a stack is collected into one
+`ConfigError`, each with its config path, what was given and what is accepted, so a user fixes
+everything in one pass and nothing downstream runs on half-valid input.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from . import catalog, versions
+
+NAMESPACE = "eks-devices"
+Mode = Literal["auto-mode", "karpenter", "managed-node-groups"]
+Provisioning = Literal["dynamic", "static"]
+Capacity = Literal["on-demand", "spot", "reserved", "capacity-block"]
+AmiFamily = Literal["al2023", "bottlerocket"]
+ManagerChoice = Literal["dra", "device-plugin", "none", "auto"]
+Family = Literal["nvidia", "efa", "neuron"]
+FAMILIES: tuple[Family, ...] = ("nvidia", "efa", "neuron")
+# Keys of per-chart settings (`helmValues`, `chartVersions`): one per Helm release the toolkit makes.
+CHART_KEYS: tuple[str, ...] = (
+    "karpenter", "nvidia-dra-driver", "nvidia-device-plugin", "aws-dranet",
+    "aws-efa-k8s-device-plugin", "neuron-dra-driver", "neuron-device-plugin",
+)
+ChartKey = Literal[
+    "karpenter", "nvidia-dra-driver", "nvidia-device-plugin", "aws-dranet",
+    "aws-efa-k8s-device-plugin", "neuron-dra-driver", "neuron-device-plugin",
+]
+LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
+
+
+class Model(BaseModel):
+    """Base: camelCase keys in YAML, unknown keys rejected, instances immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class Network(Model):
+    """The VPC: created across N zones with public and private subnets, or brought by the user."""
+
+    cidr: str = "10.42.0.0/16"
+    availability_zones: int | list[str] = Field(default=3)
+    nat_gateways: Literal["one-per-az", "single", "none"] = "one-per-az"
+    vpc_id: str | None = None
+    private_subnet_ids: list[str] = Field(default_factory=list)
+    public_subnet_ids: list[str] = Field(default_factory=list)
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        try:
+            net = ipaddress.ip_network(value)
+        except ValueError:
+            raise ValueError("an IPv4 CIDR block such as 10.42.0.0/16") from None
+        if net.version != 4 or not 16 <= net.prefixlen <= 24:
+            raise ValueError("an IPv4 CIDR block with a prefix between /16 and /24")
+        return value
+
+    @field_validator("availability_zones")
+    @classmethod
+    def _zones(cls, value: int | list[str]) -> int | list[str]:
+        count = value if isinstance(value, int) else len(value)
+        if not 1 <= count <= 6:
+            raise ValueError("between 1 and 6 availability zones (a count or a list of zone names)")
+        return value
+
+    @property
+    def zone_count(self) -> int:
+        return self.availability_zones if isinstance(self.availability_zones, int) else len(self.availability_zones)
+
+    @property
+    def has_nat(self) -> bool:
+        """Whether private subnets get a default route through NAT (unknown for a brought VPC: True,
+        checked by `eks-devices preflight`)."""
+        return self.vpc_id is not None or self.nat_gateways != "none"
+
+
+class Endpoint(Model):
+    """API server endpoint access. The public endpoint is off unless CIDRs are listed."""
+
+    private_access: bool = True
+    public_access_cidrs: list[str] = Field(default_factory=list)
+
+    @field_validator("public_access_cidrs")
+    @classmethod
+    def _cidrs(cls, value: list[str]) -> list[str]:
+        for cidr in value:
+            try:
+                ipaddress.ip_network(cidr)
+            except ValueError:
+                raise ValueError(f"CIDR blocks such as 203.0.113.0/24 (got {cidr!r})") from None
+        return value
+
+
+class SystemNodeGroup(Model):
+    """The small managed node group for system pods (and the Karpenter controller), created in
+    the karpenter and managed-node-groups modes; Auto Mode runs system pods on its `system` pool."""
+
+    instance_type: str = "m7i.large"
+    size: int = Field(default=2, ge=1, le=10)
+
+
+class Karpenter(Model):
+    version: str = "1.15.0"
+    reuse_values: bool = False
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        try:
+            versions.semver(value)
+        except ValueError:
+            raise ValueError("a semantic version such as 1.15.0") from None
+        return value
+
+
+class AutoMode(Model):
+    general_purpose_pool: bool = False
+    create_device_classes: bool = True
+
+
+class Cluster(Model):
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
+    version: str
+    mode: Mode
+    endpoint: Endpoint = Endpoint()
+    logging: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = Field(
+        default_factory=lambda: list(LOG_TYPES)
+    )
+    kms_key_arn: str | None = None
+    system_node_group: SystemNodeGroup = SystemNodeGroup()
+    auto_mode: AutoMode = AutoMode()
+    karpenter: Karpenter = Karpenter()
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError('a quoted Kubernetes minor version such as "1.36" (unquoted 1.30 reads as 1.3)')
+        try:
+            versions.kubernetes(value)
+        except ValueError:
+            raise ValueError('a Kubernetes minor version such as "1.36"') from None
+        return value
+
+    @property
+    def kubernetes(self) -> tuple[int, int]:
+        return versions.kubernetes(self.version)
+
+    @property
+    def karpenter_version(self) -> tuple[int, int, int]:
+        return versions.semver(self.karpenter.version)
+
+
+class Devices(Model):
+    """Device manager per family: `auto` resolves with a stated reason."""
+
+    nvidia: ManagerChoice = "auto"
+    efa: ManagerChoice = "auto"
+    neuron: ManagerChoice = "auto"
+
+
+class NetworkInterface(Model):
+    network_card_index: int = Field(ge=0, le=31)
+    device_index: int = Field(ge=0, le=1)
+    interface_type: Literal["interface", "efa", "efa-only"]
+
+
+class Efa(Model):
+    align_with: Literal["gpu", "neuron", "none"] = "none"
+    network_interfaces: list[NetworkInterface] | None = None
+
+
+class GpuSharing(Model):
+    strategy: Literal["none", "time-slicing", "mig", "shared-claim"] = "none"
+    replicas: int | None = Field(default=None, ge=2, le=64)
+    profile: str | None = Field(default=None, pattern=r"^\d+g\.\d+gb$")
+    claim_name: str | None = None
+
+
+class Taint(Model):
+    key: str
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class Limits(Model):
+    nodes: int | None = Field(default=None, ge=0)
+    cpu: int | None = Field(default=None, ge=1)
+    memory: str | None = Field(default=None, pattern=r"^\d+(Ki|Mi|Gi|Ti)$")
+
+
+class NodePool(Model):
+    """One node pool: an Auto Mode / Karpenter NodePool or an EKS managed node group."""
+
+    provisioning: Provisioning | None = None
+    replicas: int | None = Field(default=None, ge=0, le=1000)
+    limits: Limits = Limits()
+    instance_types: list[str] = Field(min_length=1)
+    capacity: Capacity = "on-demand"
+    capacity_reservation_ids: list[str] = Field(default_factory=list)
+    ami: AmiFamily = "al2023"
+    devices: Devices = Devices()
+    efa: Efa = Efa()
+    gpu_sharing: GpuSharing = GpuSharing()
+    compute_domains: bool = False
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+    subnets: Literal["private", "public"] = "private"
+    availability_zone: str | None = None
+    placement_group: bool = True
+    disk_size_gib: int = Field(default=200, ge=20, le=16384)
+    bottlerocket_settings: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("instance_types")
+    @classmethod
+    def _known_types(cls, value: list[str]) -> list[str]:
+        known = catalog.instance_types()
+        unknown = [t for t in value if t not in known]
+        if unknown:
+            hints = []
+            for itype in unknown:
+                close = difflib.get_close_matches(itype, known, n=3)
+                hints.append(f"{itype!r} is not catalogued" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+            raise ValueError("catalogued accelerated instance types (`eks-devices catalog` lists them): "
+                             + "; ".join(hints))
+        return value
+
+    @field_validator("capacity_reservation_ids")
+    @classmethod
+    def _reservations(cls, value: list[str]) -> list[str]:
+        for rid in value:
+            if not re.match(r"^cr-[0-9a-f]{8,17}$", rid):
+                raise ValueError(f"capacity reservation ids such as cr-0123456789abcdef0 (got {rid!r})")
+        return value
+
+
+class Spec(Model):
+    """A whole stack: network, cluster, node pools and per-chart overrides."""
+
+    region: str = Field(default="us-west-2", pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
+    network: Network = Network()
+    cluster: Cluster
+    node_pools: dict[str, NodePool] = Field(default_factory=dict)
+    helm_values: dict[ChartKey, dict[str, Any]] = Field(default_factory=dict)
+    chart_versions: dict[ChartKey, str] = Field(default_factory=dict)
+
+    @property
+    def mode(self) -> Mode:
+        return self.cluster.mode
+
+    def provisioning(self, pool: NodePool) -> Provisioning:
+        """Managed node groups are static by nature; elsewhere pools default to dynamic."""
+        if pool.provisioning:
+            return pool.provisioning
+        return "static" if self.mode == "managed-node-groups" else "dynamic"
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One thing wrong with a stack file."""
+
+    path: str
+    given: str
+    accepted: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: given {self.given}; accepted: {self.accepted}"
+
+
+class ConfigError(Exception):
+    """Every problem of a stack file at once."""
+
+    def __init__(self, problems: list[ConfigProblem], source: str = "stack configuration"):
+        self.problems = problems
+        self.source = source
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{source}: {len(problems)} problem(s)\n{lines}")
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if not isinstance(value, dict) else "a mapping"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc if part not in ("str", "int", "list[str]", "function-after"))
+
+
+def _accepted(err: Any) -> str:
+    kind = err["type"]
+    if kind == "missing":
+        return "a value (this field is required)"
+    if kind == "extra_forbidden":
+        return "no such key; check the spelling against the README's configuration reference"
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Input should be "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    return msg
+
+
+def _from_validation(exc: ValidationError, root: str = "") -> list[ConfigProblem]:
+    problems = []
+    for err in exc.errors():
+        path = _path(err["loc"])
+        if err["type"] == "missing":
+            given = "nothing"
+        elif err["type"] == "extra_forbidden":
+            given = f"unknown key {str(err['loc'][-1])!r}"
+        else:
+            given = _show(err.get("input"))
+        problems.append(ConfigProblem(f"{root}{path}", given, _accepted(err)))
+    return problems
+
+
+def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
+    """Checks that need several fields or the catalogue; every one is a config error (exit 2)."""
+    problems: list[ConfigProblem] = []
+    for name, pool in spec.node_pools.items():
+        at = f"nodePools.{name}"
+        if not POOL_NAME.match(name):
+            problems.append(ConfigProblem(at, repr(name), "lower-case letters, digits and '-', at most 40 characters"))
+        provisioning = spec.provisioning(pool)
+        if provisioning == "static" and pool.replicas is None:
+            problems.append(ConfigProblem(f"{at}.replicas", "nothing", "a node count for a static pool"))
+        if provisioning == "dynamic" and pool.replicas is not None:
+            problems.append(ConfigProblem(f"{at}.replicas", repr(pool.replicas),
+                                          "no replicas on a dynamic pool (use limits, or provisioning: static)"))
+        if spec.mode == "managed-node-groups" and provisioning == "dynamic":
+            problems.append(ConfigProblem(f"{at}.provisioning", "'dynamic'",
+                                          "'static' (managed node groups have a fixed size)"))
+        if pool.capacity in ("reserved", "capacity-block") and not pool.capacity_reservation_ids:
+            problems.append(ConfigProblem(f"{at}.capacityReservationIds", "nothing",
+                                          f"the reservation id(s) a {pool.capacity} pool draws on"))
+        if pool.capacity not in ("reserved", "capacity-block") and pool.capacity_reservation_ids:
+            problems.append(ConfigProblem(f"{at}.capacityReservationIds", repr(pool.capacity_reservation_ids),
+                                          "reservation ids only with capacity: reserved or capacity-block"))
+        sharing = pool.gpu_sharing
+        if sharing.strategy == "time-slicing" and sharing.replicas is None:
+            problems.append(ConfigProblem(f"{at}.gpuSharing.replicas", "nothing",
+                                          "the number of shares per GPU (2-64) for time-slicing"))
+        if sharing.strategy == "mig" and sharing.profile is None:
+            problems.append(ConfigProblem(f"{at}.gpuSharing.profile", "nothing",
+                                          "a MIG profile such as 1g.10gb"))
+        for key, value in pool.labels.items():
+            if not LABEL_KEY.match(key):
+                problems.append(ConfigProblem(f"{at}.labels.{key}", repr(key), "a Kubernetes label key"))
+            if not LABEL_VALUE.match(value):
+                problems.append(ConfigProblem(f"{at}.labels.{key}", repr(value),
+                                              "a Kubernetes label value (63 characters of [A-Za-z0-9_.-])"))
+        layout = pool.efa.network_interfaces
+        if layout is not None:
+            problems.extend(_layout_problems(f"{at}.efa.networkInterfaces", layout))
+    if spec.network.vpc_id and not spec.network.private_subnet_ids:
+        problems.append(ConfigProblem("network.privateSubnetIds", "nothing",
+                                      "the private subnet ids of the VPC named by network.vpcId"))
+    for key, text in spec.chart_versions.items():
+        try:
+            versions.semver(text)
+        except ValueError:
+            problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
+    return problems
+
+
+def _layout_problems(at: str, layout: list[NetworkInterface]) -> list[ConfigProblem]:
+    problems = []
+    seen = set()
+    for i, nic in enumerate(layout):
+        slot = (nic.network_card_index, nic.device_index)
+        if slot in seen:
+            problems.append(ConfigProblem(f"{at}.{i}", f"card {slot[0]} device {slot[1]} twice",
+                                          "one interface per network card and device index"))
+        seen.add(slot)
+        if slot == (0, 0) and nic.interface_type != "interface":
+            problems.append(ConfigProblem(f"{at}.{i}.interfaceType", repr(nic.interface_type),
+                                          "'interface' for the primary interface (card 0, device 0)"))
+    if (0, 0) not in seen:
+        problems.append(ConfigProblem(at, "no primary interface", "an 'interface' at card 0, device 0"))
+    return problems
+
+
+def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
+    """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError."""
+    problems: list[ConfigProblem] = []
+    data: dict[str, Any] = {}
+    allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions"}
+    for key, value in config.items():
+        namespace, _, name = str(key).partition(":")
+        if key == "aws:region":
+            data["region"] = value
+        elif namespace == NAMESPACE:
+            if name in allowed:
+                data[name] = value
+            else:
+                problems.append(ConfigProblem(key, f"unknown key {key!r}",
+                                              ", ".join(f"{NAMESPACE}:{k}" for k in sorted(allowed))))
+    if "cluster" not in data:
+        problems.append(ConfigProblem(f"{NAMESPACE}:cluster", "nothing",
+                                      "a cluster section with name, version and mode"))
+    else:
+        try:
+            spec = Spec.model_validate(data)
+        except ValidationError as exc:
+            problems.extend(_from_validation(exc))
+        else:
+            problems.extend(_semantic_problems(spec))
+            if not problems:
+                return spec
+    raise ConfigError(problems, source)
