@@ -1,0 +1,207 @@
+"""Run the real Pulumi program under Pulumi's built-in mock engine, recording every resource.
+
+This is what `eks-devices preview` and the component tests stand on: no AWS account, no Pulumi
+CLI, no network. The monitor records each registration with the options the engine would see
+(parent, provider, replace-on-changes, delete-before-replace, protect, dependencies), and the
+mocks answer provider calls (availability zones, caller identity) and give remote components the
+outputs the program reads, so the program runs exactly as it does under `pulumi up`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+ACCOUNT_ID = "123456789012"
+
+
+@dataclass
+class Registered:
+    """One resource as the engine would receive it."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    remote: bool
+    provider: str
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    replace_on_changes: list[str]
+    delete_before_replace: bool
+    protect: bool
+    depends_on: list[str]
+
+
+@dataclass
+class Recording:
+    resources: list[Registered] = field(default_factory=list)
+    exports: dict[str, Any] = field(default_factory=dict)
+
+    def of_type(self, type_: str) -> list[Registered]:
+        return [r for r in self.resources if r.type == type_]
+
+    def named(self, name: str) -> Registered:
+        found = [r for r in self.resources if r.name == name]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} resources named {name!r}")
+        return found[0]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.resources:
+            out[r.type] = out.get(r.type, 0) + 1
+        return dict(sorted(out.items()))
+
+
+def _zones(region: str) -> list[str]:
+    return [f"{region}{letter}" for letter in "abcdef"]
+
+
+class OfflineMocks(pulumi.runtime.Mocks):
+    """Outputs a real provider would return, enough for the program to run to completion."""
+
+    def __init__(self, region: str):
+        self.region = region
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        name, typ, inputs = args.name, args.typ, dict(args.inputs)
+        rid = f"{name}-id"
+        arn = f"arn:aws:{typ.split(':')[1].split('/')[0]}:{self.region}:{ACCOUNT_ID}:{name}"
+        outputs: dict[str, Any] = {"arn": arn, "id": rid, **inputs}
+        if typ == "aws:iam/role:Role":
+            outputs["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:role/{inputs.get('name', name)}"
+            outputs.setdefault("name", name)
+        elif typ == "aws:sqs/queue:Queue":
+            outputs.setdefault("name", name)
+            outputs["url"] = f"https://sqs.{self.region}.amazonaws.com/{ACCOUNT_ID}/{outputs['name']}"
+        elif typ == "aws:eks/cluster:Cluster":
+            outputs.update(_eks_cluster_outputs(inputs.get("name") or name, self.region))
+        elif typ == "eks:index:Cluster":
+            cluster_name = inputs.get("name") or name
+            outputs.update({
+                "kubeconfig": _kubeconfig(cluster_name, self.region),
+                "kubeconfigJson": json.dumps(_kubeconfig(cluster_name, self.region)),
+                "eksCluster": _eks_cluster_outputs(cluster_name, self.region),
+                "clusterSecurityGroupId": f"sg-{name}-cluster",
+                "nodeSecurityGroupId": f"sg-{name}-node",
+                "oidcProviderArn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/oidc.eks.{self.region}.amazonaws.com/id/X",
+                "oidcIssuer": f"oidc.eks.{self.region}.amazonaws.com/id/X",
+                "autoModeNodeRoleName": f"{cluster_name}-auto-node",
+                "clusterIamRole": None,
+            })
+        return rid, outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        token = args.token
+        if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            zones = _zones(self.region)
+            return {"names": zones, "zoneIds": [f"usw2-az{i}" for i in range(1, 7)], "id": self.region}, None
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/offline",
+                    "userId": "OFFLINE", "id": ACCOUNT_ID}, None
+        if token == "aws:index/getPartition:getPartition":
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}, None
+        if token == "aws:index/getRegion:getRegion":
+            return {"name": self.region, "region": self.region, "id": self.region}, None
+        return dict(args.args), None
+
+
+def _eks_cluster_outputs(name: str, region: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "endpoint": f"https://{name}.gr7.{region}.eks.amazonaws.com",
+        "certificateAuthority": {"data": "T0ZGTElORQ=="},
+        "vpcConfig": {"clusterSecurityGroupId": f"sg-{name}-cluster"},
+        "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/X"}]}],
+    }
+
+
+def _kubeconfig(name: str, region: str) -> dict[str, Any]:
+    server = f"https://{name}.gr7.{region}.eks.amazonaws.com"
+    token = {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
+             "args": ["eks", "get-token", "--cluster-name", name]}
+    return {
+        "apiVersion": "v1", "kind": "Config", "current-context": "aws",
+        "clusters": [{"name": "kubernetes",
+                      "cluster": {"server": server, "certificate-authority-data": "T0ZGTElORQ=="}}],
+        "contexts": [{"name": "aws", "context": {"cluster": "kubernetes", "user": "aws"}}],
+        "users": [{"name": "aws", "user": {"exec": token}}],
+    }
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The mock monitor, keeping the resource options that `MockResourceArgs` leaves out."""
+
+    def __init__(self, mocks: OfflineMocks, recording: Recording):
+        super().__init__(mocks)
+        self.recording = recording
+
+    def RegisterResource(self, request: Any) -> Any:  # gRPC method name
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        inputs = pulumi.runtime.rpc.deserialize_properties(request.object)
+        state = self.resources[response.urn].state if response.urn in self.resources else {}
+        self.recording.resources.append(Registered(
+            type=request.type, name=request.name, urn=response.urn, parent=request.parent,
+            custom=bool(request.custom), remote=bool(request.remote), provider=request.provider,
+            inputs=_plain(inputs), outputs=_plain(state),
+            replace_on_changes=list(request.replaceOnChanges),
+            delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
+            depends_on=list(request.dependencies),
+        ))
+        return response
+
+
+def _plain(value: Any) -> Any:
+    """Protobuf-free, JSON-friendly copy of deserialized properties (unknowns become None)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def config_strings(config: dict[str, Any]) -> dict[str, str]:
+    """Stack config as the engine hands it to a program: structured values as JSON text."""
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+
+
+def run(program: Callable[[], None], config: dict[str, Any], stack: str = "dev",
+        project: str = "eks-devices") -> Recording:
+    """Run `program` under the mock engine with `config` as the stack's configuration."""
+    recording = Recording()
+    region = str(config.get("aws:region", "us-west-2"))
+    mocks = OfflineMocks(region)
+    pulumi.runtime.set_all_config(config_strings(config))
+    pulumi_settings.ROOT.set(None)
+    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False,
+                           monitor=RecordingMonitor(mocks, recording))
+    pulumi_settings.SETTINGS.rpc_manager.clear()
+    pulumi_settings.SETTINGS.outputs.clear()
+    exports: dict[str, Any] = {}
+
+    def program_and_exports() -> None:
+        program()
+        root = pulumi_settings.get_root_resource()
+        outputs = pulumi.Output.from_input(dict(getattr(root, "outputs", {})))
+        outputs.apply(exports.update)
+
+    try:
+        _sync_await(run_pulumi_func(program_and_exports))
+    finally:
+        pulumi_settings.ROOT.set(None)
+    recording.exports = _plain(exports)
+    return recording
