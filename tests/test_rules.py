@@ -1,0 +1,233 @@
+"""Every rule in the catalogue fires on a stack that breaks it and stays quiet on its nearest fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import stackbuild
+from components.rules import RULES
+
+STATIC = {"provisioning": "static", "replicas": 1}
+P5 = {"instanceTypes": ["p5.48xlarge"]}
+CB = {"capacity": "capacity-block", "capacityReservationIds": ["cr-0123456789abcdef0"]}
+LAYOUT_1 = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+            {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}]
+
+
+def case(mode: str, pools: dict[str, Any], version: str | None = None, **sections: Any) -> dict[str, Any]:
+    return {"mode": mode, "pools": pools, "version": version, **sections}
+
+
+# slug → (stack where it fires, severity, blamed path, the nearest stack where it stays quiet)
+CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
+    "dra-kubernetes-version": (
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra"}}}, "1.32"),
+        "error", "cluster.version",
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra", "efa": "dra"}}}, "1.35")),
+    "auto-mode-dra-version": (
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}}}, "1.35"),
+        "error", "nodePools.p.devices.nvidia",
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}}}, "1.36")),
+    "karpenter-dra-version": (
+        case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}}, cluster={"karpenter": {"version": "1.14.1"}}),
+        "error", "cluster.karpenter.version",
+        case("karpenter", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra"}}},
+             cluster={"karpenter": {"version": "1.14.1"}})),
+    "karpenter-kubernetes-compat": (
+        case("karpenter", {}, "1.37", cluster={"karpenter": {"version": "1.14.1"}}),
+        "error", "cluster.karpenter.version",
+        case("karpenter", {}, "1.37", cluster={"karpenter": {"version": "1.15.2"}})),
+    "one-manager-per-node": (
+        case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}},
+                           "b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+             helmValues={"nvidia-device-plugin": {"nodeSelector": None}}),
+        "error", "helmValues.nvidia-device-plugin",
+        case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}},
+                           "b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+             helmValues={"nvidia-device-plugin": {"priorityClassName": "system-node-critical"}})),
+    "bottlerocket-bundled-plugin": (
+        case("managed-node-groups", {"p": {**P5, **STATIC, "ami": "bottlerocket", "devices": {"nvidia": "dra"},
+                                           "bottlerocketSettings": {"kubelet-device-plugins": {"nvidia": {"enabled": True}}}}}),
+        "error", "nodePools.p.bottlerocketSettings",
+        case("managed-node-groups", {"p": {**P5, **STATIC, "ami": "bottlerocket", "devices": {"nvidia": "dra"}}})),
+    "auto-mode-no-gpu-sharing": (
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 2}}}),
+        "error", "nodePools.p.gpuSharing.strategy",
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}})),
+    "auto-mode-no-compute-domains": (
+        case("auto-mode", {"p": {**P5, "computeDomains": True}}),
+        "error", "nodePools.p.computeDomains",
+        case("auto-mode", {"p": P5})),
+    "auto-mode-neuron-plugin-only": (
+        case("auto-mode", {"p": {"instanceTypes": ["inf2.xlarge"], "devices": {"neuron": "dra"}}}),
+        "error", "nodePools.p.devices.neuron",
+        case("auto-mode", {"p": {"instanceTypes": ["inf2.xlarge"], "devices": {"neuron": "device-plugin"}}})),
+    "dra-unsupported-instance-type": (
+        case("karpenter", {"p": {"instanceTypes": ["g7e.2xlarge"], "devices": {"nvidia": "dra"}}}),
+        "error", "nodePools.p.instanceTypes",
+        case("karpenter", {"p": {"instanceTypes": ["g7e.2xlarge"], "devices": {"nvidia": "dra"}, **STATIC}})),
+    "static-pool-device-manager-label": (
+        case("auto-mode", {"p": {**P5, **STATIC,
+                                 "labels": {"eks.amazonaws.com/device-manager-nvidia": "device-plugin"}}}),
+        "error", "nodePools.p.labels.eks.amazonaws.com/device-manager-nvidia",
+        case("auto-mode", {"p": {**P5, **STATIC, "labels": {"team": "research"}}})),
+    "efa-interfaces-dynamic-aligned": (
+        case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu", "networkInterfaces": LAYOUT_1}}}),
+        "error", "nodePools.p.efa.networkInterfaces",
+        case("karpenter", {"p": {**P5, **STATIC, "efa": {"alignWith": "gpu", "networkInterfaces": LAYOUT_1}}})),
+    "efa-partial-interfaces": (
+        case("karpenter", {"p": {**P5, "efa": {"networkInterfaces": LAYOUT_1}}}),
+        "warning", "nodePools.p.efa.networkInterfaces",
+        case("karpenter", {"p": P5})),
+    "efa-private-subnets": (
+        case("karpenter", {"p": {**P5, "subnets": "public"}}),
+        "error", "nodePools.p.subnets",
+        case("karpenter", {"p": {**P5, "subnets": "private"}})),
+    "efa-unsupported-instance-type": (
+        case("karpenter", {"p": {"instanceTypes": ["g6.8xlarge", "g6.xlarge"], "devices": {"efa": "device-plugin"}}}),
+        "error", "nodePools.p.instanceTypes",
+        case("karpenter", {"p": {"instanceTypes": ["g6.8xlarge", "g6.xlarge"]}})),
+    "topology-alignment-needs-dra": (
+        case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu"}, "devices": {"efa": "device-plugin"}}}),
+        "error", "nodePools.p.efa.alignWith",
+        case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu"}}})),
+    "karpenter-dra-gates-exclusive": (
+        case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"ignoreDRARequests": False}}}),
+        "error", "helmValues.karpenter.settings",
+        case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"batchMaxDuration": "10s"}}})),
+    "karpenter-dra-gates-match-drivers": (
+        case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}},
+             helmValues={"karpenter": {"settings": {"enableDRA": True, "awsFeatureGates": None}}}),
+        "error", "helmValues.karpenter.settings",
+        case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}})),
+    "karpenter-compute-domains-static-only": (
+        case("karpenter", {"p": {**P5, "computeDomains": True}}),
+        "error", "nodePools.p.computeDomains",
+        case("karpenter", {"p": {**P5, **STATIC, "computeDomains": True}})),
+    "karpenter-mig-static-only": (
+        case("karpenter", {"p": {"instanceTypes": ["p4d.24xlarge"], "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}}),
+        "error", "nodePools.p.gpuSharing.strategy",
+        case("karpenter", {"p": {"instanceTypes": ["p4d.24xlarge"], **STATIC,
+                                 "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}})),
+    "karpenter-static-capacity-gate": (
+        case("karpenter", {"p": {**P5, **STATIC}},
+             helmValues={"karpenter": {"settings": {"featureGates": {"staticCapacity": False}}}}),
+        "error", "helmValues.karpenter.settings.featureGates",
+        case("karpenter", {"p": {**P5, **STATIC}})),
+    "karpenter-reuse-values": (
+        case("karpenter", {}, cluster={"karpenter": {"reuseValues": True}}),
+        "error", "cluster.karpenter.reuseValues",
+        case("karpenter", {}, cluster={"karpenter": {"reuseValues": False}})),
+    "karpenter-time-slicing": (
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}, "1.35"),
+        "error", "nodePools.p.gpuSharing.strategy",
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}, "1.35")),
+    "mig-unsupported-gpu": (
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6e.2xlarge"], **STATIC,
+                                           "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}}),
+        "error", "nodePools.p.gpuSharing.strategy",
+        case("managed-node-groups", {"p": {"instanceTypes": ["p4d.24xlarge"], **STATIC,
+                                           "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}})),
+    "neuron-dra-version": (
+        case("managed-node-groups", {"p": {"instanceTypes": ["inf2.xlarge"], **STATIC, "devices": {"neuron": "dra"}}},
+             "1.33"),
+        "error", "nodePools.p.devices.neuron",
+        case("managed-node-groups", {"p": {"instanceTypes": ["inf2.xlarge"], **STATIC, "devices": {"neuron": "dra"}}},
+             "1.34")),
+    "efa-dra-kubernetes-version": (
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"efa": "dra"}}}, "1.34"),
+        "error", "nodePools.p.devices.efa",
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"efa": "dra"}}}, "1.35")),
+    "managed-node-group-reserved-labels": (
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6.xlarge"], **STATIC,
+                                           "labels": {"node.kubernetes.io/role": "gpu"}}}),
+        "error", "nodePools.p.labels.node.kubernetes.io/role",
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6.xlarge"], **STATIC,
+                                           "labels": {"example.com/role": "gpu"}}})),
+    "device-family-absent": (
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"neuron": "dra"}}}),
+        "error", "nodePools.p.devices.neuron",
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"neuron": "none"}}})),
+    "device-classes-present": (
+        case("auto-mode", {"p": P5}, cluster={"autoMode": {"createDeviceClasses": False}}),
+        "error", "cluster.autoMode.createDeviceClasses",
+        case("auto-mode", {"p": {**P5, "devices": {"nvidia": "device-plugin", "efa": "device-plugin"}}},
+             cluster={"autoMode": {"createDeviceClasses": False}})),
+    "gpu-sharing-needs-nvidia": (
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"},
+                                 "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}}),
+        "error", "nodePools.p.gpuSharing.strategy",
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}})),
+}
+
+
+def test_every_rule_has_a_case() -> None:
+    assert set(CASES) == set(RULES)
+
+
+def _plan(kwargs: dict[str, Any]):
+    kwargs = dict(kwargs)
+    return stackbuild.plan(kwargs.pop("mode"), kwargs.pop("version"), kwargs.pop("pools"), **kwargs)
+
+
+@pytest.mark.parametrize("slug", sorted(CASES))
+def test_rule_fires(slug: str) -> None:
+    firing, severity, path, _ = CASES[slug]
+    found = stackbuild.findings(_plan(firing), slug)
+    assert found, f"{slug} did not fire"
+    assert {(f.severity, f.path) for f in found} >= {(severity, path)}
+    for f in found:
+        assert f.message and f.fix
+
+
+@pytest.mark.parametrize("slug", sorted(CASES))
+def test_rule_stays_quiet(slug: str) -> None:
+    *_, quiet = CASES[slug]
+    assert not stackbuild.findings(_plan(quiet), slug)
+
+
+def test_dra_on_1_33_is_a_warning() -> None:
+    p = stackbuild.plan("managed-node-groups", "1.33", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra"}}})
+    assert [f.severity for f in stackbuild.findings(p, "dra-kubernetes-version")] == ["warning"]
+
+
+def test_time_slicing_on_supported_versions_is_an_alpha_warning() -> None:
+    p = stackbuild.plan("karpenter", "1.36", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                                    "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})
+    assert [f.severity for f in stackbuild.findings(p, "karpenter-time-slicing")] == ["warning"]
+    assert not p.errors
+
+
+def test_karpenter_beyond_known_kubernetes() -> None:
+    p = stackbuild.plan("karpenter", "1.38")
+    [finding] = stackbuild.findings(p, "karpenter-kubernetes-compat")
+    assert finding.path == "cluster.version"
+
+
+def test_dra_gates_overridden_to_match_are_quiet() -> None:
+    """Overriding the gates with exactly what the pools need is allowed."""
+    p = stackbuild.plan("karpenter", pools={"p": {**P5, "devices": {"efa": "device-plugin"}}},
+                        helmValues={"karpenter": {"settings": {"awsFeatureGates": {"draNVIDIAGPU": True}}}})
+    assert not stackbuild.findings(p, "karpenter-dra-gates-match-drivers")
+
+
+def test_static_auto_mode_label_emptied_fires() -> None:
+    p = stackbuild.plan("auto-mode", pools={"p": {**P5, **STATIC,
+                                                  "labels": {"eks.amazonaws.com/device-manager-efa": ""}}})
+    [finding] = stackbuild.findings(p, "static-pool-device-manager-label")
+    assert "efa" in finding.path
+
+
+def test_findings_sorted_errors_first() -> None:
+    p = stackbuild.plan("karpenter", "1.32", {"p": {**P5, "devices": {"nvidia": "dra", "efa": "dra"},
+                                                    "efa": {"networkInterfaces": LAYOUT_1}}})
+    severities = [f.severity for f in p.findings]
+    assert severities == sorted(severities, key=lambda s: s != "error")
+    assert "error" in severities and "warning" in severities

@@ -1,0 +1,184 @@
+"""Stack configuration: valid stacks parse; bad input reports every problem with path, given, accepted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import stackbuild
+from components import spec as spec_module
+from components import stack_file
+from components.spec import ConfigError, parse
+
+
+def problems(cfg: dict) -> dict[str, spec_module.ConfigProblem]:
+    with pytest.raises(ConfigError) as info:
+        parse(cfg)
+    return {p.path: p for p in info.value.problems}
+
+
+def test_defaults_and_camel_case_keys() -> None:
+    s = stackbuild.spec(pools={"gpu": {"instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}})
+    pool = s.node_pools["gpu"]
+    assert pool.efa.align_with == "gpu"
+    assert pool.devices.nvidia == "auto"
+    assert pool.capacity == "on-demand"
+    assert s.provisioning(pool) == "dynamic"
+    assert s.network.nat_gateways == "one-per-az"
+    assert s.cluster.endpoint.public_access_cidrs == []  # public endpoint off by default
+    assert set(s.cluster.logging) == set(spec_module.LOG_TYPES)
+
+
+def test_spec_is_immutable() -> None:
+    s = stackbuild.spec()
+    with pytest.raises(Exception, match="frozen"):
+        s.cluster.name = "other"  # type: ignore[misc]
+
+
+def test_managed_node_groups_default_to_static() -> None:
+    s = stackbuild.spec("managed-node-groups", pools={"a": {"instanceTypes": ["g6e.2xlarge"], "replicas": 1}})
+    assert s.provisioning(s.node_pools["a"]) == "static"
+
+
+def test_every_problem_reported_at_once() -> None:
+    cfg = stackbuild.config(pools={
+        "a": {"instanceTypes": ["p5.48xlarg"], "devices": {"nvidia": "yes"}, "bogus": 1},
+        "b": {"instanceTypes": []},
+    })
+    cfg["eks-devices:cluster"]["version"] = 1.3
+    cfg["eks-devices:cluster"]["mode"] = "fargate"
+    cfg["eks-devices:nope"] = {}
+    found = problems(cfg)
+    assert set(found) == {
+        "eks-devices:nope", "cluster.version", "cluster.mode", "nodePools.a.instanceTypes",
+        "nodePools.a.devices.nvidia", "nodePools.a.bogus", "nodePools.b.instanceTypes",
+    }
+    assert "p5.48xlarge" in found["nodePools.a.instanceTypes"].accepted  # did-you-mean
+    assert found["nodePools.a.devices.nvidia"].given == "'yes'"
+    assert "'dra', 'device-plugin', 'none' or 'auto'" in found["nodePools.a.devices.nvidia"].accepted
+    assert "quoted" in found["cluster.version"].accepted
+    assert found["nodePools.a.bogus"].given == "unknown key 'bogus'"
+
+
+@pytest.mark.parametrize(("version", "ok"), [("1.36", True), ("1.3x", False), ("latest", False), ("136", False)])
+def test_kubernetes_version_must_be_a_minor(version: str, ok: bool) -> None:
+    cfg = stackbuild.config(version=version)
+    if ok:
+        assert parse(cfg).cluster.kubernetes == (1, 36)
+    else:
+        assert "cluster.version" in problems(cfg)
+
+
+def test_karpenter_version_must_be_semver() -> None:
+    found = problems(stackbuild.config(cluster={"karpenter": {"version": "one.fifteen"}}))
+    assert "cluster.karpenter.version" in found
+
+
+def test_missing_cluster_section() -> None:
+    assert set(problems({"aws:region": "us-west-2"})) == {"eks-devices:cluster"}
+
+
+def test_missing_required_fields() -> None:
+    found = problems({"eks-devices:cluster": {"name": "x"}})
+    assert {"cluster.version", "cluster.mode"} <= set(found)
+    assert found["cluster.mode"].given == "nothing"
+
+
+@pytest.mark.parametrize(("pool", "path"), [
+    ({"instanceTypes": ["p5.48xlarge"], "provisioning": "static"}, "nodePools.p.replicas"),
+    ({"instanceTypes": ["p5.48xlarge"], "replicas": 2}, "nodePools.p.replicas"),
+    ({"instanceTypes": ["p5.48xlarge"], "capacity": "capacity-block"}, "nodePools.p.capacityReservationIds"),
+    ({"instanceTypes": ["p5.48xlarge"], "capacityReservationIds": ["cr-0123456789abcdef0"]},
+     "nodePools.p.capacityReservationIds"),
+    ({"instanceTypes": ["p5.48xlarge"], "capacity": "reserved", "capacityReservationIds": ["r-1"]},
+     "nodePools.p.capacityReservationIds"),
+    ({"instanceTypes": ["p5.48xlarge"], "gpuSharing": {"strategy": "time-slicing"}}, "nodePools.p.gpuSharing.replicas"),
+    ({"instanceTypes": ["p5.48xlarge"], "gpuSharing": {"strategy": "mig"}}, "nodePools.p.gpuSharing.profile"),
+    ({"instanceTypes": ["p5.48xlarge"], "labels": {"bad key!": "x"}}, "nodePools.p.labels.bad key!"),
+    ({"instanceTypes": ["p5.48xlarge"], "efa": {"networkInterfaces": [
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "efa-only"}]}},
+     "nodePools.p.efa.networkInterfaces.0.interfaceType"),
+    ({"instanceTypes": ["p5.48xlarge"], "efa": {"networkInterfaces": [
+        {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}]}}, "nodePools.p.efa.networkInterfaces"),
+])
+def test_pool_cross_field_problems(pool: dict, path: str) -> None:
+    assert path in problems(stackbuild.config(pools={"p": pool}))
+
+
+def test_dynamic_pool_rejected_for_managed_node_groups() -> None:
+    found = problems(stackbuild.config("managed-node-groups", pools={
+        "p": {"instanceTypes": ["g6e.2xlarge"], "provisioning": "dynamic"}}))
+    assert "nodePools.p.provisioning" in found
+
+
+def test_pool_name_must_be_a_kubernetes_name() -> None:
+    assert "nodePools.Bad_Name" in problems(stackbuild.config(pools={"Bad_Name": {"instanceTypes": ["g6.xlarge"]}}))
+
+
+def test_brought_vpc_needs_private_subnets() -> None:
+    assert "network.privateSubnetIds" in problems(stackbuild.config(network={"vpcId": "vpc-123"}))
+
+
+def test_bad_cidrs() -> None:
+    found = problems(stackbuild.config(network={"cidr": "10.0.0.0/8"},
+                                       cluster={"endpoint": {"publicAccessCidrs": ["nope"]}}))
+    assert {"network.cidr", "cluster.endpoint.publicAccessCidrs"} <= set(found)
+
+
+def test_helm_values_keys_are_chart_keys() -> None:
+    found = problems(stackbuild.config(helmValues={"gpu-operator": {}}))
+    assert any(path.startswith("helmValues") for path in found)
+
+
+def test_chart_versions_must_be_versions() -> None:
+    assert "chartVersions.karpenter" in problems(stackbuild.config(chartVersions={"karpenter": "latest"}))
+
+
+# --- stack files ------------------------------------------------------------------------------
+
+def write(tmp_path: Path, text: str, name: str = "t") -> Path:
+    (tmp_path / f"Pulumi.{name}.yaml").write_text(text)
+    return tmp_path
+
+
+def test_duplicate_pool_name_reported_with_line(tmp_path: Path) -> None:
+    text = """config:
+  eks-devices:cluster: {name: x, version: "1.36", mode: karpenter}
+  eks-devices:nodePools:
+    gpu:
+      instanceTypes: [g6.xlarge]
+    gpu:
+      instanceTypes: [g6e.xlarge]
+"""
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", write(tmp_path, text))
+    [problem] = info.value.problems
+    assert problem.path == "line 6"
+    assert "'gpu'" in problem.given
+
+
+@pytest.mark.parametrize(("text", "given"), [
+    ("", "an empty file"),
+    ("config: [1, 2]\n", "no config: mapping"),
+    ("config:\n  a: [unclosed\n", "invalid YAML"),
+])
+def test_unusable_files(tmp_path: Path, text: str, given: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", write(tmp_path, text))
+    assert info.value.problems[0].given == given
+
+
+def test_missing_stack_lists_existing(tmp_path: Path) -> None:
+    write(tmp_path, "config: {}\n", "dev")
+    with pytest.raises(stack_file.StackNotFound) as info:
+        stack_file.load("qa", tmp_path)
+    assert info.value.existing == ["dev"]
+    assert "dev" in str(info.value)
+
+
+def test_shipped_stacks_parse() -> None:
+    stacks = Path(__file__).parent.parent / "stacks"
+    assert stack_file.stack_names(stacks) == ["dev", "prod", "staging"]
+    modes = {name: stack_file.load(name, stacks).mode for name in ("dev", "staging", "prod")}
+    assert modes == {"dev": "auto-mode", "staging": "karpenter", "prod": "managed-node-groups"}
