@@ -1,0 +1,100 @@
+"""The `eks-devices` command as a user runs it: a subprocess per exit code, JSON for machines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "components", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+def project(tmp_path: Path, stacks: dict[str, str]) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text("name: eks-devices\nruntime: python\nstackConfigDir: stacks\n")
+    (tmp_path / "stacks").mkdir()
+    for name, text in stacks.items():
+        (tmp_path / "stacks" / f"Pulumi.{name}.yaml").write_text(text)
+    return tmp_path
+
+
+def test_preview_dev_json_lists_every_pool_with_managers_and_reasons() -> None:
+    result = run("preview", "dev", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data["pools"]) == {"gpu-dra", "gpu-plugin", "inference-neuron", "train-efa"}
+    for pool in data["pools"].values():
+        assert set(pool["managers"]) == {"nvidia", "efa", "neuron"}
+        for res in pool["managers"].values():
+            assert res["manager"] in {"dra", "device-plugin", "none"} and res["reason"]
+    assert data["pools"]["gpu-plugin"]["managers"]["nvidia"]["manager"] == "device-plugin"
+    assert data["summary"] == {"errors": 0, "warnings": 0}
+
+
+def test_preview_json_is_stable_across_runs() -> None:
+    first, second = run("preview", "staging", "--json"), run("preview", "staging", "--json")
+    assert first.returncode == 0
+    assert first.stdout == second.stdout
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_preview_text_for_shipped_stacks(stack: str) -> None:
+    result = run("preview", stack)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Device plan" in result.stdout and "No findings." in result.stdout
+
+
+def test_error_findings_exit_1(tmp_path: Path) -> None:
+    text = """config:
+  eks-devices:cluster: {name: x, version: "1.35", mode: auto-mode}
+  eks-devices:nodePools:
+    gpu: {instanceTypes: [g6.xlarge], devices: {nvidia: dra}}
+"""
+    result = run("preview", "bad", "--project-dir", str(project(tmp_path, {"bad": text})))
+    assert result.returncode == 1
+    assert "auto-mode-dra-version" in result.stdout
+    assert "fix:" in result.stdout
+
+
+def test_invalid_config_exits_2_with_every_problem_and_no_traceback(tmp_path: Path) -> None:
+    text = """config:
+  eks-devices:cluster: {name: x, version: 1.30, mode: fargate}
+  eks-devices:nodePools:
+    gpu: {instanceTypes: [p9.huge]}
+"""
+    result = run("preview", "bad", "--project-dir", str(project(tmp_path, {"bad": text})))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    for path in ("cluster.version", "cluster.mode", "nodePools.gpu.instanceTypes"):
+        assert path in result.stderr
+    as_json = run("preview", "bad", "--json", "--project-dir", str(tmp_path))
+    assert as_json.returncode == 2
+    assert {p["path"] for p in json.loads(as_json.stdout)["problems"]} >= {"cluster.version", "cluster.mode"}
+
+
+def test_missing_stack_exits_2_listing_stacks() -> None:
+    result = run("preview", "qa")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "dev, prod, staging" in result.stderr
+
+
+def test_empty_stack_file_exits_2(tmp_path: Path) -> None:
+    result = run("preview", "empty", "--project-dir", str(project(tmp_path, {"empty": ""})))
+    assert result.returncode == 2
+    assert "an empty file" in result.stderr
+
+
+def test_rules_and_catalog_listings() -> None:
+    rules = json.loads(run("rules", "--json").stdout)
+    assert "one-manager-per-node" in {r["slug"] for r in rules}
+    types = json.loads(run("catalog", "--json").stdout)
+    p5 = next(t for t in types if t["name"] == "p5.48xlarge")
+    assert (p5["gpu_count"], p5["max_efa_interfaces"], p5["karpenterDraMetadata"]) == (8, 32, True)
