@@ -1,0 +1,21 @@
+"""The README stays true: it documents every rule and starts with the two commands CI runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from components.rules import RULES
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def test_readme_lists_every_rule() -> None:
+    missing = [slug for slug in RULES if f"`{slug}`" not in README]
+    assert not missing
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    test_command = README.split("```sh\n", 1)[1].splitlines()[1]
+    assert "pytest" in test_command
+    assert test_command in (ROOT / ".ci" / "run").read_text()
