@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -17,6 +18,7 @@ from rich.table import Table
 
 from . import catalog, report, stack_file
 from . import plan as planning
+from .preview import print_tree, resources_data, run_program
 from .rules import RULES
 from .spec import ConfigError
 
@@ -50,7 +52,7 @@ def load_plan(stack: str, project_dir: Path | None, as_json: bool) -> planning.P
     return planning.build(spec)
 
 
-def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> None:
+def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoReturn:
     if as_json:
         _emit({"error": message.splitlines()[0], **extra})
     else:
@@ -64,13 +66,27 @@ def preview(
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,
 ) -> None:
-    """Show the device plan of a stack: per pool and family the manager and why, the releases,
-    DeviceClasses and findings. Needs no AWS account and no Pulumi CLI."""
+    """Run the project's Pulumi program for a stack under Pulumi's mock engine and show what
+    `pulumi up` would build: the resource tree, the device plan (per pool and family the manager,
+    why, and the release serving it) and the findings. Needs no AWS account and no Pulumi CLI."""
     plan = load_plan(stack, project_dir, as_json)
+    started = time.monotonic()
+    err.print(f"running the Pulumi program for stack {stack} under the mock engine…", highlight=False)
+    config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")
+    try:
+        run = run_program(stack_file.find_project(project_dir), stack, config)
+    except FileNotFoundError as exc:
+        _fail(2, str(exc), as_json, {})
+    err.print(f"program finished in {time.monotonic() - started:.1f}s: "
+              f"{len(run.recording.resources)} resources", highlight=False)
     if as_json:
-        _emit({"stack": stack, **report.plan_data(plan)})
+        _emit({"stack": stack, "resources": resources_data(run.recording),
+               "resourceCounts": run.recording.counts(), **report.plan_data(plan)})
     else:
+        print_tree(out, run.recording, f"Stack {stack}")
         report.print_plan(out, plan, f"Stack {stack}")
+        if run.rejected:
+            out.print("Nothing would be deployed: the program refuses stacks with error findings.")
     raise typer.Exit(1 if plan.errors else 0)
 
 

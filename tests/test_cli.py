@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 def project(tmp_path: Path, stacks: dict[str, str]) -> Path:
     (tmp_path / "Pulumi.yaml").write_text("name: eks-devices\nruntime: python\nstackConfigDir: stacks\n")
+    shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
     (tmp_path / "stacks").mkdir()
     for name, text in stacks.items():
         (tmp_path / "stacks" / f"Pulumi.{name}.yaml").write_text(text)
