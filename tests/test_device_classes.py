@@ -26,10 +26,10 @@ def config(mode: str, pools: dict[str, Any], version: str = "1.36", **extra: Any
     return cfg
 
 
+BIG = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
 EXTRA_CLASSES = {
     "h100.gpu.eks-devices.io": {"base": "gpu.nvidia.com", "productName": H100},
-    "big.gpu.eks-devices.io": {"base": "gpu.nvidia.com",
-                               "expression": "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"},
+    "big.gpu.eks-devices.io": {"base": "gpu.nvidia.com", "expression": BIG},
     "rdma.efa.eks-devices.io": {"base": "efa.networking.k8s.aws", "expression": "device.attributes['dra.net'].rdma"},
 }
 EVERYTHING = config("managed-node-groups", {
@@ -185,8 +185,8 @@ def devices() -> list[tuple[str, str, cel.Device]]:
     daemon = cel.device("compute-domain.nvidia.com", {"type": "daemon", "id": 0})
     channel = cel.device("compute-domain.nvidia.com", {"type": "channel", "id": 0})
     other_channel = cel.device("compute-domain.nvidia.com", {"type": "channel", "id": 1})
-    return out + [("ena", "-", ena), ("vfio", "-", vfio), ("cd-daemon", "-", daemon),
-                  ("cd-channel", "-", channel), ("cd-other-channel", "-", other_channel)]
+    return [*out, ("ena", "-", ena), ("vfio", "-", vfio), ("cd-daemon", "-", daemon),
+            ("cd-channel", "-", channel), ("cd-other-channel", "-", other_channel)]
 
 
 DEVICES = devices()
@@ -220,7 +220,8 @@ def test_every_class_name_has_one_expression() -> None:
 @pytest.mark.parametrize(("name", "expression"), CLASSES, ids=[n for n, _ in CLASSES])
 def test_class_selects_exactly_its_devices(name: str, expression: str) -> None:
     cel.compile_expression(expression)
-    selector = device_manifests.device_class(plan.DeviceClassPlan(name, "-", expression, "toolkit"))["spec"]["selectors"]
+    manifest = device_manifests.device_class(plan.DeviceClassPlan(name, "-", expression, "toolkit"))
+    selector = manifest["spec"]["selectors"]
     matched = set()
     for kind, itype, dev in DEVICES:
         got = cel.selects(selector, dev)
