@@ -2,6 +2,10 @@
 and where in each chart's values the device-managing DaemonSets take their node scope.
 
 Versions are FACTS.md's; a stack overrides any of them with `eks-devices:chartVersions`.
+Each `Agent` records what the chart's templates do with the values (checked against the chart
+sources: dra-driver-nvidia-gpu 0.4.1, nvidia-device-plugin 0.20.0, eks-charts aws-dranet 1.0.0
+and aws-efa-k8s-device-plugin v0.5.30, neuron-helm-chart), so the overlap proof in `scope.py`
+can tell where each DaemonSet lands from the merged values alone.
 """
 
 from __future__ import annotations
@@ -17,9 +21,14 @@ ManagerName = str  # "dra" | "device-plugin"
 class Agent:
     """A DaemonSet in a chart that manages one device family with one manager.
 
-    `enabled` / `node_selector` / `affinity` / `tolerations` are dotted paths into the release's
-    values; `builtin_tolerations` are taints the chart tolerates whatever the values say.
-    `enabled_default` is the chart's default for the `enabled` path.
+    `enabled` / `node_selector` / `affinity` / `tolerations` / `instance_types` are dotted paths
+    into the release's values. `builtin_tolerations` are taints the template tolerates whatever
+    the values say (hard-coded in the template, not list defaults a value would replace).
+    `enabled_default` is the chart's default for the `enabled` path; `default_tolerations` the taint
+    keys the chart's default `tolerations` list covers while the value is unset (a null removes
+    them, as Helm deletes null keys). `instance_types` names a
+    list of instance types the template's required affinity admits (None: the chart's own
+    affinity admits every node with the device, which the proof models as "has the hardware").
     """
 
     family: Family
@@ -30,6 +39,8 @@ class Agent:
     builtin_tolerations: tuple[str, ...] = ()
     enabled: str | None = None
     enabled_default: bool = True
+    instance_types: str | None = None
+    default_tolerations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -46,30 +57,46 @@ class Chart:
         """What `helm install` takes: `oci://…/chart` for OCI charts, else the bare chart name."""
         return f"{self.repository}/{self.chart}" if self.repository.startswith("oci://") else self.chart
 
+    @property
+    def is_oci(self) -> bool:
+        return self.repository.startswith("oci://")
 
+
+# The Neuron chart: `devicePlugin.tolerations` is a values list (CriticalAddonsOnly and the Neuron
+# taint by default); the DRA kubelet plugin tolerates the Neuron taint itself. Both modes' required
+# affinity admits only the instance types listed in `neuronInstances`.
 _NEURON_DRA = Agent("neuron", "dra", "draDriver.nodeSelector", None, None,
-                    ("aws.amazon.com/neuron",), enabled="draDriver.enabled", enabled_default=False)
-_NEURON_PLUGIN = Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", None, None,
-                       ("aws.amazon.com/neuron",), enabled="devicePlugin.enabled", enabled_default=True)
+                    ("aws.amazon.com/neuron",), enabled="draDriver.enabled", enabled_default=False,
+                    instance_types="neuronInstances")
+_NEURON_PLUGIN = Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", None, "devicePlugin.tolerations",
+                       enabled="devicePlugin.enabled", enabled_default=True, instance_types="neuronInstances",
+                       default_tolerations=("CriticalAddonsOnly", "aws.amazon.com/neuron"))
 
 CHARTS: dict[str, Chart] = {
     c.key: c
     for c in (
         Chart("karpenter-crd", "karpenter-crd", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system"),
         Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system"),
+        # kubeletPlugin.tolerations defaults to [nvidia.com/gpu]; a value replaces it.
         Chart("nvidia-dra-driver", "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts",
               "0.4.1", "nvidia",
               (Agent("nvidia", "dra", "kubeletPlugin.nodeSelector", "kubeletPlugin.affinity",
-                     "kubeletPlugin.tolerations"),)),
+                     "kubeletPlugin.tolerations", default_tolerations=("nvidia.com/gpu",)),)),
+        # tolerations defaults to [CriticalAddonsOnly, nvidia.com/gpu]; a value replaces both.
         Chart("nvidia-device-plugin", "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin",
               "0.20.0", "nvidia",
               (Agent("nvidia", "device-plugin", "nodeSelector", "affinity", "tolerations",
-                     ("CriticalAddonsOnly",)),)),
+                     enabled="devicePlugin.enabled",
+                     default_tolerations=("CriticalAddonsOnly", "nvidia.com/gpu")),)),
+        # Both eks-charts templates hard-code CriticalAddonsOnly and append `tolerations`, and
+        # require the node's instance type to be in supportedInstanceLabels.values.
         Chart("aws-dranet", "aws-dranet", "https://aws.github.io/eks-charts", "1.0.0", "kube-system",
-              (Agent("efa", "dra", "nodeSelector", None, "tolerations"),)),
+              (Agent("efa", "dra", "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",),
+                     instance_types="supportedInstanceLabels.values"),)),
         Chart("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "https://aws.github.io/eks-charts",
               "v0.5.30", "kube-system",
-              (Agent("efa", "device-plugin", "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",)),)),
+              (Agent("efa", "device-plugin", "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",),
+                     instance_types="supportedInstanceLabels.values"),)),
         # One chart, two releases: DRA mode and plugin mode are exclusive per release (FACTS §2.5).
         Chart("neuron-dra-driver", "neuron-helm-chart", "oci://public.ecr.aws/neuron", "1.10.0",
               "neuron-dra-driver", (_NEURON_DRA, _NEURON_PLUGIN)),
@@ -90,3 +117,9 @@ RELEASE_FOR: dict[tuple[Family, ManagerName], str] = {
 
 # ECR account that serves EKS add-on images in most commercial regions.
 EKS_ECR_ACCOUNT = "602401143452"
+
+# GPU models on which the NVIDIA DRA driver's DynamicMIG gate can switch MIG on and partition on
+# demand: Hopper and later (EKS-MIG). Ampere (A100) needs partitions created before the driver starts.
+DYNAMIC_MIG_GPU_MODELS: frozenset[str] = frozenset(
+    {"NVIDIA H100", "NVIDIA H200", "NVIDIA B200", "NVIDIA B300", "NVIDIA GB200", "NVIDIA RTX PRO Server 6000"}
+)

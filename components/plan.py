@@ -9,6 +9,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import catalog, charts
+from .device_plan import (  # noqa: F401  (CEL constants re-exported: the plan's vocabulary)
+    CD_CHANNEL_CEL,
+    CD_DAEMON_CEL,
+    EFA_CEL,
+    GPU_CEL,
+    MIG_CEL,
+    NEURON_CEL,
+    VFIO_CEL,
+    DeviceClassPlan,
+    bundled_manager,
+    device_classes,
+    release_values,
+)
 from .resolve import Resolution, resolve_pool
 from .spec import FAMILIES, Family, NodePool, Spec
 from .values import merge
@@ -81,19 +94,6 @@ class Release:
 
 
 @dataclass(frozen=True)
-class DeviceClassPlan:
-    name: str
-    driver: str
-    expression: str
-    owner: str  # "toolkit" (created by eks-devices) or the release key whose chart creates it
-    extended_resource_name: str | None = None
-
-    @property
-    def created_by_toolkit(self) -> bool:
-        return self.owner == "toolkit"
-
-
-@dataclass(frozen=True)
 class KarpenterPlan:
     version: str
     dra_settings: dict[str, Any]
@@ -119,19 +119,6 @@ class Plan:
     @property
     def errors(self) -> tuple[Any, ...]:
         return tuple(f for f in self.findings if f.severity == "error")
-
-
-GPU_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
-MIG_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"
-VFIO_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'vfio'"
-CD_DAEMON_CEL = ("device.driver == 'compute-domain.nvidia.com' && "
-                 "device.attributes['compute-domain.nvidia.com'].type == 'daemon'")
-CD_CHANNEL_CEL = ("device.driver == 'compute-domain.nvidia.com' && "
-                  "device.attributes['compute-domain.nvidia.com'].type == 'channel' && "
-                  "device.attributes['compute-domain.nvidia.com'].id == 0")
-EFA_CEL = ("device.driver == \"dra.net\" && "
-           "device.attributes[\"dra.net\"].pciDevice == 'Elastic Fabric Adapter (EFA)'")
-NEURON_CEL = 'device.driver == "neuron.aws.com"'
 
 
 def efa_interface_layout(itype: catalog.InstanceType) -> tuple[dict[str, Any], ...]:
@@ -199,7 +186,8 @@ def _pool_plan(spec: Spec, name: str, pool: NodePool) -> PoolPlan:
     releases: dict[Family, str] = {}
     for family, res in managers.items():
         if res.manager != "none":
-            releases[family] = "auto-mode" if spec.mode == "auto-mode" else charts.RELEASE_FOR[(family, res.manager)]
+            releases[family] = (bundled_manager(spec, pool.ami, family, res.manager)
+                                or charts.RELEASE_FOR[(family, res.manager)])
     return PoolPlan(
         name=name,
         provisioning=spec.provisioning(pool),
@@ -219,87 +207,17 @@ def _pool_plan(spec: Spec, name: str, pool: NodePool) -> PoolPlan:
     )
 
 
-def _tolerations(pools: list[PoolPlan]) -> list[dict[str, str]]:
-    """Tolerations for every NoSchedule/NoExecute taint of the pools a release serves."""
-    seen: dict[tuple[str, str], dict[str, str]] = {}
-    for pool in pools:
-        for taint in pool.taints:
-            if taint["effect"] != "PreferNoSchedule":
-                seen[(taint["key"], taint["effect"])] = {
-                    "key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
-    return [seen[k] for k in sorted(seen)]
-
-
-def _release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[PoolPlan]) -> dict[str, Any]:
-    """The toolkit's values for one release: scope, tolerations and the settings its pools need."""
-    tolerations = _tolerations(pools)
-    ecr = f"{charts.EKS_ECR_ACCOUNT}.dkr.ecr.{spec.region}.amazonaws.com/eks"
-    sharing = [p.config.gpu_sharing for p in pools]
-    if key == "nvidia-dra-driver":
-        gates: dict[str, bool] = {}
-        values: dict[str, Any] = {
-            "gpuResourcesEnabledOverride": True,
-            "resourceApiVersion": "resource.k8s.io/v1",
-            "nvidiaDriverRoot": "/",
-            "resources": {"gpus": {"enabled": True},
-                          "computeDomains": {"enabled": any(p.config.compute_domains for p in pools)}},
-            "kubeletPlugin": {"nodeSelector": scope, "tolerations": tolerations},
-            # 25.x requires control-plane nodes for the controller; EKS has none to offer.
-            "controller": {"nodeSelector": None, "affinity": None, "tolerations": []},
-        }
-        shares = sorted({s.replicas for p, s in zip(pools, sharing, strict=True)
-                         if s.strategy == "time-slicing" and p.node_class_annotations})
-        if shares:
-            gates["ConsumableShares"] = True
-            values["consumableShares"] = shares[-1]
-        if any(s.strategy == "time-slicing" for p, s in zip(pools, sharing, strict=True)
-               if not p.node_class_annotations):
-            gates["TimeSlicingSettings"] = True
-        if any(s.strategy == "mig" for s in sharing):
-            gates["DynamicMIG"] = True
-        if gates:
-            values["featureGates"] = gates
-        return values
-    if key == "nvidia-device-plugin":
-        values = {"nodeSelector": scope, "tolerations": tolerations, "mofedEnabled": False,
-                  "migStrategy": "mixed" if any(s.strategy == "mig" for s in sharing) else "none"}
-        slicing = sorted({s.replicas for s in sharing if s.strategy == "time-slicing" and s.replicas})
-        if slicing:
-            configs = {"default": "version: v1\n"}
-            for replicas in slicing:
-                configs[f"time-slicing-{replicas}"] = (
-                    "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: false\n"
-                    "    failRequestsGreaterThanOne: true\n    resources:\n"
-                    f"    - name: nvidia.com/gpu\n      replicas: {replicas}\n")
-            values["config"] = {"map": configs, "default": "default"}
-        return values
-    if key == "aws-dranet":
-        return {"nodeSelector": scope, "tolerations": tolerations,
-                "image": {"repository": f"{ecr}/dranet"},
-                "deviceClass": {"create": True, "name": "efa.networking.k8s.aws"}}
-    if key == "aws-efa-k8s-device-plugin":
-        return {"nodeSelector": scope, "tolerations": tolerations,
-                "image": {"repository": f"{ecr}/aws-efa-k8s-device-plugin"}}
-    if key == "neuron-dra-driver":
-        return {"devicePlugin": {"enabled": False}, "npd": {"enabled": False}, "scheduler": {"enabled": False},
-                "draDriver": {"enabled": True, "nodeSelector": scope}}
-    if key == "neuron-device-plugin":
-        return {"devicePlugin": {"enabled": True, "nodeSelector": scope}, "npd": {"enabled": False},
-                "draDriver": {"enabled": False}, "scheduler": {"enabled": False}}
-    raise KeyError(key)
-
-
 def _releases(spec: Spec, pools: dict[str, PoolPlan]) -> dict[str, Release]:
     if spec.mode == "auto-mode":
         return {}
     out: dict[str, Release] = {}
     for (family, manager), key in charts.RELEASE_FOR.items():
-        served = [p for p in pools.values() if p.manager(family) == manager]
+        served = [p for p in pools.values() if p.releases.get(family) == key]
         if not served:
             continue
         chart = charts.CHARTS[key]
         scope = {manager_label(family): manager}
-        toolkit_values = _release_values(spec, key, scope, served)
+        toolkit_values = release_values(spec, key, scope, served, list(pools.values()))
         out[key] = Release(
             key=key, family=family, manager=manager, chart=chart.reference, repository=chart.repository,
             version=spec.chart_versions.get(key, chart.version),  # type: ignore[call-overload]
@@ -308,42 +226,6 @@ def _releases(spec: Spec, pools: dict[str, PoolPlan]) -> dict[str, Release]:
             values=merge(toolkit_values, spec.helm_values.get(key, {})),  # type: ignore[call-overload]
         )
     return out
-
-
-def _device_classes(
-    spec: Spec, pools: dict[str, PoolPlan], releases: dict[str, Release]
-) -> tuple[DeviceClassPlan, ...]:
-    """Auto Mode: the toolkit creates the upstream-named classes its DRA pools need. Elsewhere the
-    driver charts create (and own) them; they are listed so claims can be checked against them."""
-    dra = {f for p in pools.values() for f in FAMILIES if p.manager(f) == "dra"}
-    if spec.mode == "auto-mode":
-        if not spec.cluster.auto_mode.create_device_classes:
-            return ()
-        out = []
-        if "nvidia" in dra:
-            out.append(DeviceClassPlan("gpu.nvidia.com", "gpu.nvidia.com", GPU_CEL, "toolkit",
-                                       "nvidia.com/gpu" if spec.cluster.kubernetes >= (1, 36) else None))
-        if "efa" in dra:
-            out.append(DeviceClassPlan("efa.networking.k8s.aws", "dra.net", EFA_CEL, "toolkit"))
-        return tuple(out)
-    out = []
-    if "nvidia-dra-driver" in releases:
-        values = releases["nvidia-dra-driver"].values
-        owner = "nvidia-dra-driver"
-        if (values.get("resources") or {}).get("gpus", {}).get("enabled", True):
-            out += [DeviceClassPlan("gpu.nvidia.com", "gpu.nvidia.com", GPU_CEL, owner, "nvidia.com/gpu"),
-                    DeviceClassPlan("mig.nvidia.com", "gpu.nvidia.com", MIG_CEL, owner),
-                    DeviceClassPlan("vfio.gpu.nvidia.com", "gpu.nvidia.com", VFIO_CEL, owner)]
-        if (values.get("resources") or {}).get("computeDomains", {}).get("enabled"):
-            out += [DeviceClassPlan("compute-domain-daemon.nvidia.com", "compute-domain.nvidia.com",
-                                    CD_DAEMON_CEL, owner),
-                    DeviceClassPlan("compute-domain-default-channel.nvidia.com", "compute-domain.nvidia.com",
-                                    CD_CHANNEL_CEL, owner)]
-    if "aws-dranet" in releases:
-        out.append(DeviceClassPlan("efa.networking.k8s.aws", "dra.net", EFA_CEL, "aws-dranet"))
-    if "neuron-dra-driver" in releases:
-        out.append(DeviceClassPlan("neuron.aws.com", "neuron.aws.com", NEURON_CEL, "neuron-dra-driver"))
-    return tuple(out)
 
 
 def karpenter_dra_settings(pools: dict[str, PoolPlan]) -> dict[str, Any]:
@@ -385,5 +267,5 @@ def build(spec: Spec) -> Plan:
     pools = {name: _pool_plan(spec, name, pool) for name, pool in sorted(spec.node_pools.items())}
     releases = _releases(spec, pools)
     plan = Plan(spec=spec, pools=pools, releases=releases,
-                device_classes=_device_classes(spec, pools, releases), karpenter=_karpenter(spec, pools))
+                device_classes=device_classes(spec, pools, releases), karpenter=_karpenter(spec, pools))
     return Plan(**{**plan.__dict__, "findings": tuple(evaluate(plan))})

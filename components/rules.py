@@ -161,9 +161,12 @@ def _efa_dra_version(plan: Plan) -> Iterator[Finding]:
 @rule("one-manager-per-node", "no node may run a DRA driver and a device plugin for one family")
 def _one_manager_per_node(plan: Plan) -> Iterator[Finding]:
     for overlap in scope.overlaps(plan):
-        if any(r.source == "bottlerocket" for r in overlap.running):
+        pool = plan.pools.get(overlap.pool)  # None for a release that lost its scope ("*")
+        if any(r.source == "bottlerocket" for r in overlap.running) and pool and pool.manager("nvidia") == "dra":
             continue  # reported by bottlerocket-bundled-plugin with its own fix
-        overridden = [r.source for r in overlap.running if r.source in plan.spec.helm_values]
+        serving = pool.releases.get(overlap.family) if pool else None
+        overridden = [r.source for r in overlap.running if r.source in plan.spec.helm_values] + (
+            [serving] if serving in plan.spec.helm_values else [])
         path = f"helmValues.{overridden[0]}" if overridden else f"nodePools.{overlap.pool}.devices.{overlap.family}"
         yield Finding("one-manager-per-node", "error", path, overlap.problem,
                       "keep each release's nodeSelector on its eks-devices.io/device-manager-<family> label "

@@ -1,10 +1,12 @@
 """The overlap proof: which device managers a node of each pool would actually run.
 
 The answer is computed from what would be deployed — each release's merged values (node
-selector, required node affinity, tolerations, enabled switches) matched against each pool's
-node labels and taints, plus what the node image runs by itself (Bottlerocket's bundled NVIDIA
-plugin, Auto Mode's built-in drivers) — not from the configuration's intent. The
-`one-manager-per-node` rule and the preview both read it.
+selector, required node affinity, tolerations, enabled switches, instance-type lists) matched
+against each pool's node labels, taints and instance types, plus what the node image runs by
+itself (Bottlerocket's bundled NVIDIA plugin, Auto Mode's built-in drivers) — not from the
+configuration's intent. Values follow Helm's merge: a `null` deletes a key, so a nodeSelector
+entry set to null no longer scopes anything. The `one-manager-per-node` rule and the preview
+both read it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import charts
+from . import catalog, charts
 from .plan import Plan, PoolPlan, Release, eks_manager_label
 from .spec import FAMILIES, Family
 from .values import dig
@@ -63,42 +65,76 @@ def tolerates(tolerations: list[dict[str, Any]], builtin: tuple[str, ...], taint
     return False
 
 
-def agent_runs_on(agent: charts.Agent, values: dict[str, Any], pool: PoolPlan) -> bool:
-    """Whether one chart DaemonSet, with these values, lands on the pool's nodes."""
-    if agent.enabled and not dig(values, agent.enabled, agent.enabled_default):
+def node_selector(values: dict[str, Any], path: str) -> dict[str, str]:
+    """The nodeSelector a template renders: Helm drops keys whose value is null."""
+    selector = dig(values, path) or {}
+    return {k: str(v) for k, v in selector.items() if v is not None}
+
+
+def agent_enabled(agent: charts.Agent, values: dict[str, Any]) -> bool:
+    return not agent.enabled or bool(dig(values, agent.enabled, agent.enabled_default))
+
+
+def agent_tolerations(agent: charts.Agent, values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tolerations list the template renders: the value, or the chart's default while unset."""
+    missing = object()
+    value = dig(values, agent.tolerations, missing) if agent.tolerations else missing
+    if value is missing:
+        return [{"key": key, "operator": "Exists"} for key in agent.default_tolerations]
+    return list(value or [])
+
+
+def agent_runs_on(agent: charts.Agent, values: dict[str, Any], pool: PoolPlan,
+                  instance_type: str | None = None) -> bool:
+    """Whether one chart DaemonSet, with these values, lands on the pool's nodes (of one
+    instance type, or of any of the pool's types when `instance_type` is None)."""
+    if not agent_enabled(agent, values):
         return False
-    if not pool.has_hardware(agent.family):
-        return False  # every chart's built-in affinity requires the device to be present
-    selector = dig(values, agent.node_selector) or {}
-    if any(pool.labels.get(k) != str(v) for k, v in selector.items()):
+    types = [instance_type] if instance_type else list(pool.instance_types)
+    # every chart's built-in affinity requires the device to be present
+    types = [t for t in types if catalog.instance_types()[t].has(agent.family)]
+    if agent.instance_types:
+        allowed = dig(values, agent.instance_types)
+        if allowed is not None:
+            types = [t for t in types if t in allowed]
+    if not types:
+        return False
+    if any(pool.labels.get(k) != v for k, v in node_selector(values, agent.node_selector).items()):
         return False
     affinity = dig(values, agent.affinity) if agent.affinity else None
     if affinity and not affinity_matches(affinity, pool.labels):
         return False
-    tolerations = (dig(values, agent.tolerations) if agent.tolerations else None) or []
-    return all(tolerates(tolerations, agent.builtin_tolerations, t) for t in pool.taints)
+    return all(tolerates(agent_tolerations(agent, values), agent.builtin_tolerations, t) for t in pool.taints)
 
 
-def running_on(plan: Plan, pool: PoolPlan, releases: dict[str, Release] | None = None) -> list[Running]:
-    """Every device manager a node of `pool` runs."""
-    out: list[Running] = []
+def _auto_mode(pool: PoolPlan, instance_type: str | None) -> list[Running]:
+    """Auto Mode's runtime picks one manager per family per node; the pool's label forces it."""
+    types = [instance_type] if instance_type else list(pool.instance_types)
+    out = []
+    for family in FAMILIES:
+        if not any(catalog.instance_types()[t].has(family) for t in types):
+            continue
+        if family == "neuron":
+            out.append(Running(family, "device-plugin", "auto-mode"))
+        elif eks_manager_label(family) in pool.labels:
+            out.append(Running(family, pool.labels[eks_manager_label(family)], "auto-mode"))
+        elif pool.provisioning == "static":
+            out.append(Running(family, "device-plugin", "auto-mode"))  # no label: plugin (EKS-DM)
+    return out
+
+
+def running_on(plan: Plan, pool: PoolPlan, releases: dict[str, Release] | None = None,
+               instance_type: str | None = None) -> list[Running]:
+    """Every device manager a node of `pool` runs (a node of `instance_type`, or any node of the pool)."""
     if plan.mode == "auto-mode":
-        # Auto Mode's runtime picks one manager per family per node; the pool's label forces it.
-        for family in FAMILIES:
-            if not pool.has_hardware(family):
-                continue
-            if family == "neuron":
-                out.append(Running(family, "device-plugin", "auto-mode"))
-            elif eks_manager_label(family) in pool.labels:
-                out.append(Running(family, pool.labels[eks_manager_label(family)], "auto-mode"))
-            elif pool.provisioning == "static":
-                out.append(Running(family, "device-plugin", "auto-mode"))  # no label: plugin (EKS-DM)
-        return out
+        return _auto_mode(pool, instance_type)
+    out: list[Running] = []
     for release in (releases if releases is not None else plan.releases).values():
         for agent in charts.CHARTS[release.key].agents:
-            if agent_runs_on(agent, release.values, pool):
+            if agent_runs_on(agent, release.values, pool, instance_type):
                 out.append(Running(agent.family, agent.manager, release.key))
-    if pool.ami == "bottlerocket" and pool.has_hardware("nvidia"):
+    types = [instance_type] if instance_type else list(pool.instance_types)
+    if pool.ami == "bottlerocket" and any(catalog.instance_types()[t].has_nvidia for t in types):
         enabled = dig(pool.bottlerocket_settings, "kubelet-device-plugins.nvidia.enabled", True)
         if enabled is not False:
             out.append(Running("nvidia", "device-plugin", "bottlerocket"))
@@ -107,30 +143,78 @@ def running_on(plan: Plan, pool: PoolPlan, releases: dict[str, Release] | None =
 
 @dataclass(frozen=True)
 class Overlap:
+    """A pool (`pool`) or a release (`pool` is "*") that breaks one-manager-per-node for a family."""
+
     pool: str
     family: Family
     expected: str
     running: tuple[Running, ...]
+    detail: str | None = None
+    instance_type: str | None = None
 
     @property
     def problem(self) -> str:
+        if self.detail:
+            return self.detail
         found = ", ".join(f"{r.manager} ({r.source})" for r in self.running) or "nothing"
-        return f"pool {self.pool}: {self.family} expects {self.expected}, nodes would run {found}"
+        nodes = f"{self.instance_type} nodes" if self.instance_type else "nodes"
+        return f"pool {self.pool}: {self.family} expects {self.expected}, {nodes} would run {found}"
+
+
+def _requires(agent: charts.Agent, values: dict[str, Any], key: str, value: str) -> bool:
+    """Whether the agent's rendered node selection admits only nodes labelled key=value."""
+    if node_selector(values, agent.node_selector).get(key) == value:
+        return True
+    affinity = dig(values, agent.affinity) if agent.affinity else None
+    terms = dig(affinity or {}, "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms")
+    return bool(terms) and all(
+        any(e.get("key") == key and e.get("operator") == "In" and [str(v) for v in e.get("values") or []] == [value]
+            for e in term.get("matchExpressions") or [])
+        for term in terms)
+
+
+def scope_problems(plan: Plan, releases: dict[str, Release] | None = None) -> list[Overlap]:
+    """Releases whose values no longer confine them to their scope label, whatever pools exist
+    today: an enabled DaemonSet of another (family, manager), or a nodeSelector/affinity that a
+    override removed or widened. A pool added later would silently get two managers."""
+    out = []
+    for release in (releases if releases is not None else plan.releases).values():
+        for agent in charts.CHARTS[release.key].agents:
+            if not agent_enabled(agent, release.values):
+                continue
+            running = (Running(agent.family, agent.manager, release.key),)
+            if (agent.family, agent.manager) != (release.family, release.manager):
+                out.append(Overlap("*", agent.family, release.manager, running,
+                                   f"release {release.key} would also run the {agent.family} {agent.manager} "
+                                   f"({agent.enabled} is on)"))
+                continue
+            loose = [f"{k}={v}" for k, v in release.scope.items() if not _requires(agent, release.values, k, v)]
+            if loose:
+                out.append(Overlap("*", agent.family, release.manager, running,
+                                   f"release {release.key} is no longer confined to nodes labelled "
+                                   f"{', '.join(loose)} (its nodeSelector at {agent.node_selector} lost the "
+                                   "scope): it would run on every node with the device"))
+    return out
 
 
 def overlaps(plan: Plan, releases: dict[str, Release] | None = None) -> list[Overlap]:
-    """Pools where a family runs more than one manager, another manager than planned, or none."""
+    """Pools where a family runs more than one manager, another manager than planned, or none —
+    checked for a node of each of the pool's instance types — and releases that lost their scope."""
     out = []
     for pool in plan.pools.values():
-        running = running_on(plan, pool, releases)
         for family in FAMILIES:
             expected = pool.manager(family)
-            mine = tuple(r for r in running if r.family == family)
-            managers = {r.manager for r in mine}
-            ok = (len(mine) <= 1 and managers <= {expected}) if expected == "none" else (
-                len(mine) == 1 and managers == {expected})
-            if plan.mode == "auto-mode" and expected == "none":
-                ok = True
-            if not ok:
-                out.append(Overlap(pool.name, family, expected, mine))
-    return out
+            seen: set[tuple[Running, ...]] = set()
+            for itype in pool.instance_types:
+                if not catalog.instance_types()[itype].has(family):
+                    continue
+                mine = tuple(r for r in running_on(plan, pool, releases, itype) if r.family == family)
+                managers = {r.manager for r in mine}
+                ok = (len(mine) <= 1 and managers <= {expected}) if expected == "none" else (
+                    len(mine) == 1 and managers == {expected})
+                if plan.mode == "auto-mode" and expected == "none":
+                    ok = True
+                if not ok and mine not in seen:
+                    seen.add(mine)
+                    out.append(Overlap(pool.name, family, expected, mine, instance_type=itype))
+    return out + scope_problems(plan, releases)

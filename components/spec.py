@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from . import catalog, versions
@@ -39,6 +39,13 @@ LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"  # and at most 253 characters
+# DeviceClass names the driver charts (and, in Auto Mode, the toolkit) use: extra classes take other names.
+UPSTREAM_DEVICE_CLASSES: tuple[str, ...] = (
+    "gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com", "compute-domain-daemon.nvidia.com",
+    "compute-domain-default-channel.nvidia.com", "efa.networking.k8s.aws", "neuron.aws.com",
+)
 
 
 class Model(BaseModel):
@@ -190,7 +197,9 @@ class GpuSharing(Model):
     strategy: Literal["none", "time-slicing", "mig", "shared-claim"] = "none"
     replicas: int | None = Field(default=None, ge=2, le=64)
     profile: str | None = Field(default=None, pattern=r"^\d+g\.\d+gb$")
-    claim_name: str | None = None
+    claim_name: str | None = Field(default=None, max_length=253, pattern=DNS_SUBDOMAIN)
+    # shared-claim: the namespace of the ResourceClaim the toolkit creates (pods must run there)
+    claim_namespace: str = Field(default="default", pattern=DNS_LABEL)
 
 
 class Taint(Model):
@@ -250,6 +259,36 @@ class NodePool(Model):
         return value
 
 
+class ExtraDeviceClass(Model):
+    """A toolkit-owned DeviceClass under a name of your own that narrows an upstream class, e.g.
+    one GPU model: `{base: gpu.nvidia.com, productName: NVIDIA H100 80GB HBM3}`. Its selector is the
+    base class's CEL AND the product name AND `expression` (a CEL expression over `device`)."""
+
+    base: Literal["gpu.nvidia.com", "mig.nvidia.com", "efa.networking.k8s.aws", "neuron.aws.com"]
+    product_name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,63}$")
+    expression: str | None = None
+
+    @field_validator("expression")
+    @classmethod
+    def _cel(cls, value: str | None) -> str | None:
+        if value is not None:
+            from .cel import CelError, compile_expression
+
+            try:
+                compile_expression(value)
+            except CelError as exc:
+                raise ValueError(f"a CEL expression over `device` ({exc.reason})") from None
+        return value
+
+    @model_validator(mode="after")
+    def _narrows(self) -> ExtraDeviceClass:
+        if self.product_name is not None and self.base != "gpu.nvidia.com":
+            raise ValueError("productName only with base gpu.nvidia.com (use expression for other classes)")
+        if self.product_name is None and self.expression is None:
+            raise ValueError("productName and/or expression (a class equal to its base adds nothing)")
+        return self
+
+
 class Spec(Model):
     """A whole stack: network, cluster, node pools and per-chart overrides."""
 
@@ -259,6 +298,7 @@ class Spec(Model):
     node_pools: dict[str, NodePool] = Field(default_factory=dict)
     helm_values: dict[ChartKey, dict[str, Any]] = Field(default_factory=dict)
     chart_versions: dict[ChartKey, str] = Field(default_factory=dict)
+    device_classes: dict[str, ExtraDeviceClass] = Field(default_factory=dict)
 
     @property
     def mode(self) -> Mode:
@@ -370,6 +410,11 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     if spec.network.vpc_id and not spec.network.private_subnet_ids:
         problems.append(ConfigProblem("network.privateSubnetIds", "nothing",
                                       "the private subnet ids of the VPC named by network.vpcId"))
+    for name in spec.device_classes:
+        if len(name) > 253 or not re.match(DNS_SUBDOMAIN, name) or name in UPSTREAM_DEVICE_CLASSES:
+            problems.append(ConfigProblem(f"deviceClasses.{name}", repr(name),
+                                          "a DNS subdomain name other than the upstream classes "
+                                          f"({', '.join(UPSTREAM_DEVICE_CLASSES)})"))
     for key, text in spec.chart_versions.items():
         try:
             versions.semver(text)
@@ -399,7 +444,7 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError."""
     problems: list[ConfigProblem] = []
     data: dict[str, Any] = {}
-    allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions"}
+    allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions", "deviceClasses"}
     for key, value in config.items():
         namespace, _, name = str(key).partition(":")
         if key == "aws:region":

@@ -1,0 +1,208 @@
+"""The overlap proof (`components/scope.py`): on the shipped stacks and on mixed stacks, every node
+runs at most one manager per device family, and every pool with a manager runs exactly that one —
+computed from the releases' rendered values, not from the configuration. And the proof fails
+when the values stop scoping the releases."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components import catalog, plan, scope, stack_file
+from components.spec import FAMILIES, parse
+
+STACKS = Path(__file__).resolve().parent.parent / "stacks"
+
+
+def config(mode: str, pools: dict[str, Any], version: str = "1.36", **extra: Any) -> dict[str, Any]:
+    cluster: dict[str, Any] = {"name": "t", "version": version, "mode": mode}
+    if mode == "karpenter":
+        cluster["karpenter"] = {"version": "1.15.0"}
+    cfg: dict[str, Any] = {"aws:region": "us-west-2", "eks-devices:cluster": cluster,
+                           "eks-devices:nodePools": pools}
+    cfg.update({f"eks-devices:{key}": value for key, value in extra.items()})
+    return cfg
+
+
+def build(cfg: dict[str, Any]) -> plan.Plan:
+    return plan.build(parse(cfg))
+
+
+def static(types: list[str], **fields: Any) -> dict[str, Any]:
+    return {"provisioning": "static", "replicas": 1, "instanceTypes": types, **fields}
+
+
+MIXED: dict[str, dict[str, Any]] = {
+    "karpenter-nvidia-dra-and-plugin": config("karpenter", {
+        "gpu-dra": {"instanceTypes": ["g6e.xlarge", "g6e.2xlarge"], "devices": {"nvidia": "dra"}},
+        "gpu-plugin": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"},
+                       "gpuSharing": {"strategy": "time-slicing", "replicas": 2}},
+    }),
+    "karpenter-efa-dra-and-plugin": config("karpenter", {
+        "efa-dra": {"instanceTypes": ["p5.48xlarge"], "devices": {"efa": "dra", "nvidia": "dra"}},
+        "efa-plugin": static(["p4d.24xlarge"], devices={"efa": "device-plugin", "nvidia": "device-plugin"}),
+        "cpu-efa-none": static(["g6e.8xlarge"], devices={"efa": "none", "nvidia": "dra"}),
+    }),
+    "mng-neuron-both-modes": config("managed-node-groups", {
+        "trn-dra": static(["trn2.48xlarge"], devices={"neuron": "dra", "efa": "dra"}),
+        "trn-plugin": static(["trn1.32xlarge"], devices={"neuron": "device-plugin", "efa": "device-plugin"}),
+        "inf-plugin": static(["inf2.xlarge", "inf2.8xlarge"], devices={"neuron": "device-plugin"}),
+    }),
+    "mng-bottlerocket": config("managed-node-groups", {
+        "br-dra": static(["g6e.xlarge"], ami="bottlerocket", devices={"nvidia": "dra"}),
+        "br-plugin": static(["g6e.2xlarge"], ami="bottlerocket", devices={"nvidia": "device-plugin"}),
+        "al-plugin": static(["g5.xlarge"], devices={"nvidia": "device-plugin"}),
+        "al-dra": static(["g5.2xlarge"], devices={"nvidia": "dra"},
+                         taints=[{"key": "team", "value": "ml", "effect": "NoSchedule"}]),
+    }),
+    "mng-mixed-types-and-families": config("managed-node-groups", {
+        "gpu-some-efa": static(["g6e.xlarge", "g6e.8xlarge", "g6e.48xlarge"], devices={"efa": "device-plugin"}),
+        "p5-dra": static(["p5.48xlarge"], gpuSharing={"strategy": "mig", "profile": "1g.10gb"}),
+        "p4-plugin": static(["p4d.24xlarge"], devices={"nvidia": "device-plugin", "efa": "dra"},
+                            gpuSharing={"strategy": "mig", "profile": "1g.5gb"}),
+    }),
+    "karpenter-bottlerocket-neuron-and-consumable": config("karpenter", {
+        "trn-br": static(["trn2.48xlarge"], ami="bottlerocket"),
+        "gpu-shares": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"},
+                       "gpuSharing": {"strategy": "time-slicing", "replicas": 4}},
+    }),
+    "auto-mode-mixed": config("auto-mode", {
+        "gpu-dra": {"instanceTypes": ["g6.xlarge"]},
+        "gpu-plugin": {"instanceTypes": ["g6.2xlarge"], "devices": {"nvidia": "device-plugin"}},
+        "p5-static": static(["p5.48xlarge"], devices={"efa": "device-plugin"}),
+        "neuron": {"instanceTypes": ["inf2.xlarge"]},
+    }),
+}
+
+
+def shipped(name: str) -> plan.Plan:
+    return plan.build(stack_file.load(name, STACKS))
+
+
+PLANS = {**{f"stack-{s}": (lambda s=s: shipped(s)) for s in ("dev", "staging", "prod")},
+         **{name: (lambda cfg=cfg: build(cfg)) for name, cfg in MIXED.items()}}
+
+
+def assert_one_manager_per_node(p: plan.Plan) -> None:
+    """For a node of every instance type of every pool: one manager per family it has, the planned one."""
+    for pool in p.pools.values():
+        for itype in pool.instance_types:
+            running = scope.running_on(p, pool, instance_type=itype)
+            for family in FAMILIES:
+                managers = [r for r in running if r.family == family]
+                assert len(managers) <= 1, (pool.name, itype, managers)
+                expected = pool.manager(family)
+                if expected != "none" and catalog.instance_types()[itype].has(family):
+                    assert [r.manager for r in managers] == [expected], (pool.name, itype, family, managers)
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_every_node_runs_one_manager_per_family(name: str) -> None:
+    p = PLANS[name]()
+    assert_one_manager_per_node(p)
+    assert scope.overlaps(p) == []
+    assert not [f for f in p.findings if f.slug == "one-manager-per-node"]
+
+
+def test_mixed_stacks_really_mix_managers() -> None:
+    """The mixed stacks exercise DRA on one pool and the plugin on another, for every family."""
+    both = {f: set() for f in FAMILIES}
+    for name, cfg in MIXED.items():
+        if "auto-mode" in name:
+            continue
+        for pool in build(cfg).pools.values():
+            for family in FAMILIES:
+                both[family].add(pool.manager(family))
+    assert all({"dra", "device-plugin"} <= managers for managers in both.values()), both
+
+
+def test_neuron_modes_are_two_releases_never_one() -> None:
+    p = build(MIXED["mng-neuron-both-modes"])
+    dra, plugin = p.releases["neuron-dra-driver"], p.releases["neuron-device-plugin"]
+    assert (dra.values["draDriver"]["enabled"], dra.values["devicePlugin"]["enabled"]) == (True, False)
+    assert (plugin.values["draDriver"]["enabled"], plugin.values["devicePlugin"]["enabled"]) == (False, True)
+    assert dra.namespace != plugin.namespace
+    assert set(dra.pools) == {"trn-dra"} and set(plugin.pools) == {"trn-plugin", "inf-plugin"}
+
+
+def test_bottlerocket_plugin_pools_run_the_bundled_plugin_only() -> None:
+    p = build(MIXED["mng-bottlerocket"])
+    assert p.pools["br-plugin"].releases["nvidia"] == "bottlerocket"
+    assert p.pools["br-dra"].bottlerocket_settings["kubelet-device-plugins"]["nvidia"]["enabled"] is False
+    release = p.releases["nvidia-device-plugin"]
+    assert release.pools == ("al-plugin",)
+    terms = release.values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "eks-devices.io/pool", "operator": "NotIn", "values": ["br-plugin"]}]
+    sources = {r.source for r in scope.running_on(p, p.pools["br-plugin"]) if r.family == "nvidia"}
+    assert sources == {"bottlerocket"}
+
+
+def test_only_bottlerocket_plugin_pools_need_no_plugin_release() -> None:
+    p = build(config("managed-node-groups", {"br": static(["g6e.xlarge"], ami="bottlerocket",
+                                                          devices={"nvidia": "device-plugin"})}))
+    assert "nvidia-device-plugin" not in p.releases
+    assert scope.overlaps(p) == []
+
+
+# --- the proof fails when scoping breaks -------------------------------------------------------
+
+def with_values(p: plan.Plan, key: str, values: dict[str, Any]) -> dict[str, plan.Release]:
+    return {**p.releases, key: dataclasses.replace(p.releases[key], values=values)}
+
+
+def test_an_unscoped_plugin_is_an_overlap_on_the_dra_pools() -> None:
+    p = shipped("staging")
+    values = {**p.releases["nvidia-device-plugin"].values, "nodeSelector": {}}
+    found = scope.overlaps(p, with_values(p, "nvidia-device-plugin", values))
+    pools = {(o.pool, o.family) for o in found}
+    assert {("gpu-dra", "nvidia"), ("gpu-mig", "nvidia")} <= pools
+    overlap = next(o for o in found if o.pool == "gpu-dra")
+    assert sorted(r.manager for r in overlap.running) == ["device-plugin", "dra"]
+    assert "gpu-dra" in overlap.problem and "p5" in overlap.problem
+
+
+def test_a_null_selector_entry_unscopes_like_helm_does() -> None:
+    p = shipped("prod")
+    values = {**p.releases["aws-dranet"].values, "nodeSelector": {"eks-devices.io/device-manager-efa": None}}
+    found = scope.overlaps(p, with_values(p, "aws-dranet", values))
+    assert [o.pool for o in found] == ["*"]
+    assert "aws-dranet" in found[0].problem and "eks-devices.io/device-manager-efa=dra" in found[0].problem
+
+
+def test_a_release_that_enables_the_other_mode_is_caught() -> None:
+    p = shipped("prod")
+    values = {**p.releases["neuron-dra-driver"].values, "devicePlugin": {"enabled": True}}
+    found = scope.overlaps(p, with_values(p, "neuron-dra-driver", values))
+    assert ("trn-train", "neuron") in {(o.pool, o.family) for o in found}
+    assert any(o.pool == "*" and "devicePlugin.enabled" in o.problem for o in found)
+
+
+def test_missing_tolerations_leave_a_pool_without_its_manager() -> None:
+    p = shipped("staging")
+    values = {**p.releases["aws-dranet"].values, "tolerations": []}
+    found = scope.overlaps(p, with_values(p, "aws-dranet", values))
+    assert {(o.pool, o.family) for o in found} == {("gpu-dra", "efa"), ("trn-static", "efa")}
+    assert all(o.running == () and "nothing" in o.problem for o in found)
+
+
+def test_an_instance_type_list_is_checked_per_node_type() -> None:
+    p = shipped("staging")
+    values = {**p.releases["aws-dranet"].values, "supportedInstanceLabels": {"values": ["p5.48xlarge"]}}
+    found = scope.overlaps(p, with_values(p, "aws-dranet", values))
+    assert {(o.pool, o.instance_type) for o in found} == {("gpu-dra", "p5e.48xlarge"), ("trn-static", "trn2.48xlarge")}
+
+
+def test_bottlerocket_bundled_plugin_counts() -> None:
+    cfg = config("managed-node-groups", {"br": static(["g6e.xlarge"], ami="bottlerocket", devices={"nvidia": "dra"},
+                                                      bottlerocketSettings={"kubelet-device-plugins": {
+                                                          "nvidia": {"enabled": True}}})})
+    p = build(cfg)
+    running = scope.running_on(p, p.pools["br"])
+    assert sorted((r.manager, r.source) for r in running) == [("device-plugin", "bottlerocket"),
+                                                              ("dra", "nvidia-dra-driver")]
+    slugs = {f.slug for f in p.errors}
+    assert "bottlerocket-bundled-plugin" in slugs and "one-manager-per-node" not in slugs
