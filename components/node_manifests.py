@@ -195,12 +195,13 @@ def auto_mode_node_class_name(pool: PoolPlan) -> str:
 
 
 def auto_mode_node_class_spec(pool: PoolPlan, facts: ClusterFacts) -> dict[str, Any]:
+    """No `tags`: Auto Mode's managed cluster policies do not allow user tags on the instances it
+    launches, so a tagged NodeClass would fail without extra IAM permissions."""
     spec: dict[str, Any] = {
         "role": facts.node_role_name,
         "subnetSelectorTerms": subnet_terms(pool, facts),
         "securityGroupSelectorTerms": security_group_terms(pool, facts),
         "ephemeralStorage": {"size": f"{pool.config.disk_size_gib}Gi"},
-        "tags": {CLUSTER_TAG: facts.cluster_name},
     }
     layout = network_interfaces(pool)
     if layout is not None:

@@ -145,6 +145,7 @@ def test_auto_mode_has_one_node_class_per_distinct_configuration() -> None:
         assert spec["ephemeralStorage"] == {"size": "200Gi"}
         assert "advancedNetworking" not in spec  # Auto Mode puts an EFA on every EFA card itself
         assert "capacityReservationSelectorTerms" not in spec
+        assert "tags" not in spec  # Auto Mode's managed policies reject user tags on its instances
 
 
 def test_auto_mode_pools_carry_the_eks_device_manager_labels() -> None:
@@ -341,3 +342,4 @@ def test_structural_check_catches(breakage: str) -> None:
     assert crd_schemas.validate(obj) == []
     breaks(obj)
     assert crd_schemas.validate(obj) != []
+
