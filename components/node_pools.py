@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -103,10 +102,13 @@ class NodePools(pulumi.ComponentResource):
                 cluster_security_group_id=v[2], efa_security_group_id=v[3],
                 public_subnet_ids=tuple(v[4][z] for z in sorted(v[4]))))
 
-    def _k8s_options(self, **extra: Any) -> pulumi.ResourceOptions:
-        depends_on = [*self._inputs.depends_on, *extra.pop("after", [])]
-        return pulumi.ResourceOptions(parent=self, provider=self._inputs.k8s_provider, depends_on=depends_on,
-                                      **extra)
+    def _k8s_options(self, after: list[pulumi.Resource] | None = None, replace_on_changes: list[str] | None = None,
+                     delete_before_replace: bool = False) -> pulumi.ResourceOptions:
+        """A child on the cluster's provider, after the CRDs / cluster readiness (and `after`)."""
+        return pulumi.ResourceOptions(
+            parent=self, provider=self._inputs.k8s_provider,
+            depends_on=[*self._inputs.depends_on, *(after or [])],
+            replace_on_changes=replace_on_changes, delete_before_replace=delete_before_replace)
 
     def _kubernetes_pool(self, pool: PoolPlan, facts: pulumi.Output[manifests.ClusterFacts]) -> None:
         mode = self._plan.mode
