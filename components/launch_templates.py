@@ -135,19 +135,14 @@ def uses_placement_group(pool: PoolPlan) -> bool:
 
 
 def network_interfaces(pool: PoolPlan, security_groups: list[Any]) -> list[dict[str, Any]] | None:
-    """The plan's interface layout as launch-template interfaces: the ENA primary at card 0 /
-    device 0 (EC2's default type, left unset), `efa-only` (or `efa`) elsewhere, each with the
-    given security groups and no subnet (EKS takes subnets from the node group only)."""
+    """The plan's interface layout as launch-template interfaces: the ENA `interface` at card 0 /
+    device 0, `efa-only` elsewhere (as the plan says), each with the given security groups and no
+    subnet (EKS takes subnets from the node group only)."""
     if pool.network_interfaces is None:
         return None
-    out = []
-    for nic in pool.network_interfaces:
-        entry: dict[str, Any] = {"network_card_index": nic["networkCardIndex"], "device_index": nic["deviceIndex"],
-                                 "security_groups": list(security_groups), "delete_on_termination": "true"}
-        if nic["interfaceType"] != "interface":
-            entry["interface_type"] = nic["interfaceType"]
-        out.append(entry)
-    return out
+    return [{"network_card_index": nic["networkCardIndex"], "device_index": nic["deviceIndex"],
+             "interface_type": nic["interfaceType"], "security_groups": list(security_groups),
+             "delete_on_termination": "true"} for nic in pool.network_interfaces]
 
 
 def launch_template_args(pool: PoolPlan, *, efa_security_group_id: Any, cluster_security_group_id: Any,

@@ -260,7 +260,7 @@ def test_efa_pools_get_one_interface_per_efa_card_in_one_zone(prod: Run) -> None
         assert len(interfaces) == efa_only + 1
         primary, rest = interfaces[0], interfaces[1:]
         assert (primary["networkCardIndex"], primary["deviceIndex"]) == (0, 0)
-        assert "interfaceType" not in primary  # ENA, EC2's default
+        assert primary["interfaceType"] == "interface"  # ENA
         assert {n["interfaceType"] for n in rest} == {"efa-only"}
         for nic in interfaces:
             assert nic["securityGroups"] == ["sg-0efa", "sg-0cluster"]
