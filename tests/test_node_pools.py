@@ -157,6 +157,18 @@ def test_every_node_pool_is_replaced_when_a_device_manager_label_changes(dev: Ru
                 f'spec.template.metadata.labels["{key}"]' for key in MANAGER_PATHS]
 
 
+def test_applied_objects_are_the_rendered_objects(dev: Run, staging: Run) -> None:
+    """`pulumi up` and `render` agree: the component applies exactly the objects `render` returns."""
+    facts = nm.ClusterFacts(cluster_name="ml", node_role_name="ml-node", discovery_tag="ml",
+                            cluster_security_group_id="sg-0cluster", efa_security_group_id="sg-0efa")
+    for run_ in (dev, staging):
+        applied = sorted(((r.inputs["kind"], r.inputs["metadata"]["name"]), r.inputs)
+                         for r in run_.recording.resources if r.type.startswith("kubernetes:") and r.custom
+                         and "kind" in r.inputs)
+        rendered = sorted(((o["kind"], o["metadata"]["name"]), o) for o in nm.render(run_.plan, facts))
+        assert applied == rendered
+
+
 # --- Karpenter --------------------------------------------------------------------------------
 
 def test_karpenter_creates_an_ec2_node_class_and_a_node_pool_per_pool(staging: Run) -> None:
