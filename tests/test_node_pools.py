@@ -54,7 +54,7 @@ class Run:
         return self.recording.named(name).urn
 
 
-def run(stack: str, **pool_changes: dict[str, Any]) -> Run:
+def run(stack: str, public: dict[str, str] | None = None, **pool_changes: dict[str, Any]) -> Run:
     """NodePools for a (varied) shipped stack, with a stand-in for cluster readiness."""
     config = stack_config(stack, **pool_changes)
     plan = planning.build(parse(config))
@@ -70,7 +70,8 @@ def run(stack: str, **pool_changes: dict[str, Any]) -> Run:
             private_subnet_ids=pulumi.Output.from_input(sorted(ZONES.values())),
             private_subnets_by_zone=pulumi.Output.from_input(ZONES),
             efa_security_group_id=pulumi.Output.from_input("sg-0efa"),
-            cluster_security_group_id="sg-0cluster", discovery_tag="ml", depends_on=[ready])
+            cluster_security_group_id="sg-0cluster", discovery_tag="ml", depends_on=[ready],
+            public_subnets_by_zone=pulumi.Output.from_input(public) if public is not None else None)
         try:
             NodePools("pools", plan, inputs)
         except NodePoolsRejected as exc:
@@ -349,6 +350,19 @@ def test_node_pools_reject_what_a_node_group_cannot_express() -> None:
     assert "nodePools.p5-train.instanceTypes" in message
     assert "node-role.kubernetes.io/gpu" in message
     assert not [r for r in result.recording.resources if r.type in (TYPE_TOKEN, NODE_GROUP, LAUNCH_TEMPLATE)]
+
+
+def test_public_pools_use_the_public_subnets_or_are_rejected() -> None:
+    public = {"us-west-2a": "subnet-0pa", "us-west-2b": "subnet-0pb"}
+    prod_public = run("prod", public=public, inference={"subnets": "public"})
+    groups = prod_public.of_type(NODE_GROUP)
+    assert groups["inference"].inputs["subnetIds"] == ["subnet-0pa", "subnet-0pb"]
+    assert groups["trn-train"].inputs["subnetIds"] == ["subnet-0a"]
+    staging_public = run("staging", public=public, **{"gpu-timeslice": {"subnets": "public"}})
+    spec = staging_public.of_type(EC2_NODE_CLASS)["gpu-timeslice"].inputs["spec"]
+    assert spec["subnetSelectorTerms"] == [{"id": "subnet-0pa"}, {"id": "subnet-0pb"}]
+    rejected = run("staging", **{"gpu-timeslice": {"subnets": "public"}})
+    assert rejected.rejected is not None and "nodePools.gpu-timeslice.subnets" in str(rejected.rejected)
 
 
 # --- pure managed-node-group helpers ----------------------------------------------------------
