@@ -1,0 +1,183 @@
+"""Minimal JSON schemas for the node-pool CRDs the toolkit writes, and a structural check.
+
+`kubernetes-validate` knows built-in kinds only; these schemas cover the fields of Karpenter's
+`NodePool` and `EC2NodeClass` and Auto Mode's `NodeClass` that the toolkit sets or that the API
+requires, with the constraints the CRDs enforce on them (required fields, enums, patterns, and the
+static-NodePool and interface-layout rules). They are not the full CRDs: a field they do not list
+is not checked. `validate` imports jsonschema lazily (it ships with kubernetes-validate), so the
+schemas themselves stay importable anywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+QUALIFIED_NAME = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                  r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+QUANTITY = r"^[+-]?(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$"
+DURATION = r"^(([0-9]+(s|m|h))+|Never)$"
+VOLUME_SIZE = r"^[1-9][0-9]*(Gi|G|Ti|T)$"
+TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+RESTRICTED_NODE_LABELS = ["karpenter.sh/nodepool", "kubernetes.io/hostname"]  # Karpenter sets these itself
+
+
+def _string(pattern: str | None = None, **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "string", "minLength": 1, **extra}
+    if pattern:
+        out["pattern"] = pattern
+    return out
+
+
+def _terms(*keys: str, id_pattern: str | None = None) -> dict[str, Any]:
+    """A selector-term list: at least one term, each naming at least one of `keys`, `id` alone."""
+    props: dict[str, Any] = {k: _string() for k in keys}
+    if "tags" in keys:
+        props["tags"] = {"type": "object", "minProperties": 1,
+                         "additionalProperties": _string(), "propertyNames": {"minLength": 1}}
+    if id_pattern:
+        props["id"] = _string(id_pattern)
+    return {"type": "array", "minItems": 1, "maxItems": 30, "items": {
+        "type": "object", "properties": props, "additionalProperties": False, "minProperties": 1,
+        "if": {"required": ["id"]}, "then": {"maxProperties": 1}}}
+
+
+def _metadata(forbidden_names: tuple[str, ...] = ()) -> dict[str, Any]:
+    name: dict[str, Any] = _string(DNS_SUBDOMAIN, maxLength=253)
+    if forbidden_names:
+        name["not"] = {"enum": list(forbidden_names)}
+    return {"type": "object", "required": ["name"], "properties": {
+        "name": name,
+        "labels": {"type": "object", "propertyNames": {"pattern": QUALIFIED_NAME, "maxLength": 316},
+                   "additionalProperties": {"type": "string", "pattern": LABEL_VALUE, "maxLength": 63}},
+        "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+    }}
+
+
+def _object(api_version: str, kind: str, spec: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "required": ["apiVersion", "kind", "metadata", "spec"], "properties": {
+        "apiVersion": {"const": api_version}, "kind": {"const": kind}, "metadata": metadata, "spec": spec}}
+
+
+_NETWORK_INTERFACES = {
+    "type": "array", "minItems": 1,
+    "items": {"type": "object", "required": ["networkCardIndex", "deviceIndex", "interfaceType"],
+              "additionalProperties": False, "properties": {
+                  "networkCardIndex": {"type": "integer", "minimum": 0},
+                  "deviceIndex": {"type": "integer", "minimum": 0},
+                  "interfaceType": {"enum": ["interface", "efa-only"]}}},
+    "contains": {"properties": {"networkCardIndex": {"const": 0}, "deviceIndex": {"const": 0},
+                                "interfaceType": {"const": "interface"}}},
+}
+_TAGS = {"type": "object", "additionalProperties": {"type": "string"}, "propertyNames": {
+    "minLength": 1,
+    "not": {"anyOf": [{"pattern": "^kubernetes\\.io/cluster/"}, {"pattern": "^karpenter\\.sh/"},
+                      {"enum": ["eks:eks-cluster-name", "karpenter.k8s.aws/ec2nodeclass",
+                                "eks.amazonaws.com/nodeclass"]}]}}}
+_RESERVATIONS = _terms("tags", "ownerID", id_pattern=r"^cr-[0-9a-z]+$")
+_TAINT = {"type": "object", "required": ["key", "effect"], "properties": {
+    "key": _string(QUALIFIED_NAME), "value": {"type": "string", "pattern": LABEL_VALUE},
+    "effect": {"enum": TAINT_EFFECTS}}}
+_REQUIREMENT = {
+    "type": "object", "required": ["key", "operator"], "properties": {
+        "key": {**_string(QUALIFIED_NAME, maxLength=316), "not": {"enum": RESTRICTED_NODE_LABELS}},
+        "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]},
+        "values": {"type": "array", "items": {"type": "string", "pattern": LABEL_VALUE, "maxLength": 63}}},
+    "if": {"properties": {"operator": {"const": "In"}}},
+    "then": {"required": ["values"], "properties": {"values": {"minItems": 1}}},
+}
+
+NODE_POOL = _object("karpenter.sh/v1", "NodePool", metadata=_metadata(), spec={
+    "type": "object", "required": ["template"], "properties": {
+        "template": {"type": "object", "required": ["spec"], "properties": {
+            "metadata": {"type": "object", "properties": {"labels": {
+                "type": "object", "maxProperties": 100,
+                "propertyNames": {"pattern": QUALIFIED_NAME,
+                                  "not": {"enum": RESTRICTED_NODE_LABELS}},
+                "additionalProperties": {"type": "string", "pattern": LABEL_VALUE, "maxLength": 63}}}},
+            "spec": {"type": "object", "required": ["nodeClassRef", "requirements"], "properties": {
+                "nodeClassRef": {"type": "object", "required": ["group", "kind", "name"], "properties": {
+                    "group": _string(r"^[^/]*$"), "kind": _string(), "name": _string()}},
+                "requirements": {"type": "array", "maxItems": 100, "items": _REQUIREMENT},
+                "taints": {"type": "array", "items": _TAINT},
+                "startupTaints": {"type": "array", "items": _TAINT},
+                "expireAfter": _string(DURATION)}}}},
+        "replicas": {"type": "integer", "minimum": 0},
+        "weight": {"type": "integer", "minimum": 1, "maximum": 100},
+        "limits": {"type": "object", "additionalProperties": {
+            "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": QUANTITY}]}},
+        "disruption": {"type": "object", "required": ["consolidateAfter"], "properties": {
+            "consolidateAfter": _string(DURATION),
+            "consolidationPolicy": {"enum": ["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"]}}}},
+    # Static NodePools (replicas set) may limit only `nodes` and take no weight.
+    "if": {"required": ["replicas"]},
+    "then": {"not": {"required": ["weight"]},
+             "properties": {"limits": {"propertyNames": {"enum": ["nodes"]}}}},
+})
+
+EC2_NODE_CLASS = _object("karpenter.k8s.aws/v1", "EC2NodeClass", metadata=_metadata(), spec={
+    "type": "object",
+    "required": ["amiSelectorTerms", "subnetSelectorTerms", "securityGroupSelectorTerms"],
+    "oneOf": [{"required": ["role"]}, {"required": ["instanceProfile"]}],
+    "properties": {
+        "role": _string(), "instanceProfile": _string(),
+        "amiSelectorTerms": {"type": "array", "minItems": 1, "maxItems": 30, "items": {
+            "type": "object", "minProperties": 1, "properties": {
+                "alias": _string(r"^(al2|al2023|bottlerocket|windows2019|windows2022|windows2025)@.+$",
+                                 maxLength=30)}}},
+        "subnetSelectorTerms": _terms("tags", id_pattern=r"^subnet-[0-9a-z]+$"),
+        "securityGroupSelectorTerms": _terms("tags", "name", id_pattern=r"^sg-[0-9a-z]+$"),
+        "capacityReservationSelectorTerms": _RESERVATIONS,
+        "metadataOptions": {"type": "object", "properties": {
+            "httpEndpoint": {"enum": ["enabled", "disabled"]},
+            "httpProtocolIPv6": {"enum": ["enabled", "disabled"]},
+            "httpPutResponseHopLimit": {"type": "integer", "minimum": 1, "maximum": 64},
+            "httpTokens": {"enum": ["required", "optional"]}}},
+        "blockDeviceMappings": {"type": "array", "maxItems": 50, "items": {
+            "type": "object", "required": ["deviceName", "ebs"], "properties": {
+                "deviceName": _string(), "rootVolume": {"type": "boolean"},
+                "ebs": {"type": "object", "required": ["volumeSize"], "properties": {
+                    "volumeSize": _string(VOLUME_SIZE),
+                    "volumeType": {"enum": ["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"]},
+                    "encrypted": {"type": "boolean"}, "deleteOnTermination": {"type": "boolean"}}}}}},
+        "networkInterfaces": _NETWORK_INTERFACES,
+        "userData": {"type": "string"},
+        "tags": _TAGS}})
+
+AUTO_MODE_NODE_CLASS = _object("eks.amazonaws.com/v1", "NodeClass", metadata=_metadata(("default",)), spec={
+    "type": "object", "required": ["role", "subnetSelectorTerms", "securityGroupSelectorTerms"],
+    "properties": {
+        "role": _string(),
+        "subnetSelectorTerms": _terms("tags", id_pattern=r"^subnet-[0-9a-z]+$"),
+        "securityGroupSelectorTerms": _terms("tags", "name", id_pattern=r"^sg-[0-9a-z]+$"),
+        "capacityReservationSelectorTerms": _terms("tags", "owner", id_pattern=r"^cr-[0-9a-z]+$"),
+        "ephemeralStorage": {"type": "object", "required": ["size"], "properties": {
+            "size": _string(VOLUME_SIZE),
+            "iops": {"type": "integer", "minimum": 3000, "maximum": 16000},
+            "throughput": {"type": "integer", "minimum": 125, "maximum": 1000}}},
+        "advancedNetworking": {"type": "object", "properties": {
+            "associatePublicIPAddress": {"type": "boolean"}, "networkInterfaces": _NETWORK_INTERFACES}},
+        "tags": _TAGS}})
+
+SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
+    ("karpenter.sh/v1", "NodePool"): NODE_POOL,
+    ("karpenter.k8s.aws/v1", "EC2NodeClass"): EC2_NODE_CLASS,
+    ("eks.amazonaws.com/v1", "NodeClass"): AUTO_MODE_NODE_CLASS,
+}
+
+
+def validate(obj: dict[str, Any]) -> list[str]:
+    """Every structural problem of one object, as `path: message` lines (empty when it passes)."""
+    import jsonschema  # a test/render-time dependency, kept off the module's import path
+
+    key = (obj.get("apiVersion"), obj.get("kind"))
+    schema = SCHEMAS.get(key)  # type: ignore[arg-type]
+    if schema is None:
+        return [f"no schema for apiVersion {key[0]!r} kind {key[1]!r}"]
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = []
+    for error in sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path)):
+        where = ".".join(str(p) for p in error.absolute_path) or "(object)"
+        problems.append(f"{where}: {error.message}")
+    return problems
