@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from . import catalog
 from .node_manifests import (
     POOL_TAG,
     bottlerocket_toml,
@@ -25,18 +24,11 @@ from .node_manifests import (
     volumes,
 )
 from .plan import PoolPlan
-from .rules import RESERVED_LABEL_DOMAINS
 
 CAPACITY_TYPES = {"on-demand": "ON_DEMAND", "spot": "SPOT", "reserved": "ON_DEMAND",
                   "capacity-block": "CAPACITY_BLOCK"}
 TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 AMI_ARCHITECTURES = {"x86_64": "x86_64", "arm64": "ARM_64"}
-
-
-def reserved_label(key: str) -> bool:
-    """EKS rejects node group labels under kubernetes.io/, k8s.io/ and eks.amazonaws.com/."""
-    domain = key.split("/", 1)[0] if "/" in key else ""
-    return any(domain == d or domain.endswith("." + d) for d in RESERVED_LABEL_DOMAINS)
 
 
 def ami_type(pool: PoolPlan) -> str:
@@ -51,31 +43,6 @@ def ami_type(pool: PoolPlan) -> str:
     if pool.has_hardware("neuron"):
         return f"AL2023_{arch}_NEURON"
     return f"AL2023_{arch}_STANDARD"
-
-
-def problems(pool: PoolPlan) -> list[str]:
-    """What a managed node group cannot express for this pool (checked before any resource)."""
-    found = []
-    where = f"nodePools.{pool.name}"
-    archs = {catalog.instance_types()[t].architecture for t in pool.instance_types}
-    if len(archs) > 1:
-        found.append(f"{where}.instanceTypes: a node group runs one AMI, so one architecture "
-                     f"(given {', '.join(sorted(archs))})")
-    if pool.ami == "al2023" and pool.has_hardware("neuron") and pool.architecture != "x86_64":
-        found.append(f"{where}.instanceTypes: EKS has no arm64 AL2023 Neuron AMI")
-    if reserves_capacity(pool) and len(pool.config.capacity_reservation_ids) != 1:
-        found.append(f"{where}.capacityReservationIds: a launch template targets exactly one reservation "
-                     f"(given {len(pool.config.capacity_reservation_ids)}); use one node group per reservation")
-    if pool.capacity == "capacity-block":
-        if len(pool.instance_types) != 1:
-            found.append(f"{where}.instanceTypes: a Capacity Block holds one instance type; list exactly that one")
-        if not pool.config.availability_zone:
-            found.append(f"{where}.availabilityZone: a Capacity Block lives in one zone; the node group "
-                         "may only use that zone's subnet, so name the zone")
-    reserved = sorted(k for k in pool.labels if reserved_label(k))
-    if reserved:
-        found.append(f"{where}.labels: EKS rejects node group labels with reserved prefixes: {', '.join(reserved)}")
-    return found
 
 
 def node_group_name(pool: PoolPlan) -> str:

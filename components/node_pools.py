@@ -49,11 +49,10 @@ class NodePoolsRejected(pulumi.RunError):
 
 
 def input_problems(plan: Plan, has_public_subnets: bool) -> list[str]:
-    """Problems found before any resource is registered."""
-    found = []
+    """Problems found before any resource is registered: the plan's error findings (a library user
+    may hand in a plan the program would have refused) and inputs that cannot serve the plan."""
+    found = [f"{f.path}: {f.message}" for f in plan.errors]
     for pool in plan.pools.values():
-        if plan.mode == "managed-node-groups":
-            found += launch_templates.problems(pool)
         if pool.config.subnets == "public" and not has_public_subnets:
             found.append(f"nodePools.{pool.name}.subnets: public subnets were asked for, "
                          "but the network gives none")

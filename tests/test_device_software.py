@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
+import stackbuild
 from components import device_manifests, offline, plan, stack_file
 from components.device_software import TYPE, DeviceSoftware
 from components.program import PlanRejected, plan_for_stack
@@ -141,7 +142,15 @@ def test_nvidia_dra_driver_values(shipped: dict) -> None:
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     # no control-plane placement on EKS: the nulls delete the chart's defaults
     assert values["controller"]["nodeSelector"] is None and values["controller"]["affinity"] is None
-    # the MIG pool is p4d (A100): DynamicMIG cannot partition Ampere, so MIG stays static
+    # the MIG pool is p5 (H100) on Kubernetes 1.36: the driver partitions on demand
+    assert values["featureGates"] == {"DynamicMIG": True}
+
+
+def test_dynamic_mig_stays_off_for_ampere() -> None:
+    """DynamicMIG cannot partition A100s (and destroys partitions it did not make): MIG stays static."""
+    cfg = stackbuild.config("managed-node-groups", pools={"mig": {
+        "instanceTypes": ["p4d.24xlarge"], "replicas": 1, "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}})
+    values = plan.build(parse(cfg)).releases["nvidia-dra-driver"].values
     assert "featureGates" not in values
 
 

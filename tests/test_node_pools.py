@@ -19,6 +19,7 @@ from components import node_manifests as nm
 from components import offline, stack_file
 from components import plan as planning
 from components.node_pools import TYPE_TOKEN, NodePoolInputs, NodePools, NodePoolsRejected
+from components.rules.node_groups import reserved_label
 from components.spec import parse
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
@@ -299,13 +300,14 @@ def test_non_efa_pools_span_every_zone_with_plain_templates(prod: Run) -> None:
 @pytest.fixture(scope="module")
 def staging_switched() -> Run:
     return run("staging", **{"gpu-timeslice": {"devices": {"nvidia": "dra"}},
-                             "trn-static": {"devices": {"neuron": "device-plugin"}}})
+                             "trn-static": {"devices": {"neuron": "device-plugin", "efa": "device-plugin"},
+                                            "efa": {"alignWith": "none"}}})
 
 
 @pytest.fixture(scope="module")
 def prod_switched() -> Run:
     return run("prod", **{"inference": {"devices": {"nvidia": "dra"}},
-                          "p5-train": {"devices": {"nvidia": "device-plugin"}}})
+                          "p5-train": {"devices": {"nvidia": "device-plugin"}, "efa": {"alignWith": "none"}}})
 
 
 def _switch(before: offline.Registered, after: offline.Registered, labels: str, family: str) -> None:
@@ -391,17 +393,26 @@ def test_ami_type_from_family_architecture_and_accelerator(ami: str, itype: str,
     ("eks.amazonaws.com/device-manager-nvidia", True), ("eks-devices.io/device-manager-nvidia", False),
     ("nvidia.com/gpu.present", False), ("team", False), ("mykubernetes.io/x", False)])
 def test_reserved_label_prefixes(key: str, reserved: bool) -> None:
-    assert lt.reserved_label(key) is reserved
+    assert reserved_label(key) is reserved
 
 
-def test_problems_of_pools_a_node_group_cannot_express() -> None:
-    assert lt.problems(mng_pool(instanceTypes=["p5.48xlarge"], capacity="capacity-block",
-                                capacityReservationIds=["cr-0123456789abcdef0"], availabilityZone="us-west-2a")) == []
-    two = mng_pool(instanceTypes=["p5.48xlarge"], capacity="reserved",
-                   capacityReservationIds=["cr-0123456789abcdef0", "cr-0123456789abcdef1"])
-    assert [p.split(":")[0] for p in lt.problems(two)] == ["nodePools.p.capacityReservationIds"]
-    mixed = mng_pool(instanceTypes=["g6e.xlarge", "g5g.xlarge"])
-    assert [p.split(":")[0] for p in lt.problems(mixed)] == ["nodePools.p.instanceTypes"]
+def shape_paths(**settings: Any) -> list[str]:
+    config = {"eks-devices:cluster": {"name": "t", "version": "1.36", "mode": "managed-node-groups"},
+              "eks-devices:nodePools": {"p": {"replicas": 1, **settings}}}
+    plan = planning.build(parse(config))
+    return [f.path for f in plan.findings if f.slug == "managed-node-group-shape"]
+
+
+def test_pools_a_node_group_cannot_express() -> None:
+    assert shape_paths(instanceTypes=["p5.48xlarge"], capacity="capacity-block",
+                       capacityReservationIds=["cr-0123456789abcdef0"], availabilityZone="us-west-2a") == []
+    assert shape_paths(instanceTypes=["p5.48xlarge"], capacity="reserved",
+                       capacityReservationIds=["cr-0123456789abcdef0", "cr-0123456789abcdef1"]) == [
+        "nodePools.p.capacityReservationIds"]
+    assert shape_paths(instanceTypes=["g6e.xlarge", "g5g.xlarge"]) == ["nodePools.p.instanceTypes"]
+    assert shape_paths(instanceTypes=["p5.48xlarge", "p5e.48xlarge"], capacity="capacity-block",
+                       capacityReservationIds=["cr-0123456789abcdef0"]) == [
+        "nodePools.p.availabilityZone", "nodePools.p.instanceTypes"]
 
 
 def test_node_group_subnets() -> None:

@@ -165,6 +165,36 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         "error", "nodePools.p.gpuSharing.strategy",
         case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
                                  "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}})),
+    "managed-node-group-shape": (
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge", "g5g.xlarge"], **STATIC}}),
+        "error", "nodePools.p.instanceTypes",
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge", "g6e.2xlarge"], **STATIC}})),
+    "pool-public-subnets": (
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}},
+             network={"vpcId": "vpc-1", "privateSubnetIds": ["subnet-1"]}),
+        "error", "nodePools.p.subnets",
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}},
+             network={"vpcId": "vpc-1", "privateSubnetIds": ["subnet-1"], "publicSubnetIds": ["subnet-2"]})),
+    "mig-partitions": (
+        case("managed-node-groups", {"p": {"instanceTypes": ["p4d.24xlarge"], **STATIC,
+                                           "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}}),
+        "warning", "nodePools.p.gpuSharing.profile",
+        case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC,
+                                           "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}})),
+    "helm-values-unused": (
+        case("auto-mode", {"p": P5}, helmValues={"nvidia-dra-driver": {"logVerbosity": 4}}),
+        "warning", "helmValues.nvidia-dra-driver",
+        case("karpenter", {"p": P5}, helmValues={"nvidia-dra-driver": {"logVerbosity": 4}})),
+    "karpenter-time-slicing-shares": (
+        case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}},
+                           "b": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 2}}}),
+        "error", "nodePools",
+        case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}},
+                           "b": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})),
 }
 
 

@@ -37,3 +37,30 @@ def _bottlerocket_bundled_plugin(plan: Plan) -> Iterator[Finding]:
                           "NVIDIA DRA driver",
                           "remove kubelet-device-plugins.nvidia.enabled from bottlerocketSettings "
                           "(the toolkit sets it to false)")
+
+
+@rule("mig-partitions", "MIG devices exist only where something partitions the GPUs")
+def _mig_partitions(plan: Plan) -> Iterator[Finding]:
+    dra_gates = dig(plan.releases["nvidia-dra-driver"].values, "featureGates", {}) if (
+        "nvidia-dra-driver" in plan.releases) else {}
+    for pool in plan.pools.values():
+        if pool.config.gpu_sharing.strategy != "mig" or pool.manager("nvidia") == "none":
+            continue
+        if pool.manager("nvidia") == "dra" and dra_gates.get("DynamicMIG"):
+            continue  # the driver partitions on demand
+        yield Finding("mig-partitions", "warning", at(pool, "gpuSharing.profile"),
+                      f"the toolkit does not partition GPUs: {pool.config.gpu_sharing.profile} MIG devices exist only "
+                      "once the node's GPUs are partitioned (DynamicMIG needs Hopper or later GPUs and Kubernetes "
+                      "1.36 on every DRA MIG pool)",
+                      "partition at node start (e.g. nvidia-mig-parted in the node's user data), or use "
+                      "Hopper-or-later instance types with the NVIDIA DRA driver")
+
+
+@rule("helm-values-unused", "per-chart overrides only apply to charts the stack installs")
+def _helm_values_unused(plan: Plan) -> Iterator[Finding]:
+    installed = set(plan.releases) | ({"karpenter"} if plan.karpenter else set())
+    for key in sorted(set(plan.spec.helm_values) - installed):
+        why = ("Auto Mode runs its own device software" if plan.mode == "auto-mode"
+               else "no pool uses that chart in this stack")
+        yield Finding("helm-values-unused", "warning", f"helmValues.{key}",
+                      f"helmValues.{key} is ignored: {why}", f"remove helmValues.{key}")

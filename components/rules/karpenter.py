@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..plan import Plan, karpenter_dra_settings
+from ..plan import CONSUMABLE_CAPACITY_ANNOTATION, Plan, karpenter_dra_settings
 from ..values import dig
 from .registry import Finding, at, dra_pools, rule
 
@@ -105,3 +105,15 @@ def _karpenter_time_slicing(plan: Plan) -> Iterator[Finding]:
                           "consumable-capacity time-slicing is alpha in Karpenter, and the driver gate "
                           "ConsumableShares is absent from dra-driver-nvidia-gpu 0.4.0",
                           "pin chartVersions.nvidia-dra-driver to a release with ConsumableShares and test first")
+
+
+@rule("karpenter-time-slicing-shares", "consumable-capacity pools must agree on the shares per GPU")
+def _karpenter_time_slicing_shares(plan: Plan) -> Iterator[Finding]:
+    pools = [p for p in plan.pools.values() if p.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)]
+    shares = {p.name: p.node_class_annotations[CONSUMABLE_CAPACITY_ANNOTATION] for p in pools}
+    if len(set(shares.values())) > 1:
+        listing = ", ".join(f"{name}={count}" for name, count in sorted(shares.items()))
+        yield Finding("karpenter-time-slicing-shares", "error", "nodePools",
+                      f"the NVIDIA DRA driver publishes one share count for every GPU, but the pools ask for "
+                      f"different ones ({listing}): Karpenter would pack claims the driver cannot serve",
+                      "give every DRA time-slicing pool the same gpuSharing.replicas")
