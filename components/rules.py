@@ -500,3 +500,6 @@ def _mng_reserved_labels(plan: Plan) -> Iterator[Finding]:
                 yield Finding("managed-node-group-reserved-labels", "error", _at(pool, f"labels.{key}"),
                               f"EKS rejects node group label {key}: Label cannot contain reserved prefixes",
                               "use a label under your own prefix; device managers are in eks-devices.io/ labels")
+
+
+from . import claim_rules  # noqa: E402,F401  (registers the claim rules)
