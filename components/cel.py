@@ -23,6 +23,7 @@ runtime error, which `evaluate` raises as `CelError`, as the scheduler fails all
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from functools import cache, total_ordering
 from typing import Any
@@ -150,7 +151,7 @@ def _as_integer(value: Any) -> celtypes.IntType:
     return celtypes.IntType(q.numerator)
 
 
-def _arith(sign: int):  # noqa: ANN202 - a small factory for add/sub
+def _arith(sign: int) -> Callable[[Any, Any], Quantity]:
     def apply(a: Any, b: Any) -> Quantity:
         left = _quantity_only(a)
         right = b if isinstance(b, Quantity) else Quantity(int(b))
@@ -161,7 +162,7 @@ def _arith(sign: int):  # noqa: ANN202 - a small factory for add/sub
     return apply
 
 
-def _version_part(name: str):  # noqa: ANN202
+def _version_part(name: str) -> Callable[[Any], celtypes.IntType]:
     def part(value: Any) -> celtypes.IntType:
         if not isinstance(value, Semver):
             raise TypeError(f"no such overload: {name}() on {type(value).__name__}")
