@@ -189,7 +189,7 @@ def efa_claim(name: str, count: int | str = 1, *, namespace: str = "default") ->
 
 def gpu_efa_aligned_claim(name: str, gpus: int = 1, efas: int | str = 1, *, model: str | None = None,
                           min_memory_gib: int | None = None, time_slicing: str | None = None,
-                          namespace: str = "default") -> BuiltClaim:
+                          shared: bool = False, namespace: str = "default") -> BuiltClaim:
     """GPUs and EFAs aligned on `resource.kubernetes.io/pcieRoot`.
 
     The devices split into `min(gpus, efas)` units, each its own request pair and constraint
@@ -208,7 +208,7 @@ def gpu_efa_aligned_claim(name: str, gpus: int = 1, efas: int | str = 1, *, mode
         constraints.append(match(PCIE_ROOT, [gpu, efa]))
     gpu_names = [r["name"] for r in requests if r["name"].startswith("gpu")]
     config = [time_slicing_config(gpu_names, time_slicing)] if time_slicing else []
-    return build(name, requests, constraints, config, namespace=namespace)
+    return build(name, requests, constraints, config, shared=shared, namespace=namespace)
 
 
 def neuron_claim(name: str, count: int | str = 1, *, logical_neuron_core: int | None = None,
@@ -224,13 +224,15 @@ def neuron_claim(name: str, count: int | str = 1, *, logical_neuron_core: int | 
 
 
 def neuron_efa_aligned_claim(name: str, neurons: int | str = 4, efas: int | str = 4, *,
-                             logical_neuron_core: int | None = None, namespace: str = "default") -> BuiltClaim:
+                             logical_neuron_core: int | None = None, shared: bool = False,
+                             namespace: str = "default") -> BuiltClaim:
     """Connected Neuron devices and EFAs in one Neuron device group: `devicegroup<N>_id` with N
     the Neuron count (16 for every device), as FACTS.md §5's `aligned-efa-neuron` template."""
     group = 16 if neurons == "all" else int(neurons)
     requests = [exact("neurons", NEURON_CLASS, neurons), exact("efa", EFA_CLASS, efas)]
     config = [neuron_config(["neurons"], logical_neuron_core)] if logical_neuron_core else []
-    return build(name, requests, [match(device_group(group), ["neurons", "efa"])], config, namespace=namespace)
+    return build(name, requests, [match(device_group(group), ["neurons", "efa"])], config, shared=shared,
+                 namespace=namespace)
 
 
 def compute_domain_channel(name: str, allocation_mode: str = "Single", *, namespace: str = "default") -> BuiltClaim:
@@ -275,10 +277,11 @@ def from_config(name: str, claim: Claim, class_drivers: Mapping[str, str] | None
         neurons = "all" if claim.neurons.all_ else int(claim.neurons.count or 1)
     if claim.align_with == "gpu" and claim.gpus and efas is not None:
         return gpu_efa_aligned_claim(name, claim.gpus.count, efas, model=claim.gpus.model,
-                                     min_memory_gib=claim.gpus.min_memory_gib, time_slicing=slicing, namespace=ns)
+                                     min_memory_gib=claim.gpus.min_memory_gib, time_slicing=slicing,
+                                     shared=shared, namespace=ns)
     if claim.align_with == "neuron" and neurons is not None and efas is not None:
         return neuron_efa_aligned_claim(name, neurons, efas, logical_neuron_core=claim.logical_neuron_core,
-                                        namespace=ns)
+                                        shared=shared, namespace=ns)
     requests: list[dict[str, Any]] = []
     config: list[dict[str, Any]] = []
     constraints: list[dict[str, Any]] = []

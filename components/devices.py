@@ -208,8 +208,9 @@ def _neuron_groups(index: int, span: int, devices: int) -> dict[str, dict[str, i
     return {device_group(n): _i(index // n) for n in DEVICE_GROUP_SIZES if n <= devices and n >= span}
 
 
-def efas(itype: catalog.InstanceType) -> list[Device]:
-    """DRANET's devices: the primary ENA interface and one EFA per EFA network card."""
+def efas(itype: catalog.InstanceType, limit: int | None = None) -> list[Device]:
+    """DRANET's devices: the primary ENA interface and one EFA per EFA network card — or only the
+    first `limit` cards' EFAs when a static interface layout attaches fewer."""
     out = [Device(DRANET_DRIVER, "eth0", {
         "dra.net/pciDevice": _s(ENA_PCI_DEVICE), "dra.net/pciVendor": _s("Amazon.com, Inc."),
         "dra.net/rdma": {"bool": False}, "dra.net/numaNode": _i(0), "dra.net/pciAddress": _s("0000:00:05.0"),
@@ -220,6 +221,8 @@ def efas(itype: catalog.InstanceType) -> list[Device]:
     count = itype.max_efa_interfaces
     for r, (_, efa_indices) in enumerate(roots):
         for e in efa_indices:
+            if limit is not None and e >= limit:
+                continue
             attributes: dict[str, dict[str, Any]] = {
                 "dra.net/pciDevice": _s(EFA_PCI_DEVICE), "dra.net/pciVendor": _s("Amazon.com, Inc."),
                 "dra.net/rdma": {"bool": True}, "dra.net/numaNode": _i(0 if r < len(roots) / 2 else 1),
@@ -249,8 +252,9 @@ def compute_domain_devices() -> list[Device]:
 
 def inventory(itype: catalog.InstanceType | str, families: tuple[str, ...] = ("nvidia", "efa", "neuron"), *,
               mig_profile: str | None = None, gpu_shares: int | None = None,
-              compute_domains: bool = False) -> tuple[Device, ...]:
-    """Every device the DRA drivers of `families` publish on one node of `itype`."""
+              compute_domains: bool = False, efa_interfaces: int | None = None) -> tuple[Device, ...]:
+    """Every device the DRA drivers of `families` publish on one node of `itype`
+    (`efa_interfaces`: how many EFA interfaces a static layout attaches; default every EFA card)."""
     if isinstance(itype, str):
         itype = catalog.instance_types()[itype]
     out: list[Device] = []
@@ -259,7 +263,7 @@ def inventory(itype: catalog.InstanceType | str, families: tuple[str, ...] = ("n
         if compute_domains:
             out += compute_domain_devices()
     if "efa" in families and (itype.has_efa or itype.has_nvidia or itype.has_neuron):
-        out += efas(itype)
+        out += efas(itype, efa_interfaces)
     if "neuron" in families and itype.has_neuron:
         out += neurons(itype)
     return tuple(out)

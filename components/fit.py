@@ -339,9 +339,11 @@ def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -
 def _node_kwargs(pool: PoolPlan) -> dict[str, Any]:
     sharing = pool.config.gpu_sharing
     shares = pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)
+    layout = pool.config.efa.network_interfaces  # a declared layout may attach fewer EFAs than cards
     return {"mig_profile": sharing.profile if sharing.strategy == "mig" else None,
             "gpu_shares": int(shares) if shares and shares.isdigit() else None,
-            "compute_domains": pool.config.compute_domains}
+            "compute_domains": pool.config.compute_domains,
+            "efa_interfaces": None if layout is None else sum(n.interface_type != "interface" for n in layout)}
 
 
 def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Sequence[str]]) -> PoolFit:
