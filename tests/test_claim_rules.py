@@ -176,3 +176,13 @@ def test_claims_are_checked_against_the_pool_s_interface_layout() -> None:
     found = findings(base, {"x": whole_node}, "claim-unsatisfiable")
     assert len(found) == 1 and "needs 32 × efa.networking.k8s.aws but p5.48xlarge has 8" in found[0].message
     assert findings(MNG, {"x": whole_node}, "claim-unsatisfiable") == []
+
+
+def test_claim_unsatisfiable_is_quiet_when_the_search_is_undetermined(monkeypatch: pytest.MonkeyPatch) -> None:
+    from components import fit
+
+    entry = {"pools": ["p5"], "gpus": {"count": 1}, "efa": {"count": 5}, "alignWith": "gpu"}
+    monkeypatch.setattr(fit, "SEARCH_BUDGET", 5)
+    assert findings(MNG, {"x": entry}, "claim-unsatisfiable") == []
+    monkeypatch.undo()
+    assert len(findings(MNG, {"x": entry}, "claim-unsatisfiable")) == 1

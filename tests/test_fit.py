@@ -293,3 +293,9 @@ def test_a_static_interface_layout_limits_the_efas() -> None:
     aligned = claims.gpu_efa_aligned_claim("c", 1, 4)
     assert node_fit("p5.48xlarge", aligned, efa_interfaces=8).per_node == 2  # cards 0-7: two PCIe roots
     assert node_fit("p5.48xlarge", aligned, efa_interfaces=32).per_node == 8
+
+
+def test_a_search_that_runs_out_of_budget_is_undetermined(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fit, "SEARCH_BUDGET", 5)
+    result = node_fit("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 5))
+    assert result.cause == "undetermined" and "gave up" in result.reason
