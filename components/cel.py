@@ -1,181 +1,327 @@
-"""Compile and evaluate DRA device selectors (CEL) the way the Kubernetes scheduler reads them.
+"""CEL for DRA device selectors, evaluated offline with cel-python.
 
-A selector sees one variable, `device`, with `device.driver`, `device.attributes["<domain>"].<name>`
-and `device.capacity["<domain>"].<name>` (FACTS §5). Here a device is a plain dict of that shape:
+Kubernetes evaluates DeviceClass and request selectors against each device a driver publishes:
+`device.driver`, `device.attributes["<domain>"].<name>` and `device.capacity["<domain>"].<name>`
+(FACTS.md §5). This module gives the toolkit the same view without a cluster:
 
-    {"driver": "gpu.nvidia.com",
-     "attributes": {"gpu.nvidia.com": {"type": "gpu", "productName": "NVIDIA H100 80GB HBM3"},
-                    "resource.kubernetes.io": {"pcieRoot": "pci0000:00"}},
-                    "capacity": {"gpu.nvidia.com": {"memory": "80Gi"}}}
+- `compile_expression(expression)` parses an expression and checks that every function it calls
+  and every variable it reads exists in the DRA environment, raising `CelError` with the reason;
+- `evaluate(expression, device)` runs it against one device, given as
+  `{"driver": str, "attributes": {domain: {name: value}}, "capacity": {domain: {name: quantity}}}`.
+  Attribute values are Python `str`, `int` or `bool`; a version attribute may be given as
+  `{"version": "1.2.3"}` (the ResourceSlice spelling). Capacities are Kubernetes quantities
+  (`"80Gi"`, `"81152Mi"`, `4`).
 
-`device(driver, attributes, capacity)` builds one from qualified names (`"gpu.nvidia.com/type"`, or a
-bare name, which belongs to the driver's domain). As in Kubernetes, an unknown attribute domain
-reads as an empty map, and an evaluation error (for example a missing attribute that the expression
-does not guard with a driver check) is an error, not a non-match: it fails the allocation.
-`quantity("80Gi")` and `semver("1.2.3")` exist with `compareTo`, `isGreaterThan`, `isLessThan`
-(plus `isGreaterThan`/`isLessThan`/`compareTo` on version strings and quantities in the device).
-
-Public API: `compile_expression(expression)` (raises `CelError`), `evaluate(expression, device) -> bool`,
-`selects(selectors, device) -> bool` for a DeviceClass's or request's `selectors` list, `device(...)`.
+The Kubernetes CEL library functions DRA selectors use are provided: `quantity()` with
+`compareTo`, `isGreaterThan`, `isLessThan`, `asInteger`, `asApproximateFloat`, `sign`, `isInteger`,
+`add`, `sub`; `semver()` with `compareTo`, `isGreaterThan`, `isLessThan`, `major`, `minor`, `patch`;
+`isQuantity()` and `isSemver()`. As in Kubernetes, looking up a domain a device does not have gives
+an empty map (so `"x" in device.attributes` is false), and reading a missing attribute is a
+runtime error, which `evaluate` raises as `CelError`, as the scheduler fails allocation on it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fractions import Fraction
-from functools import cache
-from typing import Any, TypedDict
+from functools import cache, total_ordering
+from typing import Any
 
 import celpy
+import lark
 from celpy import celtypes
 
-MAX_EXPRESSION_LENGTH = 10 * 1024  # resource.k8s.io/v1 CELDeviceSelector.expression limit
-
-
-class Device(TypedDict, total=False):
-    """One device as a selector sees it (a ResourceSlice entry, flattened by domain)."""
-
-    driver: str
-    attributes: dict[str, dict[str, Any]]
-    capacity: dict[str, dict[str, Any]]
+__all__ = ["CelError", "Quantity", "Semver", "compile_expression", "device", "evaluate", "selects"]
 
 
 class CelError(ValueError):
-    """An expression that does not compile, or fails while evaluating against a device."""
+    """A CEL expression that does not compile, or fails or is not a bool when evaluated."""
 
-    def __init__(self, expression: str, reason: str):
-        self.expression = expression
-        self.reason = reason
-        super().__init__(f"CEL {expression!r}: {reason}")
+
+# --- Kubernetes quantities and versions -------------------------------------------------------
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),
+            "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
+            "P": Fraction(10**15), "E": Fraction(10**18)}
+_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?\d+))?$")
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                     r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+                     r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$")
+
+
+@total_ordering
+class Quantity:
+    """A Kubernetes resource quantity (`80Gi`, `500m`, `1e3`), compared by exact value."""
+
+    def __init__(self, text: str | int):
+        match = _QUANTITY.match(str(text).strip())
+        if not match:
+            raise ValueError(f"{text!r} is not a Kubernetes quantity")
+        number, suffix, exponent = match.groups()
+        value = Fraction(number)
+        if exponent is not None:
+            value *= Fraction(10) ** int(exponent)
+        elif suffix in _BINARY:
+            value *= _BINARY[suffix]
+        else:
+            value *= _DECIMAL[suffix or ""]
+        self.value = value
+        self.text = str(text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __lt__(self, other: Quantity) -> bool:
+        if not isinstance(other, Quantity):
+            return NotImplemented
+        return self.value < other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"quantity({self.text!r})"
+
+
+@total_ordering
+class Semver:
+    """A semantic version as Kubernetes' `semver()` reads it: major.minor.patch[-pre][+build]."""
+
+    def __init__(self, text: str):
+        match = _SEMVER.match(str(text))
+        if not match:
+            raise ValueError(f"{text!r} is not a semantic version (major.minor.patch)")
+        self.major, self.minor, self.patch = (int(match.group(i)) for i in (1, 2, 3))
+        self.pre: tuple[Any, ...] = tuple(
+            (0, int(p), "") if p.isdigit() else (1, 0, p) for p in (match.group(4) or "").split(".") if p)
+        self.text = str(text)
+
+    def _key(self) -> tuple[Any, ...]:
+        # a pre-release sorts before its release; build metadata never counts
+        return (self.major, self.minor, self.patch, 0 if self.pre else 1, self.pre)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Semver) and self._key() == other._key()
+
+    def __lt__(self, other: Semver) -> bool:
+        if not isinstance(other, Semver):
+            return NotImplemented
+        return self._key() < other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"semver({self.text!r})"
+
+
+def _same_kind(a: Any, b: Any) -> None:
+    if not (isinstance(a, Quantity) and isinstance(b, Quantity)) and not (
+            isinstance(a, Semver) and isinstance(b, Semver)):
+        raise TypeError(f"no such overload for {type(a).__name__} and {type(b).__name__}")
+
+
+def _compare_to(a: Any, b: Any) -> celtypes.IntType:
+    _same_kind(a, b)
+    return celtypes.IntType(0 if a == b else (-1 if a < b else 1))
+
+
+def _greater(a: Any, b: Any) -> celtypes.BoolType:
+    _same_kind(a, b)
+    return celtypes.BoolType(a > b)
+
+
+def _less(a: Any, b: Any) -> celtypes.BoolType:
+    _same_kind(a, b)
+    return celtypes.BoolType(a < b)
+
+
+def _quantity_only(value: Any) -> Quantity:
+    if not isinstance(value, Quantity):
+        raise TypeError(f"no such overload for {type(value).__name__}")
+    return value
+
+
+def _as_integer(value: Any) -> celtypes.IntType:
+    q = _quantity_only(value).value
+    if q.denominator != 1:
+        raise ValueError("quantity is not an integer")
+    return celtypes.IntType(q.numerator)
+
+
+def _arith(sign: int) -> Callable[[Any, Any], Quantity]:
+    def apply(a: Any, b: Any) -> Quantity:
+        left = _quantity_only(a)
+        right = b if isinstance(b, Quantity) else Quantity(int(b))
+        out = Quantity(0)
+        out.value = left.value + sign * right.value
+        out.text = str(out.value)
+        return out
+    return apply
+
+
+def _version_part(name: str) -> Callable[[Any], celtypes.IntType]:
+    def part(value: Any) -> celtypes.IntType:
+        if not isinstance(value, Semver):
+            raise TypeError(f"no such overload: {name}() on {type(value).__name__}")
+        return celtypes.IntType(getattr(value, name))
+    return part
+
+
+def _parses(kind: type) -> Any:
+    def check(text: Any) -> celtypes.BoolType:
+        try:
+            kind(str(text))
+        except ValueError:
+            return celtypes.BoolType(False)
+        return celtypes.BoolType(True)
+    return check
+
+
+FUNCTIONS: dict[str, Any] = {
+    "quantity": lambda text: Quantity(str(text)),
+    "semver": lambda text: Semver(str(text)),
+    "isQuantity": _parses(Quantity),
+    "isSemver": _parses(Semver),
+    "compareTo": _compare_to,
+    "isGreaterThan": _greater,
+    "isLessThan": _less,
+    "asInteger": _as_integer,
+    "asApproximateFloat": lambda v: celtypes.DoubleType(float(_quantity_only(v).value)),
+    "sign": lambda v: celtypes.IntType((_quantity_only(v).value > 0) - (_quantity_only(v).value < 0)),
+    "isInteger": lambda v: celtypes.BoolType(_quantity_only(v).value.denominator == 1),
+    "add": _arith(1),
+    "sub": _arith(-1),
+    "major": _version_part("major"),
+    "minor": _version_part("minor"),
+    "patch": _version_part("patch"),
+}
+_MACROS = {"has", "all", "exists", "exists_one", "map", "filter"}
+_KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACROS | {
+    "dyn", "lowerAscii", "upperAscii", "trim", "split", "join", "replace", "indexOf", "lastIndexOf"}
+_BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
+
+_ENV = celpy.Environment()
+
+
+# --- compile and evaluate ---------------------------------------------------------------------
+
+def _check_names(tree: lark.Tree) -> None:
+    """Reject calls to functions the DRA environment lacks and variables other than `device`."""
+    bound: set[str] = set()
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot_arg" and str(node.children[1]) in _BINDING_MACROS:
+            args = node.children[2]
+            if isinstance(args, lark.Tree) and args.children:
+                first = next((t for t in args.children[0].scan_values(lambda v: isinstance(v, lark.Token))), None)
+                if first is not None:
+                    bound.add(str(first))
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot_arg":
+            name = str(node.children[1])
+        elif node.data == "ident_arg":
+            name = str(node.children[0])
+        elif node.data == "ident":
+            var = str(node.children[0])
+            if var != "device" and var not in bound:
+                raise CelError(f"undeclared reference to {var!r}: selectors can read only `device`")
+            continue
+        else:
+            continue
+        if name not in _KNOWN_FUNCTIONS:
+            raise CelError(f"undeclared function {name!r}")
+
+
+@cache
+def _program(expression: str) -> celpy.Runner:
+    if not isinstance(expression, str) or not expression.strip():
+        raise CelError("an empty CEL expression")
+    if len(expression) > 10 * 1024:
+        raise CelError("a CEL selector may be at most 10Ki characters")
+    try:
+        tree = _ENV.compile(expression)
+    except celpy.CELParseError as exc:
+        where = f" at line {exc.line}, column {exc.column}" if getattr(exc, "column", None) else ""
+        raise CelError(f"CEL syntax error{where} in {expression!r}") from None
+    _check_names(tree)
+    return _ENV.program(tree, functions=FUNCTIONS)
+
+
+def compile_expression(expression: str) -> None:
+    """Check that a selector compiles in the DRA CEL environment; raise CelError naming the problem."""
+    _program(expression)
+
+
+class _Domains(celtypes.MapType):
+    """`device.attributes` / `device.capacity`: an unknown domain reads as an empty map."""
+
+    def __missing__(self, key: Any) -> celtypes.MapType:
+        return celtypes.MapType()
+
+
+def _attribute(value: Any) -> Any:
+    if isinstance(value, dict) and len(value) == 1:
+        (kind, inner), = value.items()
+        if kind == "version":
+            return Semver(inner)
+        value = inner
+    if isinstance(value, bool):
+        return celtypes.BoolType(value)
+    if isinstance(value, int):
+        return celtypes.IntType(value)
+    if isinstance(value, str):
+        return celtypes.StringType(value)
+    if isinstance(value, Semver):
+        return value
+    raise CelError(f"attribute value {value!r} is not a string, int, bool or version")
+
+
+def _activation(device: dict[str, Any]) -> dict[str, Any]:
+    attributes = _Domains({
+        celtypes.StringType(domain): celtypes.MapType(
+            {celtypes.StringType(n): _attribute(v) for n, v in names.items()})
+        for domain, names in (device.get("attributes") or {}).items()})
+    capacity = _Domains({
+        celtypes.StringType(domain): celtypes.MapType(
+            {celtypes.StringType(n): v if isinstance(v, Quantity) else Quantity(v) for n, v in names.items()})
+        for domain, names in (device.get("capacity") or {}).items()})
+    return {"device": celtypes.MapType({
+        celtypes.StringType("driver"): celtypes.StringType(device.get("driver", "")),
+        celtypes.StringType("attributes"): attributes,
+        celtypes.StringType("capacity"): capacity,
+    })}
+
+
+def evaluate(expression: str, device: dict[str, Any]) -> bool:
+    """Whether `device` matches the selector; CelError on a runtime error or a non-bool result."""
+    program = _program(expression)
+    try:
+        result = program.evaluate(_activation(device))
+    except celpy.CELEvalError as exc:
+        raise CelError(f"{expression!r} failed on a {device.get('driver')} device: {exc.args[0]}") from None
+    if isinstance(result, celpy.CELEvalError):
+        raise CelError(f"{expression!r} failed on a {device.get('driver')} device: {result.args[0]}")
+    if not isinstance(result, celtypes.BoolType):
+        raise CelError(f"{expression!r} returned {type(result).__name__}, a selector must return a bool")
+    return bool(result)
 
 
 def device(driver: str, attributes: dict[str, Any] | None = None,
-           capacity: dict[str, Any] | None = None) -> Device:
-    """A Device from qualified names: `"dra.net/rdma"` goes to domain `dra.net`, `"type"` to the driver's."""
+           capacity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A device from flat names: `"dra.net/rdma"` goes to domain `dra.net`, a bare `"type"` to the driver's."""
+
     def nest(flat: dict[str, Any]) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for name, value in flat.items():
             domain, _, short = name.rpartition("/")
             out.setdefault(domain or driver, {})[short] = value
         return out
+
     return {"driver": driver, "attributes": nest(attributes or {}), "capacity": nest(capacity or {})}
 
 
-# --- Kubernetes CEL library extensions: quantity and semver ------------------------------------
-
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
-_SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-           "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "k": 10**3,
-           "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
-
-
-class Quantity(Fraction):
-    """A resource.Quantity, compared by value."""
-
-
-class Semver(tuple):  # type: ignore[type-arg]
-    """A semantic version, compared by (major, minor, patch)."""
-
-
-def _quantity(text: Any) -> Quantity:
-    if isinstance(text, Quantity):
-        return text
-    if isinstance(text, int | float | Fraction):
-        return Quantity(text)
-    match = _QUANTITY.match(str(text))
-    if not match:
-        raise ValueError(f"not a quantity: {text!r}")
-    number, suffix = Fraction(match.group(1)), match.group(2) or ""
-    if suffix[:1] in ("e", "E") and len(suffix) > 1:
-        return Quantity(number * Fraction(10) ** int(suffix[1:]))
-    return Quantity(number * _SUFFIX.get(suffix, 1))
-
-
-def _semver(text: Any) -> Semver:
-    if isinstance(text, Semver):
-        return text
-    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)", str(text))
-    if not match:
-        raise ValueError(f"not a semantic version: {text!r}")
-    return Semver(int(part) for part in match.groups())
-
-
-def _coerce(left: Any, right: Any) -> tuple[Any, Any]:
-    if isinstance(left, Semver) or isinstance(right, Semver):
-        return _semver(left), _semver(right)
-    return _quantity(left), _quantity(right)
-
-
-def _compare_to(left: Any, right: Any) -> celtypes.IntType:
-    a, b = _coerce(left, right)
-    return celtypes.IntType((a > b) - (a < b))
-
-
-def _greater(left: Any, right: Any) -> celtypes.BoolType:
-    a, b = _coerce(left, right)
-    return celtypes.BoolType(a > b)
-
-
-def _less(left: Any, right: Any) -> celtypes.BoolType:
-    a, b = _coerce(left, right)
-    return celtypes.BoolType(a < b)
-
-
-_FUNCTIONS = {"quantity": _quantity, "semver": _semver, "compareTo": _compare_to,
-              "isGreaterThan": _greater, "isLessThan": _less}
-
-
-class _Domains(celtypes.MapType):
-    """`device.attributes` / `device.capacity`: an unknown domain reads as an empty map."""
-
-    def __getitem__(self, key: Any) -> Any:
-        try:
-            return super().__getitem__(key)
-        except KeyError:
-            return celtypes.MapType()
-
-
-def _activation(dev: Device) -> dict[str, Any]:
-    def domains(value: dict[str, dict[str, Any]] | None) -> _Domains:
-        return _Domains({celtypes.StringType(d): celpy.json_to_cel(dict(v)) for d, v in (value or {}).items()})
-    cel_device = celtypes.MapType({
-        celtypes.StringType("driver"): celtypes.StringType(dev.get("driver", "")),
-        celtypes.StringType("attributes"): domains(dev.get("attributes")),
-        celtypes.StringType("capacity"): domains(dev.get("capacity")),
-    })
-    return {"device": cel_device}
-
-
-@cache
-def compile_expression(expression: str) -> celpy.Runner:
-    """Parse and check an expression once; raise CelError with the parser's reason if it is not CEL."""
-    if not expression.strip():
-        raise CelError(expression, "empty expression")
-    if len(expression) > MAX_EXPRESSION_LENGTH:
-        raise CelError(expression, f"longer than {MAX_EXPRESSION_LENGTH} characters")
-    env = celpy.Environment()
-    try:
-        ast = env.compile(expression)
-        return env.program(ast, functions=_FUNCTIONS)
-    except celpy.CELParseError as exc:
-        raise CelError(expression, " ".join(str(exc).split())) from None
-
-
-def evaluate(expression: str, dev: Device) -> bool:
-    """Whether the expression selects the device. A non-boolean result or an evaluation error
-    (which fails allocation in Kubernetes) raises CelError."""
-    program = compile_expression(expression)
-    try:
-        result = program.evaluate(_activation(dev))
-    except (celpy.CELEvalError, ValueError, TypeError) as exc:
-        raise CelError(expression, f"evaluation failed: {exc}") from None
-    if isinstance(result, celpy.CELEvalError):
-        raise CelError(expression, f"evaluation failed: {result}")
-    if not isinstance(result, celtypes.BoolType):
-        raise CelError(expression, f"result is {type(result).__name__}, not bool")
-    return bool(result)
-
-
-def selects(selectors: list[dict[str, Any]], dev: Device) -> bool:
+def selects(selectors: list[dict[str, Any]], dev: dict[str, Any]) -> bool:
     """A DeviceClass's (or request's) `selectors`: the device must satisfy every one."""
     return all(evaluate(s["cel"]["expression"], dev) for s in selectors)

@@ -111,6 +111,7 @@ class Plan:
     device_classes: tuple[DeviceClassPlan, ...]
     karpenter: KarpenterPlan | None
     findings: tuple[Any, ...] = field(default=())
+    claims: tuple[Any, ...] = field(default=())  # fit.ClaimPlan per declared claim, with its fit per pool
 
     @property
     def mode(self) -> str:
@@ -262,10 +263,12 @@ def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:
 
 def build(spec: Spec) -> Plan:
     """Derive the plan and run every rule on it; the findings travel with the plan."""
+    from .fit import plan_claims  # claims and the fit check read pools and classes; one-way as well
     from .rules import evaluate  # rules read plans; imported here to keep the module graph one-way
 
     pools = {name: _pool_plan(spec, name, pool) for name, pool in sorted(spec.node_pools.items())}
     releases = _releases(spec, pools)
-    plan = Plan(spec=spec, pools=pools, releases=releases,
-                device_classes=device_classes(spec, pools, releases), karpenter=_karpenter(spec, pools))
+    classes = device_classes(spec, pools, releases)
+    plan = Plan(spec=spec, pools=pools, releases=releases, device_classes=classes,
+                karpenter=_karpenter(spec, pools), claims=plan_claims(spec, pools, classes))
     return Plan(**{**plan.__dict__, "findings": tuple(evaluate(plan))})

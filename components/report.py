@@ -44,6 +44,7 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             {"name": c.name, "driver": c.driver, "owner": c.owner, "expression": c.expression}
             for c in sorted(plan.device_classes, key=lambda c: c.name)
         ],
+        "claims": claims_data(plan),
         "findings": [f.as_dict() for f in plan.findings],
         "summary": {"errors": len(plan.errors), "warnings": len(plan.findings) - len(plan.errors)},
     }
@@ -51,6 +52,44 @@ def plan_data(plan: Plan) -> dict[str, Any]:
         data["karpenter"] = {"version": plan.karpenter.version, "draSettings": plan.karpenter.dra_settings,
                              "staticCapacity": plan.karpenter.static_capacity, "values": plan.karpenter.values}
     return data
+
+
+def claims_data(plan: Plan) -> dict[str, Any]:
+    """Per declared claim: its object, nodeSelector and, per pool, whether and where it fits."""
+    out: dict[str, Any] = {}
+    for c in plan.claims:
+        out[c.name] = {
+            "kind": c.config.kind,
+            "object": c.built.kind if c.built else None,
+            "namespace": c.config.namespace,
+            "families": list(c.families),
+            "nodeSelector": dict(sorted(c.node_selector.items())),
+            "pools": {
+                name: {"fits": fit.fits, "summary": fit.summary,
+                       "instanceTypes": {n.instance_type: {"fits": n.fits, "perNode": n.per_node, "reason": n.reason}
+                                         for n in fit.nodes}}
+                for name, fit in sorted(c.pools.items())
+            },
+        }
+    return out
+
+
+def print_claims(console: Console, plan: Plan) -> None:
+    """One row per claim and pool: "fits on: p5.48xlarge (x1 per node)" or why not."""
+    if not plan.claims:
+        return
+    table = Table(title="Claims", show_lines=True)
+    for column in ("claim", "object", "pool", "fit"):
+        table.add_column(column, overflow="fold")
+    for c in plan.claims:
+        first = True
+        for name, fit in sorted(c.pools.items()):
+            colour = "green" if fit.fits else "red"
+            table.add_row(c.name if first else "",
+                          (c.built.kind if c.built else "extended resources") if first else "",
+                          name, f"[{colour}]{fit.summary}[/{colour}]")
+            first = False
+    console.print(table)
 
 
 def print_plan(console: Console, plan: Plan, title: str) -> None:
@@ -94,6 +133,7 @@ def print_plan(console: Console, plan: Plan, title: str) -> None:
     if plan.karpenter:
         console.print(f"Karpenter {plan.karpenter.version}: DRA settings {plan.karpenter.dra_settings or 'none'}, "
                       f"StaticCapacity {'on' if plan.karpenter.static_capacity else 'off'}")
+    print_claims(console, plan)
     print_findings(console, list(plan.findings))
 
 

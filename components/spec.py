@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from . import catalog, versions
+from .claim_spec import Claim
+from .claim_spec import problems as claim_problems
 
 NAMESPACE = "eks-devices"
 Mode = Literal["auto-mode", "karpenter", "managed-node-groups"]
@@ -277,7 +279,7 @@ class ExtraDeviceClass(Model):
             try:
                 compile_expression(value)
             except CelError as exc:
-                raise ValueError(f"a CEL expression over `device` ({exc.reason})") from None
+                raise ValueError(f"a CEL expression over `device` ({exc})") from None
         return value
 
     @model_validator(mode="after")
@@ -299,6 +301,7 @@ class Spec(Model):
     helm_values: dict[ChartKey, dict[str, Any]] = Field(default_factory=dict)
     chart_versions: dict[ChartKey, str] = Field(default_factory=dict)
     device_classes: dict[str, ExtraDeviceClass] = Field(default_factory=dict)
+    claims: dict[str, Claim] = Field(default_factory=dict)  # workload claims the pools must fit
 
     @property
     def mode(self) -> Mode:
@@ -420,6 +423,8 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             versions.semver(text)
         except ValueError:
             problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
+    for name, claim in spec.claims.items():
+        problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
     return problems
 
 
@@ -444,7 +449,7 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError."""
     problems: list[ConfigProblem] = []
     data: dict[str, Any] = {}
-    allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions", "deviceClasses"}
+    allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions", "deviceClasses", "claims"}
     for key, value in config.items():
         namespace, _, name = str(key).partition(":")
         if key == "aws:region":

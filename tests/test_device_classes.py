@@ -203,7 +203,7 @@ def expected(class_name: str, kind: str, dev: cel.Device) -> bool:
     if class_name == "h100.gpu.eks-devices.io":
         return kind == "gpu" and dev["attributes"]["gpu.nvidia.com"]["productName"] == H100
     if class_name == "big.gpu.eks-devices.io":
-        return kind == "gpu" and cel._quantity(dev["capacity"]["gpu.nvidia.com"]["memory"]) >= 80 * 2**30
+        return kind == "gpu" and cel.Quantity(dev["capacity"]["gpu.nvidia.com"]["memory"]) >= cel.Quantity("80Gi")
     if class_name == "rdma.efa.eks-devices.io":
         return kind == "efa"
     raise AssertionError(class_name)
@@ -245,8 +245,8 @@ def test_gpu_class_matches_gpus_not_efa_and_the_reverse() -> None:
 def test_compile_errors_are_clear() -> None:
     with pytest.raises(cel.CelError) as err:
         cel.compile_expression("device.driver ==")
-    assert err.value.expression == "device.driver ==" and err.value.reason
-    with pytest.raises(cel.CelError, match="longer than"):
+    assert "syntax error" in str(err.value) and "device.driver ==" in str(err.value)
+    with pytest.raises(cel.CelError, match="at most 10Ki"):
         cel.compile_expression("true && " * 2000 + "true")
     with pytest.raises(cel.CelError, match="empty"):
         cel.compile_expression("  ")
@@ -254,15 +254,15 @@ def test_compile_errors_are_clear() -> None:
 
 def test_evaluation_errors_are_errors_not_mismatches() -> None:
     gpu = cel.device("gpu.nvidia.com", {"type": "gpu"})
-    with pytest.raises(cel.CelError, match="evaluation failed"):
+    with pytest.raises(cel.CelError, match="no such member"):
         cel.evaluate("device.attributes['gpu.nvidia.com'].productName == 'x'", gpu)  # unguarded, missing
-    with pytest.raises(cel.CelError, match="not bool"):
+    with pytest.raises(cel.CelError, match="must return a bool"):
         cel.evaluate("device.driver", gpu)
     assert cel.evaluate("has(device.attributes['other.example.com'].x)", gpu) is False  # unknown domain: empty
 
 
 def test_quantity_and_semver() -> None:
-    dev = cel.device("gpu.nvidia.com", {"driverVersion": "580.95.5"}, {"memory": "81920Mi"})
+    dev = cel.device("gpu.nvidia.com", {"driverVersion": {"version": "580.95.5"}}, {"memory": "81920Mi"})
     assert cel.evaluate("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) == 0", dev)
     assert cel.evaluate("device.capacity['gpu.nvidia.com'].memory.isLessThan(quantity('100G'))", dev)
     assert cel.evaluate("device.attributes['gpu.nvidia.com'].driverVersion.isGreaterThan(semver('575.1.0'))", dev)

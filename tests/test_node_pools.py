@@ -38,6 +38,8 @@ def stack_config(stack: str, **pool_changes: dict[str, Any]) -> dict[str, Any]:
     config = copy.deepcopy(stack_file.read_config(STACKS / f"Pulumi.{stack}.yaml"))
     for pool, changes in pool_changes.items():
         config["eks-devices:nodePools"].setdefault(pool, {}).update(changes)
+    if pool_changes:  # the shipped claims fit the shipped managers; a varied stack is about its pools
+        config.pop("eks-devices:claims", None)
     return config
 
 

@@ -6,8 +6,8 @@ Findings: severity, the config path it blames, what is wrong, and the fix. `erro
 `pulumi up` and make the CLI exit 1; `warning` findings are printed.
 """
 
-from . import auto_mode, devices, efa, instance_types, karpenter, kubernetes_versions, node_groups
+from . import auto_mode, claims, devices, efa, instance_types, karpenter, kubernetes_versions, node_groups
 from .registry import RULES, Finding, Rule, Severity, evaluate, rule
 
-__all__ = ["RULES", "Finding", "Rule", "Severity", "auto_mode", "devices", "efa", "evaluate", "instance_types",
-           "karpenter", "kubernetes_versions", "node_groups", "rule"]
+__all__ = ["RULES", "Finding", "Rule", "Severity", "auto_mode", "claims", "devices", "efa", "evaluate",
+           "instance_types", "karpenter", "kubernetes_versions", "node_groups", "rule"]

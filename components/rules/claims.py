@@ -1,0 +1,81 @@
+"""Rules on the stack's declared claims (`eks-devices:claims`), registered in the rule catalogue.
+
+They read `plan.claims` — each claim's object, families and fit per pool, computed by
+`components.fit` — and blame the claim's config path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..fit import ClaimPlan
+from ..plan import Plan
+from .registry import Finding, rule
+
+EFA_DRIVER = "dra.net"
+
+
+def _at(claim: ClaimPlan, field: str = "") -> str:
+    return f"claims.{claim.name}" + (f".{field}" if field else "")
+
+
+def _claims(plan: Plan) -> Iterator[ClaimPlan]:
+    yield from plan.claims
+
+
+@rule("efa-not-shareable", "EFA devices serve one Pod at a time: no shared ResourceClaim with EFA")
+def _efa_not_shareable(plan: Plan) -> Iterator[Finding]:
+    for claim in _claims(plan):
+        if claim.shared and "efa" in claim.families:
+            yield Finding("efa-not-shareable", "error", _at(claim, "kind"),
+                          "a shared ResourceClaim includes EFA devices, but an EFA is allocated to one Pod at a "
+                          "time: the second Pod naming the claim never starts",
+                          "use kind: template (one claim per Pod), or move the EFA request to its own template")
+
+
+@rule("extended-resource-not-dra", "Karpenter does not treat extended-resource requests as DRA Pods")
+def _extended_resource_not_dra(plan: Plan) -> Iterator[Finding]:
+    if plan.mode != "karpenter":
+        return
+    for claim in _claims(plan):
+        if claim.config.kind != "extended-resource":
+            continue
+        for pool_name in claim.config.pools:
+            pool = plan.pools.get(pool_name)
+            if pool is None:
+                continue
+            dra = [f for f in claim.families if pool.manager(f) == "dra"]
+            if dra:
+                names = ", ".join(k for k in sorted(claim.config.extended_resources))
+                yield Finding("extended-resource-not-dra", "warning", _at(claim, "extendedResources"),
+                              f"{names} is requested as an extended resource on pool {pool_name}, whose "
+                              f"{'/'.join(dra)} devices are managed by DRA: Karpenter does not treat such a Pod "
+                              "as a DRA Pod and will not provision nodes for it",
+                              "declare the devices as a claim (gpus/efa/neurons) and reference it from the Pod, "
+                              "or target a device-plugin pool")
+
+
+@rule("claim-device-class-missing", "a claim must name DeviceClasses that exist in the cluster's mode")
+def _claim_device_class_missing(plan: Plan) -> Iterator[Finding]:
+    known = sorted(c.name for c in plan.device_classes)
+    for claim in _claims(plan):
+        if claim.missing_classes:
+            yield Finding("claim-device-class-missing", "error", _at(claim),
+                          f"the claim names DeviceClass {', '.join(claim.missing_classes)}, which no driver or the "
+                          f"toolkit creates in this {plan.mode} cluster: its Pods stay Pending",
+                          f"use one of {', '.join(known) or 'no classes (no pool runs a DRA driver)'}, or set the "
+                          "matching pool's devices to dra")
+
+
+@rule("claim-unsatisfiable", "every pool a claim targets must be able to allocate it")
+def _claim_unsatisfiable(plan: Plan) -> Iterator[Finding]:
+    for claim in _claims(plan):
+        if claim.missing_classes:
+            continue  # claim-device-class-missing says it better
+        for pool_name, fit in sorted(claim.pools.items()):
+            if fit.fits or fit.causes <= {"undetermined"}:
+                continue
+            yield Finding("claim-unsatisfiable", "error", _at(claim, "pools"),
+                          f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}",
+                          "change the claim (counts, selectors, alignment) or target a pool whose instance types "
+                          "can satisfy it; `eks-devices preview` shows what each instance type offers")

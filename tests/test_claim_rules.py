@@ -1,0 +1,190 @@
+"""Claim rules: each fires on its case and stays quiet otherwise; the stacks preview as expected."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from components import plan as planning
+from components.cli import app
+from components.rules import RULES
+from components.spec import parse
+
+ROOT = Path(__file__).resolve().parents[1]
+CLAIM_RULES = ("efa-not-shareable", "extended-resource-not-dra", "claim-device-class-missing", "claim-unsatisfiable")
+
+MNG = {
+    "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "managed-node-groups"},
+    "eks-devices:nodePools": {
+        "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]},
+        "l40s": {"replicas": 1, "instanceTypes": ["g6e.48xlarge"]},
+        "plugin": {"replicas": 1, "instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}},
+    },
+}
+KARPENTER = {
+    "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "karpenter", "karpenter": {"version": "1.15.0"}},
+    "eks-devices:nodePools": {
+        "gpu-dra": {"instanceTypes": ["p5.48xlarge"]},
+        "gpu-plugin": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}},
+    },
+}
+AUTO = {
+    "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "auto-mode"},
+    "eks-devices:nodePools": {"p5": {"provisioning": "static", "replicas": 1, "instanceTypes": ["p5.48xlarge"]}},
+}
+
+
+def findings(base: dict, claims: dict, slug: str) -> list:
+    plan = planning.build(parse({**base, "eks-devices:claims": claims}))
+    return [f for f in plan.findings if f.slug == slug]
+
+
+def test_claim_rules_are_in_the_catalogue() -> None:
+    assert set(CLAIM_RULES) <= set(RULES)
+
+
+# --- efa-not-shareable ------------------------------------------------------------------------
+
+def test_efa_not_shareable_fires_on_a_shared_claim_with_efa() -> None:
+    found = findings(MNG, {"x": {"pools": ["p5"], "kind": "claim", "gpus": {}, "efa": {"count": 4},
+                                 "alignWith": "gpu"}}, "efa-not-shareable")
+    assert len(found) == 1 and found[0].severity == "error" and found[0].path == "claims.x.kind"
+
+
+@pytest.mark.parametrize("entry", [
+    {"pools": ["p5"], "kind": "template", "gpus": {}, "efa": {"count": 4}, "alignWith": "gpu"},
+    {"pools": ["p5"], "kind": "claim", "gpus": {}},
+])
+def test_efa_not_shareable_is_quiet_otherwise(entry: dict) -> None:
+    assert findings(MNG, {"x": entry}, "efa-not-shareable") == []
+
+
+# --- extended-resource-not-dra ----------------------------------------------------------------
+
+def test_extended_resource_not_dra_fires_on_karpenter_dra_pools() -> None:
+    found = findings(KARPENTER, {"x": {"pools": ["gpu-dra"], "kind": "extended-resource",
+                                       "extendedResources": {"nvidia.com/gpu": 1}}}, "extended-resource-not-dra")
+    assert len(found) == 1 and found[0].severity == "warning"
+    assert "gpu-dra" in found[0].message and found[0].path == "claims.x.extendedResources"
+
+
+@pytest.mark.parametrize(("base", "pool"), [(KARPENTER, "gpu-plugin"), (MNG, "p5")])
+def test_extended_resource_not_dra_is_quiet_elsewhere(base: dict, pool: str) -> None:
+    entry = {"pools": [pool], "kind": "extended-resource", "extendedResources": {"nvidia.com/gpu": 1}}
+    assert findings(base, {"x": entry}, "extended-resource-not-dra") == []
+    assert findings(KARPENTER, {"x": {"pools": ["gpu-dra"], "gpus": {}}}, "extended-resource-not-dra") == []
+
+
+def test_extended_resources_fit_by_count_on_plugin_pools() -> None:
+    entry = {"pools": ["plugin"], "kind": "extended-resource", "extendedResources": {"nvidia.com/gpu": 2}}
+    found = findings(MNG, {"x": entry}, "claim-unsatisfiable")
+    assert len(found) == 1 and "g6e.xlarge offers 1 nvidia.com/gpu" in found[0].message
+    entry["extendedResources"] = {"nvidia.com/gpu": 1}
+    assert findings(MNG, {"x": entry}, "claim-unsatisfiable") == []
+
+
+# --- claim-device-class-missing ---------------------------------------------------------------
+
+RAW_MIG = {"pools": ["p5"], "requests": [{"name": "mig", "exactly": {"deviceClassName": "mig.nvidia.com"}}]}
+
+
+def test_claim_device_class_missing_fires_when_the_mode_lacks_the_class() -> None:
+    found = findings(AUTO, {"x": RAW_MIG}, "claim-device-class-missing")  # Auto Mode creates gpu and efa only
+    assert len(found) == 1 and found[0].severity == "error"
+    assert "mig.nvidia.com" in found[0].message and "gpu.nvidia.com" in found[0].fix
+    assert findings(AUTO, {"x": RAW_MIG}, "claim-unsatisfiable") == []  # not reported twice
+
+
+def test_claim_device_class_missing_is_quiet_when_a_chart_creates_it() -> None:
+    assert findings(MNG, {"x": RAW_MIG}, "claim-device-class-missing") == []
+    assert findings(AUTO, {"x": {"pools": ["p5"], "gpus": {}}}, "claim-device-class-missing") == []
+
+
+# --- claim-unsatisfiable ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("entry", "pool", "reason"), [
+    ({"pools": ["l40s"], "gpus": {"model": "H100"}}, "l40s", "8 × NVIDIA L40S"),
+    ({"pools": ["p5"], "gpus": {"count": 1}, "efa": {"count": 5}, "alignWith": "gpu"}, "p5",
+     "8 × (1 gpu.nvidia.com + 4 efa.networking.k8s.aws) per pcieRoot"),
+    ({"pools": ["plugin"], "gpus": {}}, "plugin", "runs the nvidia device-plugin"),
+    ({"pools": ["p5", "l40s"], "gpus": {"count": 2, "model": "L40S"}}, "p5", "NVIDIA H100 80GB HBM3"),
+])
+def test_claim_unsatisfiable_names_the_pool_and_the_reason(entry: dict, pool: str, reason: str) -> None:
+    found = findings(MNG, {"x": entry}, "claim-unsatisfiable")
+    assert len(found) == 1 and found[0].severity == "error" and found[0].path == "claims.x.pools"
+    assert f"pool {pool}:" in found[0].message and reason in found[0].message
+
+
+@pytest.mark.parametrize("entry", [
+    {"pools": ["l40s"], "gpus": {"count": 2, "model": "L40S"}, "efa": {"count": 1}, "alignWith": "gpu"},
+    {"pools": ["p5"], "gpus": {"count": 8}, "efa": {"count": 32}, "alignWith": "gpu"},
+    {"pools": ["p5", "l40s"], "gpus": {"count": 1}},
+])
+def test_claim_unsatisfiable_is_quiet_when_the_claim_fits(entry: dict) -> None:
+    assert findings(MNG, {"x": entry}, "claim-unsatisfiable") == []
+
+
+# --- stacks through the CLI -------------------------------------------------------------------
+
+def test_prod_templates_preview_as_fitting() -> None:
+    result = CliRunner().invoke(app, ["preview", "prod", "--json", "--project-dir", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["summary"]["errors"] == 0
+    claims = data["claims"]
+    aligned = [c for c in claims.values() if set(c["families"]) == {"nvidia", "efa"}]
+    trainium = [c for c in claims.values() if set(c["families"]) == {"efa", "neuron"}]
+    assert aligned and trainium
+    for claim in (aligned[0], trainium[0]):
+        assert claim["object"] == "ResourceClaimTemplate"
+        assert all(p["fits"] for p in claim["pools"].values())
+    assert claims["p5-node-gpu-efa"]["pools"]["p5-train"]["summary"] == "fits on: p5.48xlarge (x1 per node)"
+    assert claims["trn-quarter-neuron-efa"]["pools"]["trn-train"]["summary"] == "fits on: trn1.32xlarge (x4 per node)"
+
+
+def test_a_wrong_claim_previews_as_unsatisfiable(tmp_path: Path) -> None:
+    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]
+    config["eks-devices:nodePools"]["a100"] = {"replicas": 1, "instanceTypes": ["p4d.24xlarge"]}
+    config["eks-devices:claims"]["every-gpu-its-own-efa"] = {
+        "pools": ["a100"], "gpus": {"count": 8}, "efa": {"count": 8}, "alignWith": "gpu"}
+    (tmp_path / "Pulumi.yaml").write_text("name: eks-devices\nruntime: python\n")
+    shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.wrong.yaml").write_text(yaml.safe_dump({"config": config}))
+    runner = CliRunner()
+    text = runner.invoke(app, ["preview", "wrong", "--project-dir", str(tmp_path)])
+    assert text.exit_code == 1
+    flat = " ".join(text.output.split())
+    assert "claim-unsatisfiable" in flat
+    assert "pool a100: the claim needs 8 × efa.networking.k8s.aws but p4d.24xlarge has 4 that match" in flat
+    as_json = json.loads(runner.invoke(app, ["preview", "wrong", "--json", "--project-dir", str(tmp_path)]).stdout)
+    fit = as_json["claims"]["every-gpu-its-own-efa"]["pools"]["a100"]
+    assert fit["fits"] is False and fit["instanceTypes"]["p4d.24xlarge"]["perNode"] == 0
+    assert [f["path"] for f in as_json["findings"] if f["slug"] == "claim-unsatisfiable"] == [
+        "claims.every-gpu-its-own-efa.pools"]
+
+
+def test_claims_are_checked_against_the_pool_s_interface_layout() -> None:
+    layout = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}] + [
+        {"networkCardIndex": c, "deviceIndex": 1 if c == 0 else 0, "interfaceType": "efa-only"} for c in range(8)]
+    base = {**MNG, "eks-devices:nodePools": {
+        "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"networkInterfaces": layout}}}}
+    whole_node = {"pools": ["p5"], "gpus": {"count": 8}, "efa": {"count": 32}, "alignWith": "gpu"}
+    found = findings(base, {"x": whole_node}, "claim-unsatisfiable")
+    assert len(found) == 1 and "needs 32 × efa.networking.k8s.aws but p5.48xlarge has 8" in found[0].message
+    assert findings(MNG, {"x": whole_node}, "claim-unsatisfiable") == []
+
+
+def test_claim_unsatisfiable_is_quiet_when_the_search_is_undetermined(monkeypatch: pytest.MonkeyPatch) -> None:
+    from components import fit
+
+    entry = {"pools": ["p5"], "gpus": {"count": 1}, "efa": {"count": 5}, "alignWith": "gpu"}
+    monkeypatch.setattr(fit, "SEARCH_BUDGET", 5)
+    assert findings(MNG, {"x": entry}, "claim-unsatisfiable") == []
+    monkeypatch.undo()
+    assert len(findings(MNG, {"x": entry}, "claim-unsatisfiable")) == 1

@@ -1,0 +1,301 @@
+"""The fit check: CEL evaluation, the simulated device inventory and the allocator, per instance type."""
+
+from __future__ import annotations
+
+import pytest
+
+from components import cel, claims, devices, fit
+from components.plan import CD_CHANNEL_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL
+
+CLASSES = {
+    "gpu.nvidia.com": [GPU_CEL], "mig.nvidia.com": [MIG_CEL], "efa.networking.k8s.aws": [EFA_CEL],
+    "neuron.aws.com": [NEURON_CEL], "compute-domain-default-channel.nvidia.com": [CD_CHANNEL_CEL],
+}
+H100 = {"driver": "gpu.nvidia.com",
+        "attributes": {"gpu.nvidia.com": {"type": "gpu", "productName": "NVIDIA H100 80GB HBM3",
+                                          "cudaComputeCapability": {"version": "9.0.0"}},
+                       "resource.kubernetes.io": {"pcieRoot": "pci0000:10"}},
+        "capacity": {"gpu.nvidia.com": {"memory": "81152Mi"}}}
+
+
+def node_fit(itype: str, built: claims.BuiltClaim, **kwargs) -> fit.NodeFit:
+    return fit.fit_node(built.devices, CLASSES, devices.inventory(itype, **kwargs), itype, built.shared)
+
+
+# --- CEL --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("expression", "expected"), [
+    (GPU_CEL, True),
+    (EFA_CEL, False),
+    ("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0", False),  # 81152Mi < 80Gi
+    ("device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('79Gi'))", True),
+    ("device.capacity['gpu.nvidia.com'].memory == quantity('81152Mi')", True),
+    ("device.attributes['gpu.nvidia.com'].cudaComputeCapability.compareTo(semver('9.0.0')) >= 0", True),
+    ("device.attributes['gpu.nvidia.com'].cudaComputeCapability.isLessThan(semver('10.0.0'))", True),
+    ("device.attributes['gpu.nvidia.com'].productName.contains('H100')", True),
+    ("'dra.net' in device.attributes", False),  # an unknown domain reads as an empty map
+    ("device.driver == 'dra.net' && device.attributes['dra.net'].rdma", False),  # short-circuits
+    ("quantity('1Gi').add(quantity('1Gi')) == quantity('2Gi')", True),
+    ("semver('1.2.3-rc.1').isLessThan(semver('1.2.3'))", True),
+])
+def test_cel_evaluates_dra_expressions(expression: str, expected: bool) -> None:
+    cel.compile_expression(expression)
+    assert cel.evaluate(expression, H100) is expected
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("device.driver ==", "syntax error"),
+    ("device.attributes['gpu.nvidia.com'].bogus(1)", "undeclared function 'bogus'"),
+    ("gpu.productName == 'x'", "undeclared reference to 'gpu'"),
+    ("", "empty"),
+])
+def test_cel_compile_errors_are_clear(expression: str, message: str) -> None:
+    with pytest.raises(cel.CelError, match=message):
+        cel.compile_expression(expression)
+
+
+def test_cel_runtime_errors_and_non_bool_results_raise() -> None:
+    with pytest.raises(cel.CelError, match="no such member"):
+        cel.evaluate("device.attributes['gpu.nvidia.com'].pciDevice == 'x'", H100)
+    with pytest.raises(cel.CelError, match="must return a bool"):
+        cel.evaluate("device.driver", H100)
+
+
+def test_cel_macros_bind_their_variable() -> None:
+    cel.compile_expression("[1, 2].all(x, x > 0) && device.driver != ''")
+    assert cel.evaluate("['a', 'gpu.nvidia.com'].exists(d, d == device.driver)", H100)
+
+
+def test_quantities_and_versions_compare_by_value() -> None:
+    assert cel.Quantity("1Gi") == cel.Quantity("1024Mi")
+    assert cel.Quantity("1.5k") == cel.Quantity("1500")
+    assert cel.Quantity("500m") < cel.Quantity("1")
+    assert cel.Semver("1.10.0") > cel.Semver("1.9.9")
+    with pytest.raises(ValueError):
+        cel.Quantity("80 GiB")
+    with pytest.raises(ValueError):
+        cel.Semver("9.0")
+
+
+# --- the simulated inventory ------------------------------------------------------------------
+
+def _by_root(itype: str) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for device in devices.inventory(itype):
+        root = device.attribute(devices.PCIE_ROOT)
+        if device.driver == "dra.net" and device.name == "eth0":
+            continue
+        out.setdefault(root[1], {}).setdefault(device.driver, 0)
+        out[root[1]][device.driver] += 1
+    return out
+
+
+@pytest.mark.parametrize(("itype", "roots", "gpus", "efas"), [
+    ("p5.48xlarge", 8, 1, 4),     # Karpenter dra.md: each GPU shares a PCIe root with four EFAs
+    ("p5e.48xlarge", 8, 1, 4),
+    ("p5en.48xlarge", 8, 1, 2),
+    ("p4d.24xlarge", 4, 2, 1),    # 8 GPUs, 4 EFAs: two GPUs per EFA
+    ("g6e.48xlarge", 4, 2, 1),
+    ("p6-b200.48xlarge", 8, 1, 1),
+])
+def test_gpu_efa_topology(itype: str, roots: int, gpus: int, efas: int) -> None:
+    layout = _by_root(itype)
+    assert len(layout) == roots
+    assert all(v == {"gpu.nvidia.com": gpus, "dra.net": efas} for v in layout.values())
+
+
+def test_gpus_publish_what_the_nvidia_driver_publishes() -> None:
+    gpu = devices.inventory("p5.48xlarge", ("nvidia",))[0]
+    view = gpu.cel()
+    assert view["attributes"]["gpu.nvidia.com"]["productName"] == "NVIDIA H100 80GB HBM3"
+    assert view["attributes"]["gpu.nvidia.com"]["type"] == "gpu"
+    assert view["capacity"]["gpu.nvidia.com"]["memory"] == "81152Mi"
+    assert view["attributes"]["resource.kubernetes.io"]["pcieRoot"].startswith("pci0000:")
+    assert devices.inventory("g6e.48xlarge", ("nvidia",))[0].capacity["memory"] == "45776Mi"
+
+
+def test_efa_devices_are_what_dranet_publishes() -> None:
+    efa = [d for d in devices.inventory("p5.48xlarge", ("efa",)) if d.name != "eth0"]
+    assert len(efa) == 32
+    assert all(cel.evaluate(EFA_CEL, d.cel()) for d in efa)
+    ena = [d for d in devices.inventory("p5.48xlarge", ("efa",)) if d.name == "eth0"]
+    assert not cel.evaluate(EFA_CEL, ena[0].cel())  # the primary ENA is published but not an EFA
+
+
+def test_neuron_device_groups() -> None:
+    trn1 = devices.inventory("trn1.32xlarge")
+    neurons = [d for d in trn1 if d.driver == "neuron.aws.com"]
+    efas = [d for d in trn1 if d.driver == "dra.net" and d.name != "eth0"]
+    assert [d.attribute(devices.device_group(4))[1] for d in neurons] == [i // 4 for i in range(16)]
+    assert [d.attribute(devices.device_group(4))[1] for d in efas] == [i // 2 for i in range(8)]
+    assert all(d.attribute(devices.device_group(1)) is None for d in efas)  # an EFA per two devices
+    trn2 = [d for d in devices.inventory("trn2.48xlarge") if d.driver == "dra.net" and d.name != "eth0"]
+    assert [d.attribute(devices.device_group(1))[1] for d in trn2] == list(range(16))
+
+
+def test_only_the_requested_families_are_published() -> None:
+    assert {d.driver for d in devices.inventory("p5.48xlarge", ("nvidia",))} == {"gpu.nvidia.com"}
+    assert {d.driver for d in devices.inventory("trn2.48xlarge", ("neuron",))} == {"neuron.aws.com"}
+
+
+# --- fit tables -------------------------------------------------------------------------------
+
+FIT_TABLE = [
+    # instance type, claim, claims per node (0 = does not fit), cause when it does not
+    ("p5.48xlarge", claims.gpu_claim("c", 8), 1, ""),
+    ("p5.48xlarge", claims.gpu_claim("c", 1, model="H100"), 8, ""),
+    ("p5.48xlarge", claims.gpu_claim("c", 9), 0, "too-few"),
+    ("p5.48xlarge", claims.gpu_claim("c", 1, min_memory_gib=80), 0, "no-devices"),  # NVML: 81152Mi < 80Gi
+    ("p5.48xlarge", claims.gpu_claim("c", 1, min_memory_gib=79), 8, ""),
+    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 4), 8, ""),
+    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32), 1, ""),
+    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 5), 0, "topology"),   # 32 EFAs, 4 per root
+    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"), 0, "topology"),
+    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 8, ""),
+    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 4), 0, "topology"),  # 16 EFAs, 2 per root
+    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32), 0, "too-few"),
+    ("p5en.48xlarge", claims.gpu_claim("c", 1, model="H200", min_memory_gib=140), 8, ""),
+    ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 8, 4), 1, ""),          # 4 × (2 GPUs + 1 EFA)
+    ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),
+    ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 8, 8), 0, "too-few"),   # each GPU with its own EFA
+    ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),  # 4 EFAs but 1 per root
+    ("p4d.24xlarge", claims.gpu_claim("c", 1, model="H100"), 0, "no-devices"),
+    ("g6e.48xlarge", claims.gpu_claim("c", 2, model="L40S"), 4, ""),
+    ("g6e.48xlarge", claims.gpu_claim("c", 1, model="H100"), 0, "no-devices"),  # an H100 selector on L40S
+    ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),
+    ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),
+    ("g6e.48xlarge", claims.efa_claim("c", "all"), 1, ""),
+    ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 2), 4, ""),
+    ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 0, "topology"),  # 8 EFAs, 2 per group of 4
+    ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 16, 8), 1, ""),
+    ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", "all", "all"), 1, ""),
+    ("trn1.32xlarge", claims.neuron_claim("c", 4, connected=True), 4, ""),
+    ("trn1.32xlarge", claims.neuron_claim("c", 17), 0, "too-few"),
+    ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 4, ""),
+    ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 1, 1), 16, ""),
+    ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 8, 9), 0, "topology"),
+    ("trn2.48xlarge", claims.neuron_claim("c", 1, instance_type="trn2.48xlarge", logical_neuron_core=2), 16, ""),
+    ("trn2.48xlarge", claims.neuron_claim("c", 1, instance_type="trn1.32xlarge"), 0, "no-devices"),
+    ("trn2.48xlarge", claims.gpu_claim("c", 1), 0, "no-devices"),
+]
+
+
+@pytest.mark.parametrize(("itype", "built", "per_node", "cause"), FIT_TABLE,
+                         ids=[f"{t}-{i}" for i, (t, *_) in enumerate(FIT_TABLE)])
+def test_fit_table(itype: str, built: claims.BuiltClaim, per_node: int, cause: str) -> None:
+    result = node_fit(itype, built)
+    assert result.per_node == per_node, result.reason
+    assert result.cause == cause
+    assert bool(result.reason) == (per_node == 0)
+
+
+def test_topology_reason_describes_the_node() -> None:
+    result = node_fit("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 1, 2))
+    assert "resource.kubernetes.io/pcieRoot" in result.reason
+    assert "4 × (2 gpu.nvidia.com + 1 efa.networking.k8s.aws) per pcieRoot" in result.reason
+    trn1 = node_fit("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 4))
+    assert "4 × (4 neuron.aws.com + 2 efa.networking.k8s.aws) per devicegroup4_id" in trn1.reason
+
+
+def test_selector_reason_names_what_the_node_has() -> None:
+    result = node_fit("g6e.48xlarge", claims.gpu_claim("c", 1, model="H100"))
+    assert "8 × NVIDIA L40S (memory 45776Mi)" in result.reason
+
+
+def test_all_mode_reason_says_every_device_is_taken() -> None:
+    result = node_fit("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"))
+    assert "take all 32" in result.reason
+
+
+def test_first_available_takes_the_first_alternative_that_fits() -> None:
+    request = claims.first_available("gpu", [
+        claims.exact("h100", "gpu.nvidia.com", 1, claims.gpu_selectors("H100")),
+        claims.exact("l40s", "gpu.nvidia.com", 2, claims.gpu_selectors("L40S")),
+    ])
+    built = claims.build("c", [request])
+    outcome = fit.allocate(built.devices, CLASSES, devices.inventory("g6e.48xlarge"))
+    assert outcome.ok and outcome.devices[0][0] == "gpu/l40s" and len(outcome.devices[0][1]) == 2
+    outcome = fit.allocate(built.devices, CLASSES, devices.inventory("p5.48xlarge"))
+    assert outcome.ok and outcome.devices[0][0] == "gpu/h100"
+    assert node_fit("g6e.48xlarge", built).per_node == 4
+
+
+def test_first_available_constraint_by_request_or_subrequest_name() -> None:
+    request = claims.first_available("gpu", [claims.exact("two", "gpu.nvidia.com", 2)])
+    for name in ("gpu", "gpu/two"):
+        built = claims.build("c", [request, claims.exact("efa", "efa.networking.k8s.aws", 1)],
+                             [claims.match(devices.PCIE_ROOT, [name, "efa"])])
+        assert node_fit("p4d.24xlarge", built).per_node == 4
+        assert node_fit("p5.48xlarge", built).cause == "topology"
+
+
+def test_distinct_attribute() -> None:
+    spread = claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", 4)],
+                          [{"requests": [], "distinctAttribute": devices.PCIE_ROOT}])
+    assert node_fit("p4d.24xlarge", spread).per_node == 2
+    assert node_fit("p4d.24xlarge", claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", 5)], [
+        {"requests": [], "distinctAttribute": devices.PCIE_ROOT}])).cause == "topology"
+
+
+def test_match_attribute_skips_devices_lacking_it() -> None:
+    built = claims.build("c", [claims.exact("efa", "efa.networking.k8s.aws", 1)],
+                         [claims.match(devices.device_group(1))])
+    assert node_fit("trn1.32xlarge", built).cause == "topology"
+    assert node_fit("trn2.48xlarge", built).per_node == 16
+
+
+def test_missing_device_class_and_selector_errors() -> None:
+    missing = claims.build("c", [claims.exact("x", "fpga.example.com", 1)])
+    assert node_fit("p5.48xlarge", missing).cause == "class-missing"
+    broken = claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", 1,
+                                             ["device.attributes['gpu.nvidia.com'].nonexistent == 1"])])
+    result = node_fit("p5.48xlarge", broken)
+    assert result.cause == "cel-error" and "nonexistent" in result.reason
+
+
+def test_mig_devices_on_a_mig_pool() -> None:
+    mig = claims.mig_claim("c", "1g.5gb")
+    assert node_fit("p4d.24xlarge", mig, mig_profile="1g.5gb").per_node == 56  # 7 per A100, 8 GPUs
+    assert node_fit("p4d.24xlarge", claims.mig_claim("c", "1g.5gb", 7), mig_profile="1g.5gb").per_node == 8
+    assert node_fit("p4d.24xlarge", claims.mig_claim("c", "1g.5gb", 8),
+                    mig_profile="1g.5gb").cause == "topology"  # 8 slices are never on one parent GPU
+    assert node_fit("p4d.24xlarge", mig).cause == "no-devices"  # no MIG without a MIG profile
+    assert node_fit("p4d.24xlarge", claims.mig_claim("c", "2g.10gb"), mig_profile="1g.5gb").cause == "no-devices"
+
+
+def test_consumable_shares_let_several_claims_share_a_gpu() -> None:
+    built = claims.gpu_claim("c", 1)
+    assert node_fit("g6e.xlarge", built).per_node == 1
+    assert node_fit("g6e.xlarge", built, gpu_shares=4).per_node == 4
+
+
+def test_shared_claim_is_allocated_once() -> None:
+    result = node_fit("p5.48xlarge", claims.time_sliced_gpu_claim("c"))
+    assert result.per_node == 1
+    assert fit.describe([result], shared=True) == "fits on: p5.48xlarge (x1 shared by its Pods)"
+
+
+def test_compute_domain_channel() -> None:
+    built = claims.compute_domain_channel("cd")
+    assert node_fit("p5.48xlarge", built, compute_domains=True).per_node == 1
+    assert node_fit("p5.48xlarge", built).cause == "no-devices"
+
+
+def test_describe() -> None:
+    good = fit.NodeFit("p5.48xlarge", 1)
+    bad = fit.NodeFit("p4d.24xlarge", 0, "too few", "too-few")
+    assert fit.describe([good]) == "fits on: p5.48xlarge (x1 per node)"
+    assert fit.describe([good, bad]) == "fits on: p5.48xlarge (x1 per node); not on: p4d.24xlarge (too few)"
+    assert fit.describe([bad]) == "does not fit: too few"
+
+
+def test_a_static_interface_layout_limits_the_efas() -> None:
+    aligned = claims.gpu_efa_aligned_claim("c", 1, 4)
+    assert node_fit("p5.48xlarge", aligned, efa_interfaces=8).per_node == 2  # cards 0-7: two PCIe roots
+    assert node_fit("p5.48xlarge", aligned, efa_interfaces=32).per_node == 8
+
+
+def test_a_search_that_runs_out_of_budget_is_undetermined(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fit, "SEARCH_BUDGET", 5)
+    result = node_fit("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 5))
+    assert result.cause == "undetermined" and "gave up" in result.reason
