@@ -16,7 +16,8 @@ from components.rules import RULES
 from components.spec import parse
 
 ROOT = Path(__file__).resolve().parents[1]
-CLAIM_RULES = ("efa-not-shareable", "extended-resource-not-dra", "claim-device-class-missing", "claim-unsatisfiable")
+CLAIM_RULES = ("efa-not-shareable", "extended-resource-not-dra", "claim-device-class-missing", "claim-unsatisfiable",
+               "karpenter-claim-selector-attributes")
 
 MNG = {
     "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "managed-node-groups"},
@@ -188,3 +189,25 @@ def test_claim_unsatisfiable_is_quiet_when_the_search_is_undetermined(monkeypatc
     assert findings(MNG, {"x": entry}, "claim-unsatisfiable") == []
     monkeypatch.undo()
     assert len(findings(MNG, {"x": entry}, "claim-unsatisfiable")) == 1
+
+
+# --- karpenter-claim-selector-attributes --------------------------------------------------------
+
+PCIE_SELECTOR = {"pools": ["gpu-dra"], "requests": [{"name": "gpu", "exactly": {
+    "deviceClassName": "gpu.nvidia.com",
+    "selectors": [{"cel": {"expression": "device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:00'"}}]}}]}
+
+
+def test_selector_on_post_launch_attributes_fires_for_dynamic_karpenter_pools() -> None:
+    [found] = findings(KARPENTER, {"x": PCIE_SELECTOR}, "karpenter-claim-selector-attributes")
+    assert found.severity == "error" and found.path == "claims.x"
+    assert "resource.kubernetes.io/pcieRoot" in found.message
+
+
+@pytest.mark.parametrize(("base", "claim"), [
+    (KARPENTER, {"pools": ["gpu-dra"], "gpus": {"count": 1, "model": "H100"}}),  # productName: known pre-launch
+    (KARPENTER, {"pools": ["gpu-dra"], "gpus": {"count": 8}, "efa": {"count": 32}, "alignWith": "gpu"}),  # matchAttribute
+    (MNG, {**PCIE_SELECTOR, "pools": ["p5"]}),  # no Karpenter
+])
+def test_selector_attributes_quiet_otherwise(base: dict, claim: dict) -> None:
+    assert not findings(base, {"x": claim}, "karpenter-claim-selector-attributes")

@@ -6,7 +6,9 @@ They read `plan.claims` — each claim's object, families and fit per pool, comp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from typing import Any
 
 from ..fit import ClaimPlan
 from ..plan import Plan
@@ -79,3 +81,45 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Finding]:
                           f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}",
                           "change the claim (counts, selectors, alignment) or target a pool whose instance types "
                           "can satisfy it; `eks-devices preview` shows what each instance type offers")
+
+
+# Attributes Karpenter 1.15 knows before a node exists (FACTS §3.2); others only in matchAttribute.
+KARPENTER_SELECTABLE = {
+    "gpu.nvidia.com": {"productName", "architecture", "brand", "cudaComputeCapability", "type"},
+    "dra.net": {"pciDevice", "pciVendor", "pciSubsystem", "rdma", "numaNode"},
+}
+_ATTRIBUTE = re.compile(r"""attributes\s*\[\s*['"]([^'"]+)['"]\s*\]\s*\.\s*(\w+)""")
+
+
+def _expressions(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "expression" and isinstance(value, str):
+                yield value
+            else:
+                yield from _expressions(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _expressions(item)
+
+
+@rule("karpenter-claim-selector-attributes", "claims on dynamic Karpenter pools select only pre-launch attributes")
+def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Finding]:
+    if plan.mode != "karpenter":
+        return
+    for claim in _claims(plan):
+        if claim.built is None:
+            continue
+        dynamic = [p for p in claim.config.pools if p in plan.pools and plan.pools[p].provisioning == "dynamic"]
+        if not dynamic:
+            continue
+        unknown = sorted({f"{domain}/{name}" for expression in _expressions(claim.built.manifest)
+                          for domain, name in _ATTRIBUTE.findall(expression)
+                          if name not in KARPENTER_SELECTABLE.get(domain, set())})
+        if unknown:
+            yield Finding("karpenter-claim-selector-attributes", "error", _at(claim),
+                          f"selectors read {', '.join(unknown)}, which Karpenter cannot know before launching a "
+                          f"node for dynamic pool(s) {', '.join(dynamic)}: the Pod never gets a node",
+                          "select on productName, architecture, brand, cudaComputeCapability or type (GPUs) and "
+                          "pciDevice, pciVendor, pciSubsystem, rdma or numaNode (EFA); use pcieRoot and driver "
+                          "versions only in matchAttribute constraints, or target a static pool")
