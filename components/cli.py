@@ -18,7 +18,8 @@ from rich.table import Table
 
 from . import catalog, report, stack_file
 from . import plan as planning
-from .preview import print_tree, resources_data, run_program
+from . import render as rendering
+from .preview import ProgramRun, print_tree, resources_data, run_program
 from .rules import RULES
 from .spec import ConfigError
 
@@ -60,6 +61,20 @@ def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoRe
     raise typer.Exit(code)
 
 
+def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> ProgramRun:
+    """Run the project's program for a stack under the mock engine, with progress on stderr."""
+    started = time.monotonic()
+    err.print(f"running the Pulumi program for stack {stack} under the mock engine…", highlight=False)
+    config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")
+    try:
+        run = run_program(stack_file.find_project(project_dir), stack, config)
+    except FileNotFoundError as exc:
+        _fail(2, str(exc), as_json, {})
+    err.print(f"program finished in {time.monotonic() - started:.1f}s: "
+              f"{len(run.recording.resources)} resources", highlight=False)
+    return run
+
+
 @app.command()
 def preview(
     stack: Annotated[str, typer.Argument(help="Stack name: reads stacks/Pulumi.<STACK>.yaml.")] = "dev",
@@ -70,15 +85,7 @@ def preview(
     `pulumi up` would build: the resource tree, the device plan (per pool and family the manager,
     why, and the release serving it) and the findings. Needs no AWS account and no Pulumi CLI."""
     plan = load_plan(stack, project_dir, as_json)
-    started = time.monotonic()
-    err.print(f"running the Pulumi program for stack {stack} under the mock engine…", highlight=False)
-    config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")
-    try:
-        run = run_program(stack_file.find_project(project_dir), stack, config)
-    except FileNotFoundError as exc:
-        _fail(2, str(exc), as_json, {})
-    err.print(f"program finished in {time.monotonic() - started:.1f}s: "
-              f"{len(run.recording.resources)} resources", highlight=False)
+    run = _run_offline(stack, project_dir, as_json)
     if as_json:
         _emit({"stack": stack, "resources": resources_data(run.recording),
                "resourceCounts": run.recording.counts(), **report.plan_data(plan)})
@@ -88,6 +95,49 @@ def preview(
         if run.rejected:
             out.print("Nothing would be deployed: the program refuses stacks with error findings.")
     raise typer.Exit(1 if plan.errors else 0)
+
+
+@app.command()
+def render(
+    stack: Annotated[str, typer.Argument(help="Stack name: reads stacks/Pulumi.<STACK>.yaml.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the manifests into.")],
+    as_json: JsonFlag = False,
+    project_dir: ProjectDir = None,
+) -> None:
+    """Write every Kubernetes object the program would apply (DeviceClasses, NodePools, NodeClasses,
+    claims, namespaces) and each Helm release's values as YAML, one folder per kind, for GitOps and
+    review. Every object is validated first; nothing is written unless all of them pass."""
+    plan = load_plan(stack, project_dir, as_json)
+    if plan.errors:
+        if as_json:
+            _emit({"stack": stack, "written": [], "findings": [f.as_dict() for f in plan.findings]})
+        else:
+            report.print_findings(out, list(plan.findings))
+            out.print("Nothing rendered: the program refuses stacks with error findings.")
+        raise typer.Exit(1)
+    items = rendering.objects(_run_offline(stack, project_dir, as_json).recording)
+    version = rendering.schema_version(plan.spec.cluster.kubernetes)
+    invalid = {item.path: found for item in items if (found := rendering.problems(item, version))}
+    if invalid:
+        lines = [f"{path}: {problem}" for path, found in invalid.items() for problem in found]
+        _fail(1, f"{len(lines)} schema problem(s) (Kubernetes {version}), nothing written\n" + "\n".join(lines),
+              as_json, {"problems": lines})
+    written = rendering.write(items, out_dir)
+    if as_json:
+        _emit({"stack": stack, "kubernetesSchema": version,
+               "written": [str(p.relative_to(out_dir)) for p in written]})
+        return
+    counts: dict[str, int] = {}
+    for item in items:
+        folder = item.path.split("/", 1)[0]
+        counts[folder] = counts.get(folder, 0) + 1
+    out.print(f"{len(written)} files written to {out_dir}, validated against Kubernetes {version}")
+    table = Table()
+    table.add_column("folder")
+    table.add_column("files", justify="right")
+    for folder, count in sorted(counts.items()):
+        table.add_row(folder, str(count))
+    out.print(table)
 
 
 @app.command()

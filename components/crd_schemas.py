@@ -160,7 +160,17 @@ AUTO_MODE_NODE_CLASS = _object("eks.amazonaws.com/v1", "NodeClass", metadata=_me
             "associatePublicIPAddress": {"type": "boolean"}, "networkInterfaces": _NETWORK_INTERFACES}},
         "tags": _TAGS}})
 
+# NVIDIA ComputeDomain (resource.nvidia.com/v1beta1, FACTS §2.1): the channel's claim template is required.
+COMPUTE_DOMAIN = _object("resource.nvidia.com/v1beta1", "ComputeDomain", {
+    "type": "object", "required": ["channel"], "properties": {
+        "numNodes": {"type": "integer", "minimum": 0},
+        "channel": {"type": "object", "required": ["resourceClaimTemplate"], "properties": {
+            "resourceClaimTemplate": {"type": "object", "required": ["name"],
+                                      "properties": {"name": _string(DNS_SUBDOMAIN)}},
+            "allocationMode": {"enum": ["Single", "All"]}}}}}, _metadata())
+
 SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
+    ("resource.nvidia.com/v1beta1", "ComputeDomain"): COMPUTE_DOMAIN,
     ("karpenter.sh/v1", "NodePool"): NODE_POOL,
     ("karpenter.k8s.aws/v1", "EC2NodeClass"): EC2_NODE_CLASS,
     ("eks.amazonaws.com/v1", "NodeClass"): AUTO_MODE_NODE_CLASS,

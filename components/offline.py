@@ -169,6 +169,8 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the wire carries every number as a double; manifests want integers back
     if isinstance(value, str | int | float | bool) or value is None:
         return value
     return str(value)
