@@ -117,7 +117,7 @@ class Cluster(pulumi.ComponentResource):
             return pulumi.Output.from_input(self._spec.kms_key_arn)
         key = aws.kms.Key(f"{self._base}-secrets", description=f"EKS secrets encryption for {self._spec.name}",
                           enable_key_rotation=True, deletion_window_in_days=30, tags=self._tags, opts=self._child)
-        aws.kms.Alias(f"{self._base}-secrets", name=f"alias/eks/{self._spec.name}", target_key_id=key.key_id,
+        aws.kms.Alias(f"{self._base}-secrets-alias", name=f"alias/eks/{self._spec.name}", target_key_id=key.key_id,
                       opts=self._child)
         return key.arn
 
@@ -142,10 +142,10 @@ class Cluster(pulumi.ComponentResource):
         """The role custom NodeClasses name; EKS creates access only for the built-in pools' role, so
         this one gets an EC2 access entry with AmazonEKSAutoNodePolicy (FACTS §4.1)."""
         role = self._node_role("nodeclass", iam.AUTO_MODE_NODE_POLICIES, "Auto Mode custom NodeClass nodes")
-        entry = aws.eks.AccessEntry(f"{self._base}-nodeclass", cluster_name=self.name, principal_arn=role.role.arn,
-                                    type="EC2", tags=self._tags, opts=self._child)
+        entry = aws.eks.AccessEntry(f"{self._base}-nodeclass-access", cluster_name=self.name,
+                                    principal_arn=role.role.arn, type="EC2", tags=self._tags, opts=self._child)
         association = aws.eks.AccessPolicyAssociation(
-            f"{self._base}-nodeclass", cluster_name=self.name, principal_arn=role.role.arn,
+            f"{self._base}-nodeclass-auto-node-policy", cluster_name=self.name, principal_arn=role.role.arn,
             policy_arn=iam.access_policy_arn(iam.partition(self._region), iam.AUTO_NODE_ACCESS_POLICY),
             access_scope={"type": "cluster"}, opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]))
         self._expose_node_role(role.role)
@@ -162,7 +162,7 @@ class Cluster(pulumi.ComponentResource):
         and CoreDNS once it has somewhere to run."""
         name, system = self._base, self._spec.system_node_group
         template = aws.ec2.LaunchTemplate(
-            f"{name}-system", description=f"System nodes of {self._spec.name}", update_default_version=True,
+            f"{name}-system-template", description=f"System nodes of {self._spec.name}", update_default_version=True,
             metadata_options={"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 1},
             block_device_mappings=[{"device_name": "/dev/xvda",
                                     "ebs": {"volume_size": 50, "volume_type": "gp3", "encrypted": "true"}}],

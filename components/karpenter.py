@@ -71,27 +71,27 @@ class Karpenter(pulumi.ComponentResource):
         nodes = iam.service_role(f"{name}-node", "ec2.amazonaws.com", iam.NODE_POLICIES, region=region,
                                  description=f"Nodes Karpenter launches for {spec_cluster_name}", tags=tags, opts=child)
         self.node_role = nodes.role
-        node_access = aws.eks.AccessEntry(f"{name}-node", cluster_name=cluster_name, principal_arn=nodes.role.arn,
-                                          type="EC2_LINUX", tags=tags, opts=child)
+        node_access = aws.eks.AccessEntry(f"{name}-node-access", cluster_name=cluster_name,
+                                          principal_arn=nodes.role.arn, type="EC2_LINUX", tags=tags, opts=child)
         # SQS queue names stop at 80 characters; longer cluster names get a generated name.
         self.queue = aws.sqs.Queue(f"{name}-interruption",
                                    name=spec_cluster_name if len(spec_cluster_name) <= 80 else None,
                                    message_retention_seconds=300, sqs_managed_sse_enabled=True, tags=tags, opts=child)
-        aws.sqs.QueuePolicy(f"{name}-interruption", queue_url=self.queue.url,
+        aws.sqs.QueuePolicy(f"{name}-interruption-policy", queue_url=self.queue.url,
                             policy=self.queue.arn.apply(lambda arn: json.dumps(queue_policy(arn))), opts=child)
         for short, source, detail in INTERRUPTION_EVENTS:
             rule = aws.cloudwatch.EventRule(f"{name}-{short}", description=f"Karpenter interruption: {detail}",
                                             event_pattern=json.dumps({"source": [source], "detail-type": [detail]}),
                                             tags=tags, opts=child)
-            aws.cloudwatch.EventTarget(f"{name}-{short}", rule=rule.name, arn=self.queue.arn,
+            aws.cloudwatch.EventTarget(f"{name}-{short}-target", rule=rule.name, arn=self.queue.arn,
                                        target_id="KarpenterInterruptionQueueTarget", opts=child)
         controller = self._controller_role(name, cluster_name, region, nodes.role, tags, child)
         self.controller_role = controller.role
         agent = aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=cluster_name,
                               addon_name="eks-pod-identity-agent", tags=tags, opts=child)
         association = aws.eks.PodIdentityAssociation(
-            f"{name}-controller", cluster_name=cluster_name, namespace=NAMESPACE, service_account=SERVICE_ACCOUNT,
-            role_arn=controller.role.arn, tags=tags,
+            f"{name}-controller-identity", cluster_name=cluster_name, namespace=NAMESPACE,
+            service_account=SERVICE_ACCOUNT, role_arn=controller.role.arn, tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=controller.ready))
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=k8s_provider)
         self.crd_release = self._release(f"{name}-crd-release", "karpenter-crd", plan.version, None, k8s_opts)
@@ -117,7 +117,7 @@ class Karpenter(pulumi.ComponentResource):
             policy = aws.iam.Policy(f"{name}-{short}", description=f"Karpenter controller: {short}",
                                     policy=documents.apply(lambda docs, short=short: json.dumps(docs[short])),
                                     tags=tags, opts=child)
-            attachments.append(aws.iam.RolePolicyAttachment(f"{name}-{short}", role=role.name,
+            attachments.append(aws.iam.RolePolicyAttachment(f"{name}-{short}-attachment", role=role.name,
                                                             policy_arn=policy.arn, opts=child))
         return iam.ServiceRole(role, attachments)
 

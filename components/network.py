@@ -25,11 +25,11 @@ SMALLEST_SUBNET = 28  # AWS refuses subnets smaller than /28
 def subnet_layout(cidr: str, zones: int) -> list[tuple[str, str]]:
     """(private, public) CIDR per zone. The VPC is cut in eight: private subnets take one eighth
     each (up to six zones, room for pods); the last quarter is shared out among the public
-    subnets, which only hold NAT gateways and load balancers."""
+    subnets, which only hold NAT gateways and load balancers (a sixteenth of the VPC at most)."""
     vpc = ipaddress.ip_network(cidr)
     private = list(vpc.subnets(new_prefix=vpc.prefixlen + 3))[:zones]
     public_range = list(vpc.subnets(new_prefix=vpc.prefixlen + 2))[3]
-    public_prefix = public_range.prefixlen + max(0, math.ceil(math.log2(zones)))
+    public_prefix = max(public_range.prefixlen + math.ceil(math.log2(zones)), vpc.prefixlen + 4)
     if zones > 6 or public_prefix > SMALLEST_SUBNET:
         raise ValueError(f"network.cidr {cidr} is too small for {zones} zones of public and private subnets "
                          f"(use a larger block, e.g. a /{vpc.prefixlen - 1}, or fewer zones)")
@@ -94,7 +94,7 @@ class Network(pulumi.ComponentResource):
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=network.cidr, enable_dns_hostnames=True,
                           enable_dns_support=True, tags=self._tagged(f"{name}-vpc"), opts=child)
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=self._tagged(f"{name}-igw"), opts=child)
-        public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id, tags=self._tagged(f"{name}-public"),
+        public_rt = aws.ec2.RouteTable(f"{name}-public-rt", vpc_id=vpc.id, tags=self._tagged(f"{name}-public"),
                                        opts=child)
         aws.ec2.Route(f"{name}-public-default", route_table_id=public_rt.id, destination_cidr_block="0.0.0.0/0",
                       gateway_id=igw.id, opts=child)
@@ -104,7 +104,7 @@ class Network(pulumi.ComponentResource):
             pub = aws.ec2.Subnet(f"{name}-public-{i}", vpc_id=vpc.id, cidr_block=public_cidr, availability_zone=zone,
                                  map_public_ip_on_launch=True,
                                  tags=self._tagged(f"{name}-public-{i}", **{PUBLIC_ELB_TAG: "1"}), opts=child)
-            aws.ec2.RouteTableAssociation(f"{name}-public-{i}", subnet_id=pub.id, route_table_id=public_rt.id,
+            aws.ec2.RouteTableAssociation(f"{name}-public-{i}-rta", subnet_id=pub.id, route_table_id=public_rt.id,
                                           opts=child)
             priv = aws.ec2.Subnet(f"{name}-private-{i}", vpc_id=vpc.id, cidr_block=private_cidr,
                                   availability_zone=zone, map_public_ip_on_launch=False,
@@ -115,13 +115,13 @@ class Network(pulumi.ComponentResource):
             private.append(priv)
         nats = self._nat_gateways(network, public, igw)
         for i, subnet in enumerate(private):
-            rt = aws.ec2.RouteTable(f"{name}-private-{i}", vpc_id=vpc.id, tags=self._tagged(f"{name}-private-{i}"),
+            rt = aws.ec2.RouteTable(f"{name}-private-{i}-rt", vpc_id=vpc.id, tags=self._tagged(f"{name}-private-{i}"),
                                     opts=child)
             if nats:
                 aws.ec2.Route(f"{name}-private-{i}-default", route_table_id=rt.id,
                               destination_cidr_block="0.0.0.0/0", nat_gateway_id=nats[min(i, len(nats) - 1)].id,
                               opts=child)
-            aws.ec2.RouteTableAssociation(f"{name}-private-{i}", subnet_id=subnet.id, route_table_id=rt.id,
+            aws.ec2.RouteTableAssociation(f"{name}-private-{i}-rta", subnet_id=subnet.id, route_table_id=rt.id,
                                           opts=child)
         self.vpc_id = vpc.id
         self.availability_zones = zones
@@ -136,7 +136,7 @@ class Network(pulumi.ComponentResource):
         count = {"one-per-az": len(public), "single": 1, "none": 0}[network.nat_gateways]
         nats = []
         for i in range(count):
-            eip = aws.ec2.Eip(f"{self._name}-nat-{i}", domain="vpc", tags=self._tagged(f"{self._name}-nat-{i}"),
+            eip = aws.ec2.Eip(f"{self._name}-nat-{i}-eip", domain="vpc", tags=self._tagged(f"{self._name}-nat-{i}"),
                               opts=self._child)
             nats.append(aws.ec2.NatGateway(
                 f"{self._name}-nat-{i}", allocation_id=eip.id, subnet_id=public[i].id,
