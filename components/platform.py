@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
-from .cluster import Cluster
+from .cluster import Cluster, endpoint_args
 from .network import Network
 from .plan import Plan
 
@@ -20,6 +20,7 @@ class Platform(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         spec = plan.spec
         self.plan = plan
+        endpoint_args(spec.cluster.endpoint)  # an unreachable API server is refused before anything is created
         self.network = Network(name, spec.network, cluster_name=spec.cluster.name, tags=spec.cluster.tags, opts=child)
         self.cluster = Cluster(name, plan, self.network, opts=child)
         self.register_outputs({"clusterName": self.cluster.name, "vpcId": self.network.vpc_id})

@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import offline
+from components import iam, offline
 from components import plan as planning
 from components.karpenter import INTERRUPTION_EVENTS, controller_values
 from components.network import DISCOVERY_TAG
@@ -187,9 +187,13 @@ def test_kubernetes_provider_uses_the_cluster_kubeconfig(auto: offline.Recording
     assert json.loads(provider.inputs["kubeconfig"])["clusters"][0]["cluster"]["server"].startswith(f"https://{NAME}.")
 
 
-def test_no_endpoint_at_all_is_refused() -> None:
-    with pytest.raises(pulumi.RunError, match=r"cluster\.endpoint"):
-        run(config("auto-mode", endpoint={"privateAccess": False}))
+def test_no_endpoint_at_all_is_refused_before_any_cloud_resource() -> None:
+    def program() -> None:
+        with pytest.raises(pulumi.RunError, match=r"cluster\.endpoint"):
+            runpy.run_path(MAIN)
+
+    rec = offline.run(program, config("auto-mode", endpoint={"privateAccess": False}), stack="test")
+    assert [r.type for r in rec.resources] == ["eks-devices:index:Platform"]
 
 
 # --- karpenter ------------------------------------------------------------------------------------------------
@@ -322,6 +326,22 @@ def test_controller_policies_are_scoped_to_this_cluster_queue_and_node_role(karp
     delete = docs[f"{NAME}-karpenter-NodeLifecycle"]["Statement"][-1]
     assert delete["Action"] == ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"]
     assert delete["Condition"]["StringEquals"] == {f"aws:ResourceTag/kubernetes.io/cluster/{NAME}": "owned"}
+
+
+def test_every_controller_policy_document_is_well_formed() -> None:
+    docs = iam.karpenter_controller_policies("c", "eu-west-1", "111122223333", "arn:aws:iam::111122223333:role/n",
+                                             "arn:aws:sqs:eu-west-1:111122223333:c")
+    assert set(docs) == set(iam.KARPENTER_POLICY_NAMES)
+    sids = [s["Sid"] for doc in docs.values() for s in doc["Statement"]]
+    assert len(sids) == len(set(sids))
+    for doc in docs.values():
+        assert doc["Version"] == "2012-10-17" and doc["Statement"]
+        for statement in doc["Statement"]:
+            assert statement["Effect"] == "Allow" and statement["Action"] and statement["Resource"]
+            assert set(statement.get("Condition", {})) <= {"StringEquals", "StringLike", "StringEqualsIfExists",
+                                                           "ForAllValues:StringEquals"}
+    assert all("eu-west-1" in r for r in docs["NodeLifecycle"]["Statement"][0]["Resource"])
+    assert iam.partition("cn-north-1") == "aws-cn" and iam.partition("us-gov-west-1") == "aws-us-gov"
 
 
 def test_karpenter_node_role_has_its_access_entry(karpenter: offline.Recording) -> None:
