@@ -44,6 +44,7 @@ class Network(pulumi.ComponentResource):
     private_subnet_ids: pulumi.Output[list[str]]
     public_subnet_ids: pulumi.Output[list[str]]
     private_subnets_by_zone: pulumi.Output[dict[str, str]]
+    public_subnets_by_zone: pulumi.Output[dict[str, str]]
     efa_security_group_id: pulumi.Output[str]
     availability_zones: pulumi.Output[list[str]]
 
@@ -62,6 +63,7 @@ class Network(pulumi.ComponentResource):
         self.register_outputs({
             "vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids,
             "publicSubnetIds": self.public_subnet_ids, "privateSubnetsByZone": self.private_subnets_by_zone,
+            "publicSubnetsByZone": self.public_subnets_by_zone,
             "efaSecurityGroupId": self.efa_security_group_id, "availabilityZones": self.availability_zones,
         })
 
@@ -129,6 +131,8 @@ class Network(pulumi.ComponentResource):
         self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private])
         self.private_subnets_by_zone = pulumi.Output.all(zones, self.private_subnet_ids).apply(
             lambda args: dict(zip(args[0], args[1], strict=True)))
+        self.public_subnets_by_zone = pulumi.Output.all(zones, self.public_subnet_ids).apply(
+            lambda args: dict(zip(args[0], args[1], strict=True)))
 
     def _nat_gateways(self, network: specs.Network, public: list[aws.ec2.Subnet],
                       igw: aws.ec2.InternetGateway) -> list[aws.ec2.NatGateway]:
@@ -150,20 +154,25 @@ class Network(pulumi.ComponentResource):
         self.vpc_id = pulumi.Output.from_input(network.vpc_id)
         self.private_subnet_ids = pulumi.Output.from_input(list(network.private_subnet_ids))
         self.public_subnet_ids = pulumi.Output.from_input(list(network.public_subnet_ids))
-        zones = [aws.ec2.get_subnet_output(id=sid, opts=pulumi.InvokeOutputOptions(parent=self)).availability_zone
-                 for sid in network.private_subnet_ids]
         for i, sid in enumerate(network.private_subnet_ids):
             aws.ec2.Tag(f"{self._name}-private-{i}-discovery", resource_id=sid, key=DISCOVERY_TAG,
                         value=self._cluster_name, opts=self._child)
+        self.private_subnets_by_zone = self._by_zone(network.private_subnet_ids)
+        self.public_subnets_by_zone = self._by_zone(network.public_subnet_ids)
+        self.availability_zones = self.private_subnets_by_zone.apply(lambda found: sorted(found))
+
+    def _by_zone(self, subnet_ids: list[str]) -> pulumi.Output[dict[str, str]]:
+        """Brought subnets by the zone EC2 reports for them (the first subnet of a zone serves it)."""
+        zones = [aws.ec2.get_subnet_output(id=sid, opts=pulumi.InvokeOutputOptions(parent=self)).availability_zone
+                 for sid in subnet_ids]
 
         def by_zone(found: list[str]) -> dict[str, str]:
             out: dict[str, str] = {}
-            for zone, sid in zip(found, network.private_subnet_ids, strict=True):
-                out.setdefault(zone, sid)  # the first private subnet of a zone serves it
+            for zone, sid in zip(found, subnet_ids, strict=True):
+                out.setdefault(zone, sid)
             return out
 
-        self.private_subnets_by_zone = pulumi.Output.all(*zones).apply(by_zone)
-        self.availability_zones = self.private_subnets_by_zone.apply(lambda found: sorted(found))
+        return pulumi.Output.all(*zones).apply(by_zone)
 
     def _efa_security_group(self) -> pulumi.Output[str]:
         """All traffic to and from itself, both directions (FACTS §6: egress to 0.0.0.0/0 is not enough)."""

@@ -27,7 +27,7 @@ def _run(network: dict[str, Any]) -> offline.Recording:
     def program() -> None:
         net = Network("net", spec.network, cluster_name=CLUSTER, tags={"team": "ml"})
         for key in ("vpc_id", "private_subnet_ids", "public_subnet_ids", "private_subnets_by_zone",
-                    "efa_security_group_id", "availability_zones"):
+                    "public_subnets_by_zone", "efa_security_group_id", "availability_zones"):
             pulumi.export(key, getattr(net, key))
 
     return offline.run(program, {"aws:region": "us-west-2"}, stack="net")
@@ -141,6 +141,10 @@ def test_outputs_name_subnets_by_zone(per_zone: offline.Recording) -> None:
     by_zone = per_zone.exports["private_subnets_by_zone"]
     for subnet in _private_subnets(per_zone):
         assert by_zone[subnet.inputs["availabilityZone"]] == subnet.outputs["id"]
+    public_by_zone = per_zone.exports["public_subnets_by_zone"]
+    for subnet in _public_subnets(per_zone):
+        assert public_by_zone[subnet.inputs["availabilityZone"]] == subnet.outputs["id"]
+    assert sorted(public_by_zone) == sorted(by_zone)
     assert sorted(per_zone.exports["private_subnet_ids"]) == sorted(by_zone.values())
     assert per_zone.exports["vpc_id"] == per_zone.of_type("aws:ec2/vpc:Vpc")[0].outputs["id"]
 
@@ -181,6 +185,7 @@ def test_brought_subnets_are_mapped_to_the_zones_ec2_reports(brought: offline.Re
         expected.setdefault(mocks.subnet(sid)["availabilityZone"], sid)
     assert brought.exports["private_subnets_by_zone"] == expected
     assert brought.exports["availability_zones"] == sorted(expected)
+    assert brought.exports["public_subnets_by_zone"] == {mocks.subnet("subnet-q1")["availabilityZone"]: "subnet-q1"}
 
 
 @pytest.mark.parametrize("prefix", range(16, 25))
