@@ -1,9 +1,26 @@
-"""The Pulumi program: stack config → Spec → Plan → components → exports."""
+"""The Pulumi program: stack config → Spec → Plan → Platform → exports."""
 
 import pulumi
 
+from components.platform import Platform
 from components.program import plan_for_stack
 from components.report import plan_data
 
 plan = plan_for_stack()
+platform = Platform(plan.spec.cluster.name, plan)
+network, cluster = platform.network, platform.cluster
+
+pulumi.export("clusterName", cluster.name)
+pulumi.export("kubeconfig", pulumi.Output.secret(cluster.eks.kubeconfig_json))
+pulumi.export("vpcId", network.vpc_id)
+pulumi.export("privateSubnetIds", network.private_subnet_ids)
+pulumi.export("publicSubnetIds", network.public_subnet_ids)
+pulumi.export("privateSubnetsByZone", network.private_subnets_by_zone)
+pulumi.export("efaSecurityGroupId", network.efa_security_group_id)
+pulumi.export("nodeRoleName", cluster.node_role_name)
+pulumi.export("nodeRoleArn", cluster.node_role_arn)
+if cluster.karpenter is not None:
+    pulumi.export("interruptionQueueName", cluster.interruption_queue_name)
+    pulumi.export("karpenterControllerRoleArn", cluster.controller_role_arn)
+    pulumi.export("karpenterNodeRoleArn", cluster.node_role_arn)
 pulumi.export("devicePlan", plan_data(plan))

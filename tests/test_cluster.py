@@ -1,0 +1,408 @@
+"""The Cluster component in each mode, through the real program (`__main__.py`) under Pulumi's mock
+engine: the inputs pulumi-eks receives, the secure defaults, Auto Mode's roles and access, the
+system node group, and Karpenter's AWS side and Helm releases."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+
+from components import iam, offline
+from components import plan as planning
+from components.karpenter import INTERRUPTION_EVENTS, controller_values
+from components.network import DISCOVERY_TAG
+from components.spec import parse
+
+MAIN = str(Path(__file__).resolve().parent.parent / "__main__.py")
+NAME = "t"
+OFFICE = "203.0.113.0/24"
+GPU_POOL = {"instanceTypes": ["g6e.xlarge"]}
+
+
+def config(mode: str, pools: dict[str, Any] | None = None, **cluster: Any) -> dict[str, Any]:
+    helm_values = cluster.pop("helm_values", None)
+    out: dict[str, Any] = {
+        "aws:region": "us-west-2",
+        "eks-devices:cluster": {"name": NAME, "version": "1.36", "mode": mode, **cluster},
+        "eks-devices:nodePools": pools if pools is not None else {"gpu": GPU_POOL},
+    }
+    if helm_values:
+        out["eks-devices:helmValues"] = helm_values
+    return out
+
+
+def run(cfg: dict[str, Any]) -> offline.Recording:
+    """Run the program; also export, as `probe`, what pulumi-eks's EKS cluster (read through the
+    component's `eks_cluster` reference) says about Auto Mode."""
+
+    def program() -> None:
+        eks_cluster = runpy.run_path(MAIN)["cluster"].eks.eks_cluster
+        pulumi.export("probe", pulumi.Output.all(
+            compute=eks_cluster.compute_config.apply(lambda c: c and c.enabled),
+            block_storage=eks_cluster.storage_config.apply(lambda c: c and c.block_storage.enabled),
+            load_balancing=eks_cluster.kubernetes_network_config.apply(
+                lambda c: c and c.elastic_load_balancing and c.elastic_load_balancing.enabled),
+            bootstrap_self_managed_addons=eks_cluster.bootstrap_self_managed_addons,
+            name=eks_cluster.name))
+
+    return offline.run(program, cfg, stack="test")
+
+
+def one(rec: offline.Recording, type_: str) -> offline.Registered:
+    found = rec.of_type(type_)
+    assert len(found) == 1, f"{len(found)} of {type_}"
+    return found[0]
+
+
+def eks_inputs(rec: offline.Recording) -> dict[str, Any]:
+    return one(rec, "eks:index:Cluster").inputs
+
+
+def policies_of(rec: offline.Recording, role: offline.Registered) -> set[str]:
+    return {a.inputs["policyArn"].rsplit("/", 1)[-1]
+            for a in rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+            if a.inputs["role"] == role.outputs["name"]}
+
+
+# --- auto-mode ------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def auto() -> offline.Recording:
+    return run(config("auto-mode", endpoint={"publicAccessCidrs": [OFFICE]}, logging=["api", "audit"],
+                      tags={"team": "ml"}))
+
+
+@pytest.fixture(scope="module")
+def auto_general_purpose() -> offline.Recording:
+    return run(config("auto-mode", autoMode={"generalPurposePool": True},
+                      kmsKeyArn="arn:aws:kms:us-west-2:123456789012:key/mine"))
+
+
+def test_auto_mode_is_on_with_self_managed_add_ons_off_and_api_access(auto: offline.Recording) -> None:
+    inputs = eks_inputs(auto)
+    assert inputs["autoMode"]["enabled"] is True
+    assert inputs["bootstrapSelfManagedAddons"] is False
+    assert inputs["authenticationMode"] == "API"
+    assert "skipDefaultNodeGroup" not in inputs  # Auto Mode has no default node group of its own
+
+
+def test_auto_mode_turns_compute_storage_and_load_balancing_on_together(auto: offline.Recording) -> None:
+    """pulumi-eks sets all three on the EKS cluster from autoMode.enabled (FACTS §7); read back
+    through the component's `eks_cluster`, as the offline mocks answer it."""
+    assert auto.exports["probe"] == {"compute": True, "block_storage": True, "load_balancing": True,
+                                     "bootstrap_self_managed_addons": False, "name": NAME}
+
+
+def test_other_modes_leave_all_three_auto_mode_flags_off(karpenter: offline.Recording) -> None:
+    probe = karpenter.exports["probe"]
+    assert not probe["compute"] and not probe["block_storage"] and not probe["load_balancing"]
+    assert probe["bootstrap_self_managed_addons"] is False
+
+
+def test_auto_mode_keeps_only_the_system_pool_by_default(auto: offline.Recording,
+                                                         auto_general_purpose: offline.Recording) -> None:
+    compute = eks_inputs(auto)["autoMode"]["computeConfig"]
+    assert compute["nodePools"] == ["system"]
+    assert eks_inputs(auto_general_purpose)["autoMode"]["computeConfig"]["nodePools"] == ["system", "general-purpose"]
+
+
+def test_auto_mode_built_in_pools_use_a_role_the_toolkit_made(auto: offline.Recording) -> None:
+    auto_mode = eks_inputs(auto)["autoMode"]
+    assert auto_mode["createNodeRole"] is False
+    role = auto.named(f"{NAME}-auto-node")
+    assert auto_mode["computeConfig"]["nodeRoleArn"] == role.outputs["arn"]
+    assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
+    assert policies_of(auto, role) == {"AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly"}
+
+
+def test_custom_nodeclass_role_has_an_ec2_access_entry_with_the_auto_node_policy(auto: offline.Recording) -> None:
+    role = auto.named(f"{NAME}-nodeclass")
+    assert policies_of(auto, role) == {"AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly"}
+    entry = one(auto, "aws:eks/accessEntry:AccessEntry")
+    assert entry.inputs["type"] == "EC2" and entry.inputs["principalArn"] == role.outputs["arn"]
+    association = one(auto, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert association.inputs["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy"
+    assert association.inputs["accessScope"] == {"type": "cluster"}
+    assert association.inputs["principalArn"] == role.outputs["arn"]
+    assert auto.exports["nodeRoleArn"] == role.outputs["arn"]
+    assert auto.exports["nodeRoleName"] == role.outputs["name"]
+
+
+def test_auto_mode_launches_no_nodes_and_installs_no_charts(auto: offline.Recording) -> None:
+    for absent in ("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate",
+                   "kubernetes:helm.sh/v3:Release", "aws:sqs/queue:Queue"):
+        assert not auto.of_type(absent), absent
+    assert "interruptionQueueName" not in auto.exports
+
+
+def test_logging_endpoint_and_tags_as_configured(auto: offline.Recording) -> None:
+    inputs = eks_inputs(auto)
+    assert inputs["enabledClusterLogTypes"] == ["api", "audit"]
+    assert inputs["endpointPrivateAccess"] is True
+    assert inputs["endpointPublicAccess"] is True
+    assert inputs["publicAccessCidrs"] == [OFFICE]
+    assert inputs["tags"] == {"team": "ml"}
+
+
+def test_public_endpoint_is_off_without_cidrs_and_logging_defaults_to_every_type(
+        auto_general_purpose: offline.Recording) -> None:
+    inputs = eks_inputs(auto_general_purpose)
+    assert inputs["endpointPrivateAccess"] is True
+    assert inputs["endpointPublicAccess"] is False
+    assert "publicAccessCidrs" not in inputs
+    assert inputs["enabledClusterLogTypes"] == ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+
+
+def test_secrets_are_encrypted_with_a_new_rotating_key(auto: offline.Recording) -> None:
+    key = one(auto, "aws:kms/key:Key")
+    assert key.inputs["enableKeyRotation"] is True
+    assert eks_inputs(auto)["encryptionConfigKeyArn"] == key.outputs["arn"]
+    assert one(auto, "aws:kms/alias:Alias").inputs["name"] == f"alias/eks/{NAME}"
+
+
+def test_a_configured_key_is_used_and_none_is_created(auto_general_purpose: offline.Recording) -> None:
+    assert not auto_general_purpose.of_type("aws:kms/key:Key")
+    assert eks_inputs(auto_general_purpose)["encryptionConfigKeyArn"] == "arn:aws:kms:us-west-2:123456789012:key/mine"
+
+
+def test_cluster_runs_in_the_private_subnets_of_the_network(auto: offline.Recording) -> None:
+    inputs = eks_inputs(auto)
+    assert inputs["vpcId"] == auto.exports["vpcId"]
+    assert inputs["subnetIds"] == auto.exports["privateSubnetIds"]
+
+
+def test_cluster_security_group_carries_the_discovery_tag(auto: offline.Recording) -> None:
+    tag = one(auto, "aws:ec2/tag:Tag")
+    assert tag.inputs == {"resourceId": one(auto, "eks:index:Cluster").outputs["clusterSecurityGroupId"],
+                          "key": DISCOVERY_TAG, "value": NAME}
+
+
+def test_kubernetes_provider_uses_the_cluster_kubeconfig(auto: offline.Recording) -> None:
+    provider = one(auto, "pulumi:providers:kubernetes")
+    assert json.loads(provider.inputs["kubeconfig"])["clusters"][0]["cluster"]["server"].startswith(f"https://{NAME}.")
+
+
+def test_no_endpoint_at_all_is_refused_before_any_cloud_resource() -> None:
+    def program() -> None:
+        with pytest.raises(pulumi.RunError, match=r"cluster\.endpoint"):
+            runpy.run_path(MAIN)
+
+    rec = offline.run(program, config("auto-mode", endpoint={"privateAccess": False}), stack="test")
+    assert [r.type for r in rec.resources] == ["eks-devices:index:Platform"]
+
+
+# --- karpenter ------------------------------------------------------------------------------------------------
+
+DRA_POOLS = {
+    "both": {"p5": {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "dra", "efa": "dra"}}},
+    "nvidia": {"g": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"}}},
+    "efa": {"p5": {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "device-plugin", "efa": "dra"}}},
+    "none": {"g": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+}
+EXPECTED_DRA = {
+    "both": {"enableDRA": True},
+    "nvidia": {"awsFeatureGates": {"draNVIDIAGPU": True}},
+    "efa": {"awsFeatureGates": {"draEFA": True}},
+    "none": {},
+}
+
+
+@pytest.fixture(scope="module")
+def karpenter_runs() -> dict[str, offline.Recording]:
+    return {gates: run(config("karpenter", pools)) for gates, pools in DRA_POOLS.items()}
+
+
+@pytest.fixture(scope="module")
+def karpenter(karpenter_runs: dict[str, offline.Recording]) -> offline.Recording:
+    return karpenter_runs["both"]
+
+
+def controller_release(rec: offline.Recording) -> offline.Registered:
+    return rec.named(f"{NAME}-karpenter-release")
+
+
+def crd_release(rec: offline.Recording) -> offline.Registered:
+    return rec.named(f"{NAME}-karpenter-crd-release")
+
+
+@pytest.mark.parametrize("gates", sorted(DRA_POOLS))
+def test_karpenter_values_carry_exactly_the_plans_dra_settings(
+        karpenter_runs: dict[str, offline.Recording], gates: str) -> None:
+    rec = karpenter_runs[gates]
+    queue = one(rec, "aws:sqs/queue:Queue").outputs["name"]
+    assert controller_release(rec).inputs["values"] == {
+        "settings": {**EXPECTED_DRA[gates], "clusterName": NAME, "interruptionQueue": queue}}
+    assert queue == NAME
+
+
+def test_karpenter_values_keep_the_static_gate_and_the_stacks_overrides() -> None:
+    pools = {"g": {"instanceTypes": ["g6e.xlarge"], "provisioning": "static", "replicas": 1,
+                   "devices": {"nvidia": "device-plugin"}}}
+    overrides = {"karpenter": {"replicas": 1, "settings": {"batchMaxDuration": "20s"}}}
+    cfg = config("karpenter", pools, helm_values=overrides)
+    plan = planning.build(parse(cfg))
+    values = controller_release(run(cfg)).inputs["values"]
+    assert values == controller_values(plan.karpenter.values, NAME, NAME)
+    assert values["replicas"] == 1
+    assert values["settings"]["featureGates"] == {"staticCapacity": True}
+    assert values["settings"]["batchMaxDuration"] == "20s"
+
+
+def test_karpenter_releases_reset_values_instead_of_reusing_them(karpenter: offline.Recording) -> None:
+    for release in (crd_release(karpenter), controller_release(karpenter)):
+        assert release.inputs["resetValues"] is True
+        assert release.inputs["reuseValues"] is False
+
+
+def test_karpenter_charts_come_from_the_chart_table_at_the_plans_version(karpenter: offline.Recording) -> None:
+    crd, controller = crd_release(karpenter), controller_release(karpenter)
+    assert (crd.inputs["chart"], crd.inputs["name"]) == ("oci://public.ecr.aws/karpenter/karpenter-crd",
+                                                         "karpenter-crd")
+    assert (controller.inputs["chart"], controller.inputs["name"]) == ("oci://public.ecr.aws/karpenter/karpenter",
+                                                                       "karpenter")
+    assert crd.inputs["version"] == controller.inputs["version"] == "1.15.0"
+    assert crd.inputs["namespace"] == controller.inputs["namespace"] == "kube-system"
+    assert controller.inputs["skipCrds"] is True and crd.inputs["skipCrds"] is False
+
+
+def test_controller_release_waits_for_crds_identity_and_system_nodes(karpenter: offline.Recording) -> None:
+    depends = controller_release(karpenter).depends_on
+    for needed in (crd_release(karpenter), one(karpenter, "aws:eks/podIdentityAssociation:PodIdentityAssociation"),
+                   one(karpenter, "aws:eks/nodeGroup:NodeGroup"), karpenter.named(f"{NAME}-coredns"),
+                   karpenter.named(f"{NAME}-karpenter-pod-identity-agent")):
+        assert needed.urn in depends, needed.name
+    provider = one(karpenter, "pulumi:providers:kubernetes")
+    assert controller_release(karpenter).provider.startswith(provider.urn)
+    assert crd_release(karpenter).provider.startswith(provider.urn)
+
+
+def test_interruption_queue_is_encrypted_tls_only_and_fed_by_five_rules(karpenter: offline.Recording) -> None:
+    queue = one(karpenter, "aws:sqs/queue:Queue")
+    assert queue.inputs["sqsManagedSseEnabled"] is True
+    assert queue.inputs["messageRetentionSeconds"] == 300
+    policy = json.loads(one(karpenter, "aws:sqs/queuePolicy:QueuePolicy").inputs["policy"])
+    deny = [s for s in policy["Statement"] if s["Effect"] == "Deny"]
+    assert deny == [{"Sid": "DenyHTTP", "Effect": "Deny", "Action": "sqs:*", "Resource": queue.outputs["arn"],
+                     "Principal": "*", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]
+    patterns = sorted((p["source"][0], p["detail-type"][0]) for p in (
+        json.loads(r.inputs["eventPattern"]) for r in karpenter.of_type("aws:cloudwatch/eventRule:EventRule")))
+    assert patterns == sorted((source, detail) for _, source, detail in INTERRUPTION_EVENTS)
+    targets = karpenter.of_type("aws:cloudwatch/eventTarget:EventTarget")
+    assert len(targets) == 5 and {t.inputs["arn"] for t in targets} == {queue.outputs["arn"]}
+
+
+def test_controller_role_is_assumed_through_pod_identity_with_six_policies(karpenter: offline.Recording) -> None:
+    role = karpenter.named(f"{NAME}-karpenter-controller")
+    trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
+    assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert trust["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    policies = karpenter.of_type("aws:iam/policy:Policy")
+    attached = {a.inputs["policyArn"] for a in karpenter.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+                if a.inputs["role"] == role.outputs["name"]}
+    assert attached == {p.outputs["arn"] for p in policies} and len(policies) == 6
+    association = one(karpenter, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == ("kube-system", "karpenter")
+    assert association.inputs["roleArn"] == role.outputs["arn"]
+    assert karpenter.exports["karpenterControllerRoleArn"] == role.outputs["arn"]
+    addons = {a.inputs["addonName"] for a in karpenter.of_type("aws:eks/addon:Addon")}
+    assert addons == {"eks-pod-identity-agent", "coredns"}
+
+
+def test_controller_policies_are_scoped_to_this_cluster_queue_and_node_role(karpenter: offline.Recording) -> None:
+    docs = {p.name: json.loads(p.inputs["policy"]) for p in karpenter.of_type("aws:iam/policy:Policy")}
+    queue_arn = one(karpenter, "aws:sqs/queue:Queue").outputs["arn"]
+    node_role_arn = karpenter.named(f"{NAME}-karpenter-node").outputs["arn"]
+    (interruption,) = docs[f"{NAME}-karpenter-Interruption"]["Statement"]
+    assert interruption["Resource"] == queue_arn
+    pass_role = docs[f"{NAME}-karpenter-IAMIntegration"]["Statement"][0]
+    assert (pass_role["Action"], pass_role["Resource"]) == ("iam:PassRole", node_role_arn)
+    (describe,) = docs[f"{NAME}-karpenter-EKSIntegration"]["Statement"]
+    assert describe["Resource"] == f"arn:aws:eks:us-west-2:{offline.ACCOUNT_ID}:cluster/{NAME}"
+    delete = docs[f"{NAME}-karpenter-NodeLifecycle"]["Statement"][-1]
+    assert delete["Action"] == ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"]
+    assert delete["Condition"]["StringEquals"] == {f"aws:ResourceTag/kubernetes.io/cluster/{NAME}": "owned"}
+
+
+def test_every_controller_policy_document_is_well_formed() -> None:
+    docs = iam.karpenter_controller_policies("c", "eu-west-1", "111122223333", "arn:aws:iam::111122223333:role/n",
+                                             "arn:aws:sqs:eu-west-1:111122223333:c")
+    assert set(docs) == set(iam.KARPENTER_POLICY_NAMES)
+    sids = [s["Sid"] for doc in docs.values() for s in doc["Statement"]]
+    assert len(sids) == len(set(sids))
+    for doc in docs.values():
+        assert doc["Version"] == "2012-10-17" and doc["Statement"]
+        for statement in doc["Statement"]:
+            assert statement["Effect"] == "Allow" and statement["Action"] and statement["Resource"]
+            assert set(statement.get("Condition", {})) <= {"StringEquals", "StringLike", "StringEqualsIfExists",
+                                                           "ForAllValues:StringEquals"}
+    assert all("eu-west-1" in r for r in docs["NodeLifecycle"]["Statement"][0]["Resource"])
+    assert iam.partition("cn-north-1") == "aws-cn" and iam.partition("us-gov-west-1") == "aws-us-gov"
+
+
+def test_karpenter_node_role_has_its_access_entry(karpenter: offline.Recording) -> None:
+    role = karpenter.named(f"{NAME}-karpenter-node")
+    assert policies_of(karpenter, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy",
+                                            "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"}
+    entry = one(karpenter, "aws:eks/accessEntry:AccessEntry")
+    assert (entry.inputs["type"], entry.inputs["principalArn"]) == ("EC2_LINUX", role.outputs["arn"])
+    assert karpenter.exports["nodeRoleArn"] == karpenter.exports["karpenterNodeRoleArn"] == role.outputs["arn"]
+    assert karpenter.exports["interruptionQueueName"] == NAME
+
+
+def test_karpenter_mode_cluster_has_no_default_node_group(karpenter: offline.Recording) -> None:
+    inputs = eks_inputs(karpenter)
+    assert inputs["skipDefaultNodeGroup"] is True and inputs["skipDefaultSecurityGroups"] is True
+    assert inputs["authenticationMode"] == "API" and inputs["bootstrapSelfManagedAddons"] is False
+    assert "autoMode" not in inputs
+
+
+def test_system_nodes_require_imdsv2_with_hop_limit_one(karpenter: offline.Recording) -> None:
+    template = one(karpenter, "aws:ec2/launchTemplate:LaunchTemplate")
+    assert template.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
+                                                  "httpPutResponseHopLimit": 1}
+    assert template.inputs["blockDeviceMappings"][0]["ebs"]["encrypted"] == "true"
+    group = one(karpenter, "aws:eks/nodeGroup:NodeGroup")
+    assert group.inputs["launchTemplate"]["id"] == template.outputs["id"]
+    assert group.inputs["scalingConfig"] == {"desiredSize": 2, "minSize": 2, "maxSize": 2}
+    assert group.inputs["instanceTypes"] == ["m7i.large"]
+    assert group.inputs["subnetIds"] == karpenter.exports["privateSubnetIds"]
+    system_role = karpenter.named(f"{NAME}-system-node")
+    assert group.inputs["nodeRoleArn"] == system_role.outputs["arn"] != karpenter.exports["nodeRoleArn"]
+
+
+# --- managed-node-groups --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mng() -> offline.Recording:
+    pools = {"gpu": {**GPU_POOL, "replicas": 1}}
+    return run(config("managed-node-groups", pools, systemNodeGroup={"instanceType": "m7g.large", "size": 3}))
+
+
+def test_managed_node_groups_mode_has_one_node_role_for_every_group(mng: offline.Recording) -> None:
+    (role,) = mng.of_type("aws:iam/role:Role")
+    assert policies_of(mng, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy",
+                                      "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"}
+    group = one(mng, "aws:eks/nodeGroup:NodeGroup")
+    assert group.inputs["nodeRoleArn"] == role.outputs["arn"] == mng.exports["nodeRoleArn"]
+    assert not mng.of_type("aws:eks/accessEntry:AccessEntry")  # EKS makes node groups' entries itself
+
+
+def test_managed_node_groups_system_group_follows_its_config(mng: offline.Recording) -> None:
+    group = one(mng, "aws:eks/nodeGroup:NodeGroup")
+    assert group.inputs["instanceTypes"] == ["m7g.large"]
+    assert group.inputs["amiType"] == "AL2023_ARM_64_STANDARD"
+    assert group.inputs["scalingConfig"] == {"desiredSize": 3, "minSize": 3, "maxSize": 3}
+    coredns = one(mng, "aws:eks/addon:Addon")
+    assert coredns.inputs["addonName"] == "coredns" and group.urn in coredns.depends_on
+
+
+def test_managed_node_groups_mode_installs_nothing_on_the_cluster(mng: offline.Recording) -> None:
+    assert not mng.of_type("kubernetes:helm.sh/v3:Release")
+    inputs = eks_inputs(mng)
+    assert inputs["skipDefaultNodeGroup"] is True and "autoMode" not in inputs
+    assert "interruptionQueueName" not in mng.exports
