@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..plan import Plan, PoolPlan
+from ..spec import Spec
 from .aws import AwsReader
 
 Status = Literal["pass", "warn", "fail", "not-run"]
@@ -47,7 +48,7 @@ class Context:
     _zones: dict[str, PoolZones] = field(default_factory=dict)
 
     @property
-    def spec(self) -> Any:
+    def spec(self) -> Spec:
         return self.plan.spec
 
     @property

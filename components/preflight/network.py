@@ -258,7 +258,7 @@ def zones(ctx: Context) -> list[CheckResult]:
         partial = {t: z for t, z in gaps.items() if z}
         if partial:
             text = "; ".join(f"{t} not offered in {', '.join(z)}" for t, z in sorted(partial.items()))
-            results.append(CheckResult(ZONES, subject, "warn", f"{text} (of {zone_text})",
+            results.append(CheckResult(ZONES, subject, "warn", f"{text}; the pool's zones: {zone_text}",
                                        "those types launch only in the other zones; drop them or pin the pool "
                                        "to a zone that offers them"))
         else:
