@@ -97,6 +97,39 @@ def preview(
     raise typer.Exit(1 if plan.errors else 0)
 
 
+@app.command("preflight")
+def preflight_command(
+    stack: Annotated[str, typer.Argument(help="Stack name: reads stacks/Pulumi.<STACK>.yaml.")],
+    region: Annotated[str | None, typer.Option(help="AWS region (default: the stack's aws:region).")] = None,
+    profile: Annotated[str | None, typer.Option(help="AWS profile (default: the standard credential chain).")] = None,
+    as_json: JsonFlag = False,
+    project_dir: ProjectDir = None,
+) -> None:
+    """Check the AWS account before `pulumi up`, read-only: subnets and NAT, zones, instance types,
+    capacity reservations, and an existing cluster. Exit 0 when nothing failed, 1 on failures, 2 when
+    the stack or the credentials cannot be used."""
+    from . import preflight as pf  # boto3 loads only for this verb
+
+    plan = load_plan(stack, project_dir, as_json)
+    target = region or plan.spec.region
+    try:
+        results = pf.run_preflight(plan, pf.open_session(profile, region), region=target)
+    except pf.PreflightAborted as exc:  # one line, never wrapped: scripts grep it
+        if as_json:
+            _emit({"error": f"preflight: {exc}"})
+        else:
+            err.print(f"preflight: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    failed = any(r.status == "fail" for r in results)
+    if as_json:
+        _emit({"stack": stack, "region": target, "planErrors": len(plan.errors), **pf.results_data(results)})
+    else:
+        pf.print_results(out, results, f"Preflight of stack {stack} in {target}")
+        if plan.errors:
+            out.print(f"The plan itself has {len(plan.errors)} error finding(s): run `eks-devices preview {stack}`.")
+    raise typer.Exit(1 if failed else 0)
+
+
 @app.command()
 def render(
     stack: Annotated[str, typer.Argument(help="Stack name: reads stacks/Pulumi.<STACK>.yaml.")],

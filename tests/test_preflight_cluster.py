@@ -1,0 +1,169 @@
+"""Existing-cluster checks under moto: a missing cluster, versions below / at / above the plan's
+minimum, node-group labels against the plan, Bottlerocket's bundled plugin, device-plugin add-ons
+(ListAddons / DescribeAddon answered by `preflight_aws.addons`: moto 5.2.5 lacks them)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import preflight_aws as aws
+import pytest
+
+from components.plan import POOL_LABEL, manager_label
+from components.preflight import CheckResult, run_preflight
+from components.preflight import cluster as checks
+
+DRA_POOL = {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}
+PLUGIN_POOL = {"replicas": 1, "instanceTypes": ["g6e.2xlarge"], "devices": {"nvidia": "device-plugin"}}
+NVIDIA_DRA = {manager_label("nvidia"): "dra"}
+OFF = "[settings.kubelet-device-plugins.nvidia]\nenabled = false\n"
+
+
+@pytest.fixture(scope="module")
+def account() -> Iterator[None]:
+    with aws.mocked():
+        yield
+
+
+@pytest.fixture
+def session(account: None) -> boto3.Session:
+    return aws.new_session()
+
+
+CLUSTERS = itertools.count()
+
+
+@pytest.fixture
+def name() -> str:
+    """A cluster name of this test's own (the mocked account is shared by the module)."""
+    return f"cluster-{next(CLUSTERS)}"
+
+
+def run(session: boto3.Session, name: str, check: str, pools: dict[str, Any] | None = None,
+        version: str = "1.36", mode: str = "managed-node-groups") -> list[CheckResult]:
+    plan = aws.stack(mode=mode, version=version, pools=pools or {"train": DRA_POOL}, name=name)
+    return aws.check(session, plan, check)
+
+
+def test_missing_cluster_reports_every_cluster_check_as_not_run(session: boto3.Session, name: str) -> None:
+    results = [r for r in run_preflight(aws.stack(pools={"train": DRA_POOL}, name=name), session)
+               if r.check.startswith("cluster.")]
+    assert {r.check for r in results} == {checks.VERSION, checks.NODE_GROUPS, checks.BOTTLEROCKET, checks.ADDONS,
+                                          checks.DAEMONSETS}
+    assert all(r.status == "not-run" and "does not exist yet" in r.detail for r in results)
+
+
+@pytest.mark.parametrize(("live", "status", "words"), [
+    ("1.32", "fail", "below 1.36"),
+    ("1.35", "warn", "upgrades the control plane to 1.36"),
+    ("1.36", "pass", "the plan needs 1.36"),
+    ("1.37", "fail", "cannot downgrade"),
+])
+def test_cluster_version_against_the_plan(session: boto3.Session, name: str, live: str, status: str,
+                                          words: str) -> None:
+    aws.create_cluster(session, name, live)
+    [result] = run(session, name, checks.VERSION)
+    assert result.status == status and words in result.detail
+
+
+def test_dra_minimum_above_the_stack_version_fails_even_one_step_behind(session: boto3.Session, name: str) -> None:
+    # aws-dranet is gated on 1.35: a 1.34 stack that forces EFA DRA needs a 1.35 cluster.
+    pools = {"train": {**DRA_POOL, "devices": {"efa": "dra"}}}
+    plan = aws.stack(version="1.34", pools=pools, name=name)
+    assert checks.minimum_version(plan) == ((1, 35), "efa DRA needs it")
+    aws.create_cluster(session, name, "1.34")
+    [result] = aws.check(session, plan, checks.VERSION)
+    assert result.status == "fail" and "below 1.35 (efa DRA needs it)" in result.detail
+
+
+def test_auto_mode_dra_needs_1_36() -> None:
+    plan = aws.stack(mode="auto-mode", version="1.35", pools={"gpu": {"instanceTypes": ["g6.xlarge"],
+                                                                       "devices": {"nvidia": "dra"}}})
+    assert checks.minimum_version(plan) == ((1, 36), "nvidia DRA in Auto Mode needs it")
+
+
+def test_node_group_labelled_device_plugin_where_the_plan_says_dra_warns(session: boto3.Session, name: str) -> None:
+    aws.create_cluster(session, name)
+    aws.create_nodegroup(session, "train-ng", {POOL_LABEL: "train", manager_label("nvidia"): "device-plugin",
+                                               manager_label("efa"): "dra"}, cluster=name)
+    [result] = run(session, name, checks.NODE_GROUPS)
+    assert result.status == "warn" and result.subject == "node group train-ng"
+    assert "nvidia device-plugin → dra" in result.detail and "efa" not in result.detail.split("(")[1]
+
+
+def test_node_group_matching_the_plan_passes_and_unrelated_groups_are_named(session: boto3.Session,
+                                                                            name: str) -> None:
+    aws.create_cluster(session, name)
+    aws.create_nodegroup(session, "train-ng", {POOL_LABEL: "train", manager_label("nvidia"): "dra",
+                                               manager_label("efa"): "dra"}, cluster=name)
+    aws.create_nodegroup(session, "system", {"role": "system"}, cluster=name, ami="AL2023_x86_64_STANDARD")
+    results = {r.subject: r for r in run(session, name, checks.NODE_GROUPS)}
+    assert results["node group train-ng"].status == "pass"
+    assert results["other node groups"].status == "pass" and "(system)" in results["other node groups"].detail
+
+
+def test_foreign_node_group_with_toolkit_labels_warns(session: boto3.Session, name: str) -> None:
+    aws.create_cluster(session, name)
+    aws.create_nodegroup(session, "legacy", NVIDIA_DRA, cluster=name)
+    aws.create_nodegroup(session, "old-plugin", {manager_label("neuron"): "device-plugin"}, cluster=name)
+    results = {r.subject: r for r in run(session, name, checks.NODE_GROUPS)}
+    assert results["node group legacy"].status == "warn"
+    assert "software will run on its nodes too" in results["node group legacy"].detail
+    assert results["node group old-plugin"].status == "warn"
+    assert "installs no such software" in results["node group old-plugin"].detail
+
+
+@pytest.mark.parametrize(("user_data", "status", "words"), [
+    (None, "fail", "has no launch template"),
+    ("[settings.kubernetes]\nmax-pods = 110\n", "fail", "leaves Bottlerocket's bundled"),
+    (OFF, "pass", "switches the bundled device plugin off"),
+    ("#!/bin/bash\necho not toml = [\n", "warn", "is not Bottlerocket TOML"),
+])
+def test_bottlerocket_nvidia_node_group_on_dra(session: boto3.Session, name: str, user_data: str | None,
+                                               status: str, words: str) -> None:
+    aws.create_cluster(session, name)
+    aws.create_nodegroup(session, "br", NVIDIA_DRA, cluster=name, ami="BOTTLEROCKET_x86_64_NVIDIA",
+                         user_data=user_data)
+    [result] = run(session, name, checks.BOTTLEROCKET)
+    assert result.status == status and words in result.detail
+
+
+def test_bottlerocket_nvidia_node_group_on_the_plugin_passes(session: boto3.Session, name: str) -> None:
+    aws.create_cluster(session, name)
+    aws.create_nodegroup(session, "br", {}, cluster=name, ami="BOTTLEROCKET_ARM_64_NVIDIA")
+    aws.create_nodegroup(session, "al", NVIDIA_DRA, cluster=name)
+    [result] = run(session, name, checks.BOTTLEROCKET)
+    assert result.status == "pass" and result.subject == "node group br"
+
+
+@pytest.mark.parametrize(("addon", "config", "pools", "status"), [
+    ("nvidia-device-plugin", "", {"train": DRA_POOL}, "fail"),
+    ("nvidia-gpu-operator", "", {"train": DRA_POOL}, "fail"),
+    ("nvidia-device-plugin", '{"nodeSelector": {"eks-devices.io/device-manager-nvidia": "device-plugin"}}',
+     {"train": DRA_POOL}, "warn"),
+    ("nvidia-device-plugin", "", {"serve": PLUGIN_POOL}, "warn"),
+    ("aws-efa-k8s-device-plugin", "", {"serve": PLUGIN_POOL}, "pass"),
+    ("aws-efa-k8s-device-plugin", "", {"train": DRA_POOL}, "fail"),
+])
+def test_device_plugin_add_ons(session: boto3.Session, name: str, addon: str, config: str,
+                               pools: dict[str, Any], status: str) -> None:
+    aws.create_cluster(session, name)
+    aws.addons(session, {"vpc-cni": {}, addon: {"configurationValues": config}})
+    [result] = run(session, name, checks.ADDONS, pools=pools)
+    assert (result.subject, result.status) == (f"add-on {addon}", status)
+
+
+def test_add_ons_without_device_plugins_pass(session: boto3.Session, name: str) -> None:
+    aws.create_cluster(session, name)
+    aws.addons(session, {"vpc-cni": {}, "coredns": {}})
+    [result] = run(session, name, checks.ADDONS)
+    assert result.status == "pass" and "coredns, vpc-cni" in result.detail
+
+
+def test_daemonsets_are_not_guessed(session: boto3.Session, name: str) -> None:
+    aws.create_cluster(session, name)
+    [result] = run(session, name, checks.DAEMONSETS)
+    assert result.status == "not-run" and "kubectl get daemonsets -A" in result.fix and result.iam_action is None

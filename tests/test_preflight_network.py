@@ -1,0 +1,168 @@
+"""Network checks under moto: NAT routes, internet-gateway routes on EFA subnets, VPC endpoints,
+brought subnets that do not exist, and zones that do not offer a pool's instance type."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import boto3
+import preflight_aws as aws
+import pytest
+
+from components.preflight import CheckResult
+from components.preflight.network import EGRESS, REQUIRED_ENDPOINTS, ZONES
+
+EFA_POOL = {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}
+GPU_POOL = {"replicas": 1, "instanceTypes": ["g6e.2xlarge"]}
+
+
+@pytest.fixture(scope="module")
+def account() -> Iterator[None]:
+    with aws.mocked():
+        yield
+
+
+@pytest.fixture
+def session(account: None) -> boto3.Session:
+    return aws.new_session()
+
+
+def egress(session: boto3.Session, vpc: aws.Vpc, pools: dict[str, dict[str, object]], mode: str = "managed-node-groups",
+           **network: object) -> list[CheckResult]:
+    plan = aws.stack(mode=mode, pools=pools, network={**vpc.network(), **network})
+    return aws.check(session, plan, EGRESS)
+
+
+def test_private_subnets_with_nat_routes_pass(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="nat")
+    results = egress(session, vpc, {"train": EFA_POOL, "serve": GPU_POOL})
+    private = [r for r in results if any(s in r.subject for s in vpc.private.values())]
+    assert len(private) == 2
+    assert all(r.status == "pass" for r in results), results
+    assert all("→ nat-" in r.detail and "available" in r.detail for r in private)
+    assert "train, serve" in private[0].subject or "serve, train" in private[0].subject
+
+
+def test_private_subnets_without_nat_or_endpoints_fail_naming_the_endpoints(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="none")
+    results = egress(session, vpc, {"serve": GPU_POOL})
+    failed = [r for r in results if r.status == "fail"]
+    assert {r.subject.split()[1] for r in failed} == set(vpc.private.values())
+    for r in failed:
+        assert "no default route" in r.detail
+        assert all(f"com.amazonaws.us-west-2.{svc}" in r.fix for svc in REQUIRED_ENDPOINTS)
+
+
+def test_endpoints_instead_of_nat_pass_for_ecr_only_software(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="none")
+    aws.add_endpoints(session, vpc, tuple(REQUIRED_ENDPOINTS))
+    # EFA device plugin only (its image is in EKS's ECR): the endpoints are enough.
+    results = egress(session, vpc, {"efa": {"replicas": 1, "instanceTypes": ["trn1.32xlarge"],
+                                            "devices": {"neuron": "none", "efa": "device-plugin"}}})
+    assert [r.status for r in results] == ["pass", "pass"], results
+
+
+def test_endpoints_instead_of_nat_warn_about_images_outside_aws(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="none")
+    aws.add_endpoints(session, vpc, tuple(REQUIRED_ENDPOINTS))
+    results = egress(session, vpc, {"train": EFA_POOL})
+    private = [r for r in results if "train" in r.subject]
+    assert private and all(r.status == "warn" for r in private)
+    assert "nvidia-dra-driver from registry.k8s.io" in private[0].detail
+
+
+def test_missing_endpoint_fails_and_is_named(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="none")
+    aws.add_endpoints(session, vpc, ("ecr.api", "ecr.dkr", "s3", "sts"))
+    results = egress(session, vpc, {"serve": GPU_POOL})
+    failed = [r for r in results if r.status == "fail"]
+    assert failed and all("no usable VPC endpoint for ec2:" in r.detail for r in failed)
+
+
+def test_efa_pool_on_subnet_routed_to_internet_gateway_fails(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="igw")
+    results = egress(session, vpc, {"train": EFA_POOL})
+    failed = [r for r in results if r.status == "fail"]
+    assert {r.subject.split()[1] for r in failed} == set(vpc.private.values())
+    assert all("EFA pool(s) train" in r.detail and vpc.igw in r.detail for r in failed)
+
+
+def test_non_efa_pool_on_private_subnet_routed_to_internet_gateway_warns(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="igw")
+    results = egress(session, vpc, {"serve": GPU_POOL})
+    private = [r for r in results if any(s in r.subject for s in vpc.private.values())]
+    assert private and all(r.status == "warn" and "it is a public subnet" in r.detail for r in private)
+
+
+def test_efa_pool_on_public_subnets_fails_on_the_public_subnet(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="nat")
+    pools = {"train": {**EFA_POOL, "subnets": "public", "availabilityZone": "us-west-2a"}}
+    results = egress(session, vpc, pools)
+    public = [r for r in results if vpc.public["us-west-2a"] in r.subject]
+    assert [r.status for r in public] == ["fail"]
+
+
+def test_nat_gateway_in_a_subnet_without_internet_route_fails(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="nat-in-private")
+    results = egress(session, vpc, {"serve": GPU_POOL})
+    failed = [r for r in results if r.status == "fail"]
+    assert len(failed) == 2 and all("no internet gateway route" in r.detail for r in failed)
+
+
+def test_subnet_that_does_not_exist_fails(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="nat")
+    network = vpc.network()
+    network["privateSubnetIds"].append("subnet-0123456789abcdef0")
+    plan = aws.stack(pools={"serve": GPU_POOL}, network=network)
+    results = aws.check(session, plan, EGRESS)
+    missing = [r for r in results if "subnet-0123456789abcdef0" in r.subject]
+    assert [r.status for r in missing] == ["fail"] and "does not exist" in missing[0].detail
+
+
+def test_pool_pinned_to_a_zone_without_subnet_fails(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="nat")
+    results = egress(session, vpc, {"serve": {**GPU_POOL, "availabilityZone": "us-west-2c"}})
+    pool = [r for r in results if r.subject == "pool serve"]
+    assert [r.status for r in pool] == ["fail"] and "us-west-2c" in pool[0].detail
+
+
+def test_stack_created_vpc_is_not_applicable(session: boto3.Session) -> None:
+    plan = aws.stack(pools={"train": EFA_POOL})
+    results = aws.check(session, plan, EGRESS)
+    assert [r.status for r in results] == ["not-run"]
+    assert results[0].detail.startswith("not applicable")
+
+
+def test_instance_type_not_offered_in_pinned_zone_fails(session: boto3.Session) -> None:
+    # moto's offerings (AWS's public data) have trn1.32xlarge in us-west-2b and 2d only.
+    plan = aws.stack(pools={"trn": {"replicas": 1, "instanceTypes": ["trn1.32xlarge"],
+                                    "availabilityZone": "us-west-2a"},
+                            "trn-ok": {"replicas": 1, "instanceTypes": ["trn1.32xlarge"],
+                                       "availabilityZone": "us-west-2b"}})
+    results = {r.subject: r for r in aws.check(session, plan, ZONES)}
+    assert results["pool trn"].status == "fail"
+    assert "trn1.32xlarge not offered in us-west-2a" in results["pool trn"].detail
+    assert results["pool trn-ok"].status == "pass"
+
+
+def test_type_offered_in_some_zones_warns_and_zones_follow_the_brought_subnets(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, zones=("us-west-2a", "us-west-2b"), egress="nat")
+    plan = aws.stack(pools={"trn": {"replicas": 1, "instanceTypes": ["trn1.32xlarge"]}}, network=vpc.network())
+    [result] = aws.check(session, plan, ZONES)
+    assert result.status == "warn"
+    assert "trn1.32xlarge not offered in us-west-2a" in result.detail and "private subnets" in result.detail
+
+
+def test_zone_count_uses_the_regions_first_zones(session: boto3.Session) -> None:
+    plan = aws.stack(pools={"trn": {"replicas": 1, "instanceTypes": ["trn1.32xlarge"]}},
+                     network={"availabilityZones": 1})
+    [result] = aws.check(session, plan, ZONES)
+    assert result.status == "fail" and "us-west-2a (the region's first 1 availability zones)" in result.detail
+
+
+def test_reserved_pool_not_offered_is_only_a_warning(session: boto3.Session) -> None:
+    aws.reservations(session, [aws.reservation("cr-0123456789abcdef0", "trn1.32xlarge", "us-west-2a", 1)])
+    plan = aws.stack(pools={"trn": {"replicas": 1, "instanceTypes": ["trn1.32xlarge"], "availabilityZone": "us-west-2a",
+                                    "capacity": "reserved", "capacityReservationIds": ["cr-0123456789abcdef0"]}})
+    [result] = aws.check(session, plan, ZONES)
+    assert result.status == "warn" and "capacity.reservations" in result.detail
