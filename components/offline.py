@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_pulumi_func
@@ -64,6 +65,25 @@ class Recording:
         return dict(sorted(out.items()))
 
 
+# EC2 id prefixes, so mocked ids look like the ones AWS returns (and pass the CRD id patterns).
+ID_PREFIXES = {
+    "aws:ec2/vpc:Vpc": "vpc-", "aws:ec2/subnet:Subnet": "subnet-", "aws:ec2/securityGroup:SecurityGroup": "sg-",
+    "aws:ec2/internetGateway:InternetGateway": "igw-", "aws:ec2/natGateway:NatGateway": "nat-",
+    "aws:ec2/eip:Eip": "eipalloc-", "aws:ec2/routeTable:RouteTable": "rtb-",
+    "aws:ec2/launchTemplate:LaunchTemplate": "lt-", "aws:ec2/placementGroup:PlacementGroup": "pg-",
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr-",
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr-",
+}
+
+
+def aws_id(type_: str, name: str) -> str:
+    """A deterministic id for a mocked resource: EC2-shaped (`sg-0a1b…`) where AWS's ids are, else `<name>-id`."""
+    prefix = ID_PREFIXES.get(type_)
+    if prefix is None:
+        return f"{name}-id"
+    return f"{prefix}{zlib.crc32(f'{type_}/{name}'.encode()):08x}{zlib.crc32(name.encode()):08x}"[:len(prefix) + 17]
+
+
 def _zones(region: str) -> list[str]:
     return [f"{region}{letter}" for letter in "abcdef"]
 
@@ -82,7 +102,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         name, typ, inputs = args.name, args.typ, dict(args.inputs)
-        rid = f"{name}-id"
+        rid = aws_id(typ, name)
         arn = f"arn:aws:{typ.split(':')[1].split('/')[0]}:{self.region}:{ACCOUNT_ID}:{name}"
         outputs: dict[str, Any] = {"arn": arn, "id": rid, **inputs}
         if typ == "aws:iam/role:Role":
@@ -127,7 +147,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         inputs, FACTS §7) and Kubernetes provider as references, the kubeconfig, the security groups."""
         cluster_name = inputs.get("name") or name
         auto = bool((inputs.get("autoMode") or {}).get("enabled"))
-        cluster_sg = f"sg-{cluster_name}-cluster"
+        cluster_sg = aws_id("aws:ec2/securityGroup:SecurityGroup", f"{cluster_name}-cluster")
         eks_state = {**_eks_cluster_outputs(cluster_name, self.region), **self._eks_cluster_config(inputs, auto)}
         eks_state["vpcConfig"]["clusterSecurityGroupId"] = cluster_sg
         eks_state["arn"] = f"arn:aws:eks:{self.region}:{ACCOUNT_ID}:cluster/{cluster_name}"
@@ -231,7 +251,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
-        inputs = pulumi.runtime.rpc.deserialize_properties(request.object)
+        inputs = wire_inputs(request.object)
         state = self.resources[response.urn].state if response.urn in self.resources else {}
         self.recording.resources.append(Registered(
             type=request.type, name=request.name, urn=response.urn, parent=request.parent,
@@ -242,6 +262,32 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             depends_on=list(request.dependencies),
         ))
         return response
+
+
+_SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-value signature key on the wire
+_SECRET, _RESOURCE, _OUTPUT = ("1b47061264138c4ac30d75fd1eb44270", "5cf8f73096256a8f31e491e813e4eb8e",
+                               "d0e6a833031e9bbcd3f4e8bde6ca49a4")
+
+
+def _unwire(value: Any) -> Any:
+    """Special wire values made plain: secrets and output values by their value, resource references
+    by their URN, unknowns as None. Nulls stay (pulumi's own decoding drops them, but the engine
+    receives them: a null Helm value deletes a chart default)."""
+    if isinstance(value, dict):
+        sig = value.get(_SIG)
+        if sig in (_SECRET, _OUTPUT):
+            return _unwire(value.get("value"))
+        if sig == _RESOURCE:
+            return value.get("urn")
+        return {k: _unwire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwire(v) for v in value]
+    return None if value == pulumi.runtime.rpc.UNKNOWN else value
+
+
+def wire_inputs(struct: Any) -> dict[str, Any]:
+    """A resource's inputs exactly as sent to the engine (nulls included)."""
+    return _unwire(json_format.MessageToDict(struct))
 
 
 def _plain(value: Any) -> Any:

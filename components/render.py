@@ -32,10 +32,19 @@ class Rendered:
     header: str = ""
 
 
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
 def _manifest(inputs: dict[str, Any]) -> dict[str, Any]:
-    """A Kubernetes object from a resource's recorded inputs (apiVersion, kind, metadata first)."""
-    ordered = {k: inputs[k] for k in ("apiVersion", "kind", "metadata") if k in inputs}
-    ordered.update({k: v for k, v in inputs.items() if k not in ordered})
+    """A Kubernetes object from a resource's recorded inputs: apiVersion, kind, metadata first, the
+    rest sorted, so two renders of one stack are byte-identical."""
+    ordered = {k: _sorted(inputs[k]) for k in ("apiVersion", "kind", "metadata") if k in inputs}
+    ordered.update({k: _sorted(v) for k, v in sorted(inputs.items()) if k not in ordered})
     return ordered
 
 
@@ -44,7 +53,7 @@ def objects(recording: offline.Recording) -> list[Rendered]:
     out: list[Rendered] = []
     for r in recording.resources:
         if r.type == HELM_RELEASE:
-            values = r.inputs.get("values") or {}
+            values = _sorted(r.inputs.get("values") or {})
             header = (f"# Helm release {r.inputs.get('name')} of chart {r.inputs.get('chart')} "
                       f"{r.inputs.get('version')} in namespace {r.inputs.get('namespace')}\n")
             out.append(Rendered(f"helm-values/{r.inputs.get('name') or r.name}.yaml", values, header))
