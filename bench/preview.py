@@ -1,8 +1,8 @@
 """Benchmark: `eks-devices preview` wall time against the size of a stack.
 
-For synthetic Karpenter stacks of 1, 10, 50 and 200 node pools it prints the wall time of
+For synthetic Karpenter stacks of 0, 1, 10, 50 and 200 node pools it prints the wall time of
 `eks-devices preview <stack> --json` (a fresh process, like a user runs it) and the number of
-resources the program registers, next to the time of a bare
+resources the program registers, the cost per pool above the 0-pool run, next to the time of a bare
 `import pulumi, pulumi_aws, pulumi_eks, pulumi_kubernetes` measured in the same run.
 
     .venv/bin/python bench/preview.py [--repeat N]
@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SIZES = (1, 10, 50, 200)
+SIZES = (0, 1, 10, 50, 200)  # 0: the fixed cost (network, cluster, the SDK modules they load)
 # Pool shapes cycled through: every family and manager, static and dynamic, Bottlerocket.
 SHAPES = (
     {"instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}},
@@ -67,6 +67,7 @@ def main() -> None:
             for _ in range(args.repeat))
         print(f"bare import of pulumi, pulumi_aws, pulumi_eks, pulumi_kubernetes: {bare:.2f}s")
         print(f"{'pools':>6} {'resources':>10} {'preview s':>10} {'x import':>9} {'ms/pool':>8}")
+        fixed = 0.0
         for size in SIZES:
             runs = []
             for _ in range(args.repeat):
@@ -76,7 +77,8 @@ def main() -> None:
                 runs.append(seconds)
             resources = len(json.loads(result.stdout)["resources"])
             median = statistics.median(runs)
-            per_pool = 1000 * (median - bare) / size
+            fixed = median if size == 0 else fixed
+            per_pool = 1000 * (median - fixed) / size if size else 0.0
             print(f"{size:>6} {resources:>10} {median:>10.2f} {median / bare:>9.2f} {per_pool:>8.1f}")
 
 

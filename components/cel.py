@@ -203,7 +203,12 @@ _KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACR
     "dyn", "lowerAscii", "upperAscii", "trim", "split", "join", "replace", "indexOf", "lastIndexOf"}
 _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 
-_ENV = celpy.Environment()
+
+
+@cache
+def _env() -> celpy.Environment:
+    """The CEL environment, built on first use: building its parser takes a noticeable part of a second."""
+    return celpy.Environment()
 
 
 # --- compile and evaluate ---------------------------------------------------------------------
@@ -241,12 +246,12 @@ def _program(expression: str) -> celpy.Runner:
     if len(expression) > 10 * 1024:
         raise CelError("a CEL selector may be at most 10Ki characters")
     try:
-        tree = _ENV.compile(expression)
+        tree = _env().compile(expression)
     except celpy.CELParseError as exc:
         where = f" at line {exc.line}, column {exc.column}" if getattr(exc, "column", None) else ""
         raise CelError(f"CEL syntax error{where} in {expression!r}") from None
     _check_names(tree)
-    return _ENV.program(tree, functions=FUNCTIONS)
+    return _env().program(tree, functions=FUNCTIONS)
 
 
 def compile_expression(expression: str) -> None:

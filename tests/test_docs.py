@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from components.rules import RULES
@@ -19,3 +20,10 @@ def test_ci_runs_the_readme_test_command() -> None:
     test_command = README.split("```sh\n", 1)[1].splitlines()[1]
     assert "pytest" in test_command
     assert test_command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_names_every_preflight_action() -> None:
+    policy = json.loads((ROOT / "policies" / "preflight-readonly.json").read_text())
+    actions = {a for statement in policy["Statement"] for a in (
+        statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])}
+    assert actions and not [a for a in actions if f"`{a}`" not in README]

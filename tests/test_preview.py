@@ -1,0 +1,151 @@
+"""The offline preview runs the real program; render writes validated manifests; the README's
+reuse example is the tested file."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from components import offline, render, stack_file
+
+ROOT = Path(__file__).parent.parent
+STACKS = ("dev", "staging", "prod")
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "components", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def previews() -> dict[str, dict]:
+    out = {}
+    for stack in STACKS:
+        result = cli("preview", stack, "--json")
+        assert result.returncode == 0, result.stderr
+        assert "running the Pulumi program" in result.stderr  # progress goes to stderr, data to stdout
+        out[stack] = json.loads(result.stdout)
+    return out
+
+
+def program_counts(stack: str) -> dict[str, int]:
+    config = stack_file.read_config(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
+    return offline.run(lambda: runpy.run_path(str(ROOT / "__main__.py")), config, stack=stack).counts()
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_preview_is_the_program(previews: dict[str, dict], stack: str) -> None:
+    """The CLI's resource set is the one the program registers under the mock engine."""
+    data = previews[stack]
+    assert data["resourceCounts"] == program_counts(stack)
+    assert sum(data["resourceCounts"].values()) == len(data["resources"])
+
+
+@pytest.mark.parametrize(("stack", "expected"), [
+    ("dev", {"kubernetes:karpenter.sh/v1:NodePool": 4, "kubernetes:eks.amazonaws.com/v1:NodeClass": 2,
+             "kubernetes:resource.k8s.io/v1:DeviceClass": 2, "eks:index:Cluster": 1}),
+    ("staging", {"kubernetes:karpenter.sh/v1:NodePool": 4, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": 4,
+                 "kubernetes:helm.sh/v3:Release": 7, "aws:cloudwatch/eventRule:EventRule": 5}),
+    ("prod", {"aws:eks/nodeGroup:NodeGroup": 4, "aws:ec2/launchTemplate:LaunchTemplate": 4,
+              "kubernetes:helm.sh/v3:Release": 4, "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate": 2}),
+])
+def test_shipped_stack_inventories(previews: dict[str, dict], stack: str, expected: dict[str, int]) -> None:
+    counts = previews[stack]["resourceCounts"]
+    assert {t: counts.get(t, 0) for t in expected} == expected
+    assert "kubernetes:helm.sh/v3:Release" not in counts or stack != "dev"  # Auto Mode installs no software
+
+
+def test_preview_records_resource_options(previews: dict[str, dict]) -> None:
+    pools = [r for r in previews["staging"]["resources"] if r["type"] == "kubernetes:karpenter.sh/v1:NodePool"]
+    trn = next(r for r in pools if r["inputs"]["metadata"]["labels"]["eks-devices.io/pool"] == "trn-static")
+    assert trn["options"]["deleteBeforeReplace"] is True  # capacity block: release it before the new pool
+    assert any("device-manager-neuron" in path for path in trn["options"]["replaceOnChanges"])
+    assert next(r for r in previews["dev"]["resources"] if r["type"] == "eks:index:Cluster")["remote"] is True
+
+
+def test_preview_json_is_identical_across_runs(previews: dict[str, dict]) -> None:
+    again = json.loads(cli("preview", "staging", "--json").stdout)
+    assert again == previews["staging"]
+
+
+def test_text_preview_shows_tree_plan_and_findings() -> None:
+    result = cli("preview", "staging")
+    assert result.returncode == 0
+    text = result.stdout
+    assert text.index("eks-devices:index:Platform") < text.index("Device plan") < text.index("No findings.")
+    assert "remote component" in text and "kubernetes:helm.sh/v3:Release x" in text
+
+
+def test_error_findings_register_no_resource(tmp_path: Path) -> None:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "__main__.py").write_text((ROOT / "__main__.py").read_text())
+    config = stack_file.read_config(ROOT / "stacks" / "Pulumi.dev.yaml")
+    config["eks-devices:cluster"]["version"] = "1.35"  # Auto Mode DRA pools need 1.36
+    (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = cli("preview", "bad", "--json", "--project-dir", str(tmp_path))
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["resources"] == [] and data["summary"]["errors"] > 0
+    assert cli("render", "bad", "--out", str(tmp_path / "out"), "--project-dir", str(tmp_path)).returncode == 1
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_render_writes_valid_manifests_that_reparse(tmp_path: Path, stack: str) -> None:
+    out = tmp_path / stack
+    result = cli("render", stack, "--out", str(out), "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    written = json.loads(result.stdout)["written"]
+    assert written and sorted(written) == sorted(str(p.relative_to(out)) for p in out.rglob("*.yaml"))
+    kinds = {path.split("/")[0] for path in written}
+    assert {"auto-mode": {"deviceclass", "nodeclass", "nodepool"}, "karpenter": {"ec2nodeclass", "nodepool", "helm-values"},
+            "managed-node-groups": {"helm-values", "resourceclaimtemplate"}}[
+        stack_file.load(stack, ROOT / "stacks").mode] <= kinds
+    for path in written:
+        document = yaml.safe_load((out / path).read_text())
+        assert isinstance(document, dict)
+        if path.startswith("helm-values/"):
+            continue
+        item = render.Rendered(path, document)
+        if render._builtin(document["apiVersion"]):
+            for version in render.SCHEMA_VERSIONS:  # every supported Kubernetes version, strictly
+                kubernetes_validate.validate(document, f"{version}.0", strict=True)
+        else:
+            assert render.problems(item, "1.36") == []
+
+
+def test_render_refuses_invalid_objects() -> None:
+    bad = render.Rendered("deviceclass/x.yaml", {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                                                 "metadata": {"name": "x"}, "spec": {"selectors": [{"cel": {}}]}})
+    assert render.problems(bad, "1.36")
+    crd = render.Rendered("nodepool/x.yaml", {"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+                                              "metadata": {"name": "x"}, "spec": {}})
+    assert render.problems(crd, "1.36")
+
+
+def test_render_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        assert cli("render", "prod", "--out", str(tmp_path / name)).returncode == 0
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.yaml"))
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
+
+
+def test_readme_reuse_example_is_the_tested_program() -> None:
+    example = (ROOT / "examples" / "own-program" / "__main__.py").read_text()
+    assert example in (ROOT / "README.md").read_text()
+    assert len(example.splitlines()) <= 25
+    recording = offline.run(lambda: runpy.run_path(str(ROOT / "examples" / "own-program" / "__main__.py")),
+                            {}, stack="research", project="research-gpus")
+    counts = recording.counts()
+    assert counts["kubernetes:karpenter.sh/v1:NodePool"] == 2
+    assert counts["kubernetes:helm.sh/v3:Release"] == 5  # karpenter-crd, karpenter, DRA driver, DRANET, plugin
+    assert recording.exports["h100NodeSelector"] == {"eks-devices.io/device-manager-nvidia": "dra",
+                                                     "eks-devices.io/device-manager-efa": "dra"}
