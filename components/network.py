@@ -8,33 +8,15 @@ route goes through NAT. Private subnets and the EFA security group carry the dis
 
 from __future__ import annotations
 
-import ipaddress
-import math
-
 import pulumi
 import pulumi_aws as aws
 
 from . import spec as specs
+from .subnets import subnet_layout
 
 DISCOVERY_TAG = "karpenter.sh/discovery"
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
 INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
-SMALLEST_SUBNET = 28  # AWS refuses subnets smaller than /28
-
-
-def subnet_layout(cidr: str, zones: int) -> list[tuple[str, str]]:
-    """(private, public) CIDR per zone. The VPC is cut in eight: private subnets take one eighth
-    each (up to six zones, room for pods); the last quarter is shared out among the public
-    subnets, which only hold NAT gateways and load balancers (a sixteenth of the VPC at most)."""
-    vpc = ipaddress.ip_network(cidr)
-    private = list(vpc.subnets(new_prefix=vpc.prefixlen + 3))[:zones]
-    public_range = list(vpc.subnets(new_prefix=vpc.prefixlen + 2))[3]
-    public_prefix = max(public_range.prefixlen + math.ceil(math.log2(zones)), vpc.prefixlen + 4)
-    if zones > 6 or public_prefix > SMALLEST_SUBNET:
-        raise ValueError(f"network.cidr {cidr} is too small for {zones} zones of public and private subnets "
-                         f"(use a larger block, e.g. a /{vpc.prefixlen - 1}, or fewer zones)")
-    public = list(public_range.subnets(new_prefix=public_prefix))[:zones]
-    return [(str(p), str(q)) for p, q in zip(private, public, strict=True)]
 
 
 class Network(pulumi.ComponentResource):

@@ -19,6 +19,7 @@ from pydantic.alias_generators import to_camel
 from . import catalog, versions
 from .claim_spec import Claim
 from .claim_spec import problems as claim_problems
+from .subnets import subnet_layout
 
 NAMESPACE = "eks-devices"
 Mode = Literal["auto-mode", "karpenter", "managed-node-groups"]
@@ -83,8 +84,9 @@ class Network(Model):
     @classmethod
     def _zones(cls, value: int | list[str]) -> int | list[str]:
         count = value if isinstance(value, int) else len(value)
-        if not 1 <= count <= 6:
-            raise ValueError("between 1 and 6 availability zones (a count or a list of zone names)")
+        if not 2 <= count <= 6:
+            raise ValueError("between 2 and 6 availability zones (a count or a list of zone names); "
+                             "EKS needs subnets in at least two")
         return value
 
     @property
@@ -410,6 +412,15 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         layout = pool.efa.network_interfaces
         if layout is not None:
             problems.extend(_layout_problems(f"{at}.efa.networkInterfaces", layout))
+    if spec.network.vpc_id is None:
+        try:
+            subnet_layout(spec.network.cidr, spec.network.zone_count)
+        except ValueError as exc:
+            problems.append(ConfigProblem("network.cidr", repr(spec.network.cidr), str(exc).split(" is ", 1)[-1]))
+    endpoint = spec.cluster.endpoint
+    if not endpoint.private_access and not endpoint.public_access_cidrs:
+        problems.append(ConfigProblem("cluster.endpoint", "privateAccess: false and no publicAccessCidrs",
+                                      "privateAccess: true, or publicAccessCidrs listing who may reach the API server"))
     if spec.network.vpc_id and not spec.network.private_subnet_ids:
         problems.append(ConfigProblem("network.privateSubnetIds", "nothing",
                                       "the private subnet ids of the VPC named by network.vpcId"))

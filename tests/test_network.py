@@ -11,7 +11,7 @@ import pytest
 
 from components import offline
 from components.network import DISCOVERY_TAG, INTERNAL_ELB_TAG, PUBLIC_ELB_TAG, Network, subnet_layout
-from components.spec import parse
+from components.spec import ConfigError, parse
 
 CLUSTER = "net-test"
 
@@ -189,7 +189,7 @@ def test_brought_subnets_are_mapped_to_the_zones_ec2_reports(brought: offline.Re
 
 
 @pytest.mark.parametrize("prefix", range(16, 25))
-@pytest.mark.parametrize("zones", range(1, 7))
+@pytest.mark.parametrize("zones", range(1, 7))  # the layout itself also serves one zone
 def test_layout_subnets_are_disjoint_inside_the_vpc_and_large_enough(prefix: int, zones: int) -> None:
     cidr = f"10.0.0.0/{prefix}"
     try:
@@ -205,6 +205,14 @@ def test_layout_subnets_are_disjoint_inside_the_vpc_and_large_enough(prefix: int
     assert all(ipaddress.ip_network(p).num_addresses >= ipaddress.ip_network(q).num_addresses for p, q in layout)
 
 
-def test_too_small_a_vpc_is_refused_before_any_subnet() -> None:
-    with pytest.raises(pulumi.RunError, match="too small for 5 zones"):
-        _run({"cidr": "10.42.0.0/24", "availabilityZones": 5})
+def test_too_small_a_vpc_is_a_config_problem() -> None:
+    with pytest.raises(ConfigError) as info:
+        _spec({"cidr": "10.42.0.0/24", "availabilityZones": 5})
+    [problem] = info.value.problems
+    assert problem.path == "network.cidr" and "too small for 5 zones" in problem.accepted
+
+
+def test_one_zone_is_a_config_problem() -> None:
+    with pytest.raises(ConfigError) as info:
+        _spec({"availabilityZones": 1})
+    assert [p.path for p in info.value.problems] == ["network.availabilityZones"]

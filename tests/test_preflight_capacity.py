@@ -4,28 +4,16 @@ DescribeCapacityReservations, so that one operation is answered by `preflight_aw
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
-import preflight_aws as aws
 import pytest
 
+import preflight_aws as aws
 from components.preflight import CheckResult
 from components.preflight.capacity import CAPACITY
 
 CR1, CR2 = "cr-0123456789abcdef0", "cr-0fedcba9876543210"
-
-
-@pytest.fixture(scope="module")
-def account() -> Iterator[None]:
-    with aws.mocked():
-        yield
-
-
-@pytest.fixture
-def session(account: None) -> boto3.Session:
-    return aws.new_session()
 
 
 def pool(replicas: int = 2, ids: tuple[str, ...] = (CR1,), **extra: Any) -> dict[str, Any]:

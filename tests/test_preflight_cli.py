@@ -7,14 +7,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
-import preflight_aws as aws
 import pytest
 from typer.testing import CliRunner
 
+import preflight_aws as aws
 from components import preflight
 from components.cli import app
 
@@ -22,12 +21,6 @@ ROOT = Path(__file__).parent.parent
 NO_AWS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
           "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
           "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN")
-
-
-@pytest.fixture(scope="module")
-def account() -> Iterator[None]:
-    with aws.mocked():
-        yield
 
 
 @pytest.fixture

@@ -5,13 +5,12 @@ minimum, node-group labels against the plan, Bottlerocket's bundled plugin, devi
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
-import preflight_aws as aws
 import pytest
 
+import preflight_aws as aws
 from components.plan import POOL_LABEL, manager_label
 from components.preflight import CheckResult, run_preflight
 from components.preflight import cluster as checks
@@ -20,17 +19,6 @@ DRA_POOL = {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"alignWith"
 PLUGIN_POOL = {"replicas": 1, "instanceTypes": ["g6e.2xlarge"], "devices": {"nvidia": "device-plugin"}}
 NVIDIA_DRA = {manager_label("nvidia"): "dra"}
 OFF = "[settings.kubelet-device-plugins.nvidia]\nenabled = false\n"
-
-
-@pytest.fixture(scope="module")
-def account() -> Iterator[None]:
-    with aws.mocked():
-        yield
-
-
-@pytest.fixture
-def session(account: None) -> boto3.Session:
-    return aws.new_session()
 
 
 CLUSTERS = itertools.count()

@@ -4,25 +4,13 @@ catalogue is a warning naming the field."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 
 import boto3
-import preflight_aws as aws
 import pytest
 
+import preflight_aws as aws
 from components import catalog
 from components.preflight.instances import INSTANCES
-
-
-@pytest.fixture(scope="module")
-def account() -> Iterator[None]:
-    with aws.mocked():
-        yield
-
-
-@pytest.fixture
-def session(account: None) -> boto3.Session:
-    return aws.new_session()
 
 
 def test_catalogued_types_agree_with_ec2(session: boto3.Session) -> None:

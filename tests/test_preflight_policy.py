@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
-import preflight_aws as aws
 import pytest
 from botocore.stub import Stubber
 
+import preflight_aws as aws
 from components.preflight import (
     API_CALLS,
     CHECKS,
@@ -30,17 +29,6 @@ POLICY = json.loads((ROOT / "policies" / "preflight-readonly.json").read_text())
 ACTIONS = {a for s in POLICY["Statement"] for a in s["Action"]}
 CR = "cr-0123456789abcdef0"
 EFA_POOL = {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}
-
-
-@pytest.fixture(scope="module")
-def account() -> Iterator[None]:
-    with aws.mocked():
-        yield
-
-
-@pytest.fixture
-def session(account: None) -> boto3.Session:
-    return aws.new_session()
 
 
 def test_policy_is_read_only_and_allows_exactly_the_table() -> None:
