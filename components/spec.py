@@ -412,6 +412,14 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         layout = pool.efa.network_interfaces
         if layout is not None:
             problems.extend(_layout_problems(f"{at}.efa.networkInterfaces", layout))
+            if spec.mode != "managed-node-groups":
+                problems.extend(
+                    ConfigProblem(f"{at}.efa.networkInterfaces.{i}.interfaceType", "'efa'",
+                                  "'interface' or 'efa-only' (NodeClasses take no 'efa' interfaces)")
+                    for i, nic in enumerate(layout) if nic.interface_type == "efa")
+        if provisioning == "static" and (pool.limits.cpu is not None or pool.limits.memory is not None):
+            problems.append(ConfigProblem(f"{at}.limits", "cpu or memory limits on a static pool",
+                                          "only limits.nodes on a static pool (its size is replicas)"))
     if spec.network.vpc_id is None:
         try:
             subnet_layout(spec.network.cidr, spec.network.zone_count)

@@ -165,6 +165,10 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         "error", "nodePools.p.gpuSharing.strategy",
         case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
                                  "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}})),
+    "auto-mode-ignored-settings": (
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "ami": "bottlerocket"}}),
+        "warning", "nodePools.p.ami",
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"]}})),
     "managed-node-group-shape": (
         case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge", "g5g.xlarge"], **STATIC}}),
         "error", "nodePools.p.instanceTypes",

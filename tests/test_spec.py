@@ -106,6 +106,20 @@ def test_pool_cross_field_problems(pool: dict, path: str) -> None:
     assert path in problems(stackbuild.config(pools={"p": pool}))
 
 
+def test_static_pools_take_only_a_node_limit() -> None:
+    found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["g6.xlarge"], "provisioning": "static",
+                                                    "replicas": 1, "limits": {"cpu": 8}}}))
+    assert "nodePools.p.limits" in found
+
+
+def test_node_classes_take_no_efa_interface_type() -> None:
+    layout = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+              {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa"}]
+    pool = {"instanceTypes": ["p5.48xlarge"], "provisioning": "static", "replicas": 1, "efa": {"networkInterfaces": layout}}
+    assert "nodePools.p.efa.networkInterfaces.1.interfaceType" in problems(stackbuild.config(pools={"p": pool}))
+    parse(stackbuild.config("managed-node-groups", pools={"p": pool}))  # launch templates take 'efa'
+
+
 def test_dynamic_pool_rejected_for_managed_node_groups() -> None:
     found = problems(stackbuild.config("managed-node-groups", pools={
         "p": {"instanceTypes": ["g6e.2xlarge"], "provisioning": "dynamic"}}))

@@ -71,3 +71,16 @@ def _static_pool_label(plan: Plan) -> Iterator[Finding]:
                               f"{actual!r}" + (" (a static pool without it runs the device plugin)"
                                                if manager == "dra" else ""),
                               f"remove {label} from the pool's labels; the toolkit sets it from devices.{family}")
+
+
+@rule("auto-mode-ignored-settings", "Auto Mode chooses the node image itself")
+def _auto_mode_ignored_settings(plan: Plan) -> Iterator[Finding]:
+    if plan.mode != "auto-mode":
+        return
+    for pool in plan.pools.values():
+        ignored = [f for f, set_ in (("ami", pool.config.ami != "al2023"),
+                                     ("bottlerocketSettings", bool(pool.config.bottlerocket_settings))) if set_]
+        for field in ignored:
+            yield Finding("auto-mode-ignored-settings", "warning", at(pool, field),
+                          f"{field} has no effect in Auto Mode, which runs its own Bottlerocket-based node image",
+                          f"remove {field} from this pool")
