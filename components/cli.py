@@ -24,9 +24,9 @@ from .rules import RULES
 from .spec import ConfigError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Plan, check and preview EKS clusters for GPUs, EFA and Neuron devices.")
+                  rich_markup_mode="markdown", help="Plan, check and preview EKS clusters for GPUs, EFA and Neuron devices.")
 out = Console(soft_wrap=False, width=160)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 ProjectDir = Annotated[Path | None, typer.Option("--project-dir", help="Directory holding Pulumi.yaml "
