@@ -24,7 +24,8 @@ from .rules import RULES
 from .spec import ConfigError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  rich_markup_mode="markdown", help="Plan, check and preview EKS clusters for GPUs, EFA and Neuron devices.")
+                  rich_markup_mode="markdown",
+                  help="Plan, check and preview EKS clusters for GPUs, EFA and Neuron devices.")
 out = Console(soft_wrap=False, width=160)
 err = Console(stderr=True, soft_wrap=True)
 
