@@ -27,3 +27,14 @@ def test_readme_names_every_preflight_action() -> None:
     actions = {a for statement in policy["Statement"] for a in (
         statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])}
     assert actions and not [a for a in actions if f"`{a}`" not in README]
+
+
+def test_pulumi_yaml_declares_every_config_key() -> None:
+    """`pulumi up` reads the same keys the spec accepts: the project file declares each of them."""
+    import yaml
+
+    from components.spec import Spec
+
+    declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
+    accepted = {field.alias for name, field in Spec.model_fields.items() if name != "region"}
+    assert declared == accepted
