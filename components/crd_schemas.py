@@ -116,6 +116,10 @@ NODE_POOL = _object("karpenter.sh/v1", "NodePool", metadata=_metadata(), spec={
              "properties": {"limits": {"propertyNames": {"enum": ["nodes"]}}}},
 })
 
+# placementGroupSelector: one placement group, by name or by id (Karpenter 1.11+, Auto Mode 2026-05).
+_PLACEMENT_GROUP = {"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": False,
+                    "properties": {"name": _string(), "id": _string(r"^pg-[0-9a-z]+$")}}
+
 EC2_NODE_CLASS = _object("karpenter.k8s.aws/v1", "EC2NodeClass", metadata=_metadata(), spec={
     "type": "object",
     "required": ["amiSelectorTerms", "subnetSelectorTerms", "securityGroupSelectorTerms"],
@@ -142,6 +146,7 @@ EC2_NODE_CLASS = _object("karpenter.k8s.aws/v1", "EC2NodeClass", metadata=_metad
                     "volumeType": {"enum": ["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"]},
                     "encrypted": {"type": "boolean"}, "deleteOnTermination": {"type": "boolean"}}}}}},
         "networkInterfaces": _NETWORK_INTERFACES,
+        "placementGroupSelector": _PLACEMENT_GROUP,
         "userData": {"type": "string"},
         "tags": _TAGS}})
 
@@ -152,6 +157,7 @@ AUTO_MODE_NODE_CLASS = _object("eks.amazonaws.com/v1", "NodeClass", metadata=_me
         "subnetSelectorTerms": _terms("tags", id_pattern=r"^subnet-[0-9a-z]+$"),
         "securityGroupSelectorTerms": _terms("tags", "name", id_pattern=r"^sg-[0-9a-z]+$"),
         "capacityReservationSelectorTerms": _terms("tags", "owner", id_pattern=r"^cr-[0-9a-z]+$"),
+        "placementGroupSelector": _PLACEMENT_GROUP,
         "ephemeralStorage": {"type": "object", "required": ["size"], "properties": {
             "size": _string(VOLUME_SIZE),
             "iops": {"type": "integer", "minimum": 3000, "maximum": 16000},

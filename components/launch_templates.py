@@ -95,12 +95,6 @@ def node_group_args(pool: PoolPlan) -> dict[str, Any]:
     return args
 
 
-def uses_placement_group(pool: PoolPlan) -> bool:
-    """EFA pools get a cluster placement group unless the config turns it off (reservations and
-    Capacity Blocks place instances themselves and may fight an auto-created group)."""
-    return uses_efa(pool) and pool.config.placement_group
-
-
 def network_interfaces(pool: PoolPlan, security_groups: list[Any]) -> list[dict[str, Any]] | None:
     """The plan's interface layout as launch-template interfaces: the ENA `interface` at card 0 /
     device 0, `efa-only` elsewhere (as the plan says), each with the given security groups and no

@@ -48,6 +48,10 @@ class ClusterFacts:
     cluster_security_group_id: str | None = None
     efa_security_group_id: str | None = None
     public_subnet_ids: tuple[str, ...] = ()
+    placement_groups: tuple[tuple[str, str], ...] = ()  # (pool name, placement group name)
+
+    def placement_group(self, pool: PoolPlan) -> str | None:
+        return dict(self.placement_groups).get(pool.name)
 
 
 def digest(*parts: object) -> str:
@@ -63,6 +67,15 @@ def reserves_capacity(pool: PoolPlan) -> bool:
 
 def uses_efa(pool: PoolPlan) -> bool:
     return pool.manager("efa") != "none"
+
+
+def uses_placement_group(mode: str, pool: PoolPlan) -> bool:
+    """EFA pools get a cluster placement group unless the config turns it off. A placement group
+    lives in one zone: node groups pin their subnet to one, NodePools only when the pool names its
+    `availabilityZone` (without it the pool spans zones and gets no group)."""
+    if not (uses_efa(pool) and pool.config.placement_group):
+        return False
+    return mode == "managed-node-groups" or pool.config.availability_zone is not None
 
 
 def node_pool_name(pool: PoolPlan) -> str:
@@ -186,7 +199,8 @@ def _auto_mode_configuration(pool: PoolPlan) -> tuple[Any, ...]:
     """Everything that shapes an Auto Mode NodeClass; pools with equal keys share one."""
     return (pool.config.subnets, pool.config.disk_size_gib, network_interfaces(pool),
             capacity_reservation_terms(pool) if reserves_capacity(pool) else [], uses_efa(pool),
-            sorted(pool.node_class_annotations.items()))
+            sorted(pool.node_class_annotations.items()),
+            pool.name if uses_placement_group("auto-mode", pool) else None)  # a group is the pool's own
 
 
 def auto_mode_node_class_name(pool: PoolPlan) -> str:
@@ -208,7 +222,14 @@ def auto_mode_node_class_spec(pool: PoolPlan, facts: ClusterFacts) -> dict[str, 
         spec["advancedNetworking"] = {"networkInterfaces": layout}
     if reserves_capacity(pool):
         spec["capacityReservationSelectorTerms"] = capacity_reservation_terms(pool)
+    _place(spec, pool, facts)
     return spec
+
+
+def _place(spec: dict[str, Any], pool: PoolPlan, facts: ClusterFacts) -> None:
+    group = facts.placement_group(pool)
+    if group:
+        spec["placementGroupSelector"] = {"name": group}
 
 
 # --- Karpenter EC2NodeClass -------------------------------------------------------------------
@@ -250,6 +271,7 @@ def karpenter_node_class_spec(pool: PoolPlan, facts: ClusterFacts) -> dict[str, 
         spec["networkInterfaces"] = layout
     if pool.ami == "bottlerocket" and pool.bottlerocket_settings:
         spec["userData"] = bottlerocket_toml(pool.bottlerocket_settings)
+    _place(spec, pool, facts)
     return spec
 
 

@@ -84,6 +84,9 @@ class NodePools(pulumi.ComponentResource):
             for pool in plan.pools.values():
                 self._node_group(pool)
         else:
+            for pool in plan.pools.values():
+                if manifests.uses_placement_group(plan.mode, pool):
+                    self._placement_group(pool)
             facts = self._facts()
             for pool in plan.pools.values():
                 self._kubernetes_pool(pool, facts)
@@ -91,15 +94,24 @@ class NodePools(pulumi.ComponentResource):
 
     # --- Auto Mode and Karpenter ----------------------------------------------------------------
 
+    def _placement_group(self, pool: PoolPlan) -> aws.ec2.PlacementGroup:
+        """A cluster placement group for an EFA pool (a group's id is its name)."""
+        group = aws.ec2.PlacementGroup(f"{self._name}-{pool.name}", strategy="cluster",
+                                       tags={manifests.POOL_TAG: pool.name}, opts=pulumi.ResourceOptions(parent=self))
+        self.placement_groups[pool.name] = group
+        return group
+
     def _facts(self) -> pulumi.Output[manifests.ClusterFacts]:
         i = self._inputs
         public = i.public_subnets_by_zone if i.public_subnets_by_zone is not None else {}
+        groups = {name: group.id for name, group in self.placement_groups.items()}
         return pulumi.Output.all(i.cluster_name, i.node_role_name, i.cluster_security_group_id,
-                                 i.efa_security_group_id, public).apply(
+                                 i.efa_security_group_id, public, groups).apply(
             lambda v: manifests.ClusterFacts(
                 cluster_name=v[0], node_role_name=v[1], discovery_tag=i.discovery_tag,
                 cluster_security_group_id=v[2], efa_security_group_id=v[3],
-                public_subnet_ids=tuple(v[4][z] for z in sorted(v[4]))))
+                public_subnet_ids=tuple(v[4][z] for z in sorted(v[4])),
+                placement_groups=tuple(sorted(v[5].items()))))
 
     def _k8s_options(self, after: list[pulumi.Resource] | None = None, replace_on_changes: list[str] | None = None,
                      delete_before_replace: bool = False) -> pulumi.ResourceOptions:
@@ -120,7 +132,7 @@ class NodePools(pulumi.ComponentResource):
                 logical, api_version=api_version, kind=kind,
                 metadata=manifests.node_class_metadata(mode, pool),
                 spec=facts.apply(lambda f, p=pool: manifests.node_class_spec(mode, p, f)),
-                opts=self._k8s_options())
+                opts=self._k8s_options(after=[g for n, g in self.placement_groups.items() if n == pool.name]))
             self.node_classes[class_name] = node_class
         obj = manifests.node_pool(mode, pool)
         self.node_pools[pool.name] = CustomResource(
@@ -138,11 +150,8 @@ class NodePools(pulumi.ComponentResource):
         i = self._inputs
         child = pulumi.ResourceOptions(parent=self)
         placement_group_name = None
-        if launch_templates.uses_placement_group(pool):
-            group = aws.ec2.PlacementGroup(f"{self._name}-{pool.name}", strategy="cluster",
-                                           tags={manifests.POOL_TAG: pool.name}, opts=child)
-            self.placement_groups[pool.name] = group
-            placement_group_name = group.id  # a placement group's id is its name
+        if manifests.uses_placement_group(self._plan.mode, pool):
+            placement_group_name = self._placement_group(pool).id
         template = aws.ec2.LaunchTemplate(
             f"{self._name}-{pool.name}", opts=child,
             **launch_templates.launch_template_args(

@@ -14,9 +14,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from components import crd_schemas, offline, stack_file
 from components import launch_templates as lt
 from components import node_manifests as nm
-from components import offline, stack_file
 from components import plan as planning
 from components.node_pools import TYPE_TOKEN, NodePoolInputs, NodePools, NodePoolsRejected
 from components.rules.node_groups import reserved_label
@@ -171,6 +171,24 @@ def test_applied_objects_are_the_rendered_objects(dev: Run, staging: Run) -> Non
                          and "kind" in r.inputs)
         rendered = sorted(((o["kind"], o["metadata"]["name"]), o) for o in nm.render(run_.plan, facts))
         assert applied == rendered
+
+
+@pytest.mark.parametrize(("stack", "pool", "node_class"), [("dev", "train-efa", AUTO_NODE_CLASS),
+                                                         ("staging", "gpu-dra", EC2_NODE_CLASS)])
+def test_zone_pinned_efa_pools_get_a_placement_group(stack: str, pool: str, node_class: str) -> None:
+    """A placement group lives in one zone: NodePool EFA pools get one once they name their zone."""
+    pinned = run(stack, **{pool: {"availabilityZone": "us-west-2b"}})
+    groups = pinned.of_type(PLACEMENT_GROUP)
+    assert set(groups) == {pool} and groups[pool].inputs["strategy"] == "cluster"
+    [cls] = [r for r in pinned.recording.of_type(node_class)
+             if r.inputs["spec"].get("placementGroupSelector")]
+    assert cls.inputs["spec"]["placementGroupSelector"] == {"name": groups[pool].outputs["id"]}
+    assert groups[pool].urn in cls.depends_on
+    assert nm.uses_placement_group(pinned.plan.mode, pinned.plan.pools[pool])
+    assert crd_schemas.validate(cls.inputs) == []
+    assert not run(stack).of_type(PLACEMENT_GROUP)  # unpinned: the pool spans zones, no group
+    off = run(stack, **{pool: {"availabilityZone": "us-west-2b", "placementGroup": False}})
+    assert not off.of_type(PLACEMENT_GROUP)
 
 
 # --- Karpenter --------------------------------------------------------------------------------
@@ -442,7 +460,8 @@ def test_bottlerocket_dra_node_group_template_switches_off_the_bundled_plugin() 
 
 
 def test_placement_group_only_for_efa_pools_that_want_one() -> None:
-    assert lt.uses_placement_group(mng_pool(instanceTypes=["p5.48xlarge"]))
-    assert not lt.uses_placement_group(mng_pool(instanceTypes=["p5.48xlarge"], placementGroup=False))
-    assert not lt.uses_placement_group(mng_pool(instanceTypes=["p5.48xlarge"], devices={"efa": "none"}))
-    assert not lt.uses_placement_group(mng_pool(instanceTypes=["g6e.xlarge"]))
+    mng = "managed-node-groups"
+    assert nm.uses_placement_group(mng, mng_pool(instanceTypes=["p5.48xlarge"]))
+    assert not nm.uses_placement_group(mng, mng_pool(instanceTypes=["p5.48xlarge"], placementGroup=False))
+    assert not nm.uses_placement_group(mng, mng_pool(instanceTypes=["p5.48xlarge"], devices={"efa": "none"}))
+    assert not nm.uses_placement_group(mng, mng_pool(instanceTypes=["g6e.xlarge"]))

@@ -169,6 +169,11 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "ami": "bottlerocket"}}),
         "warning", "nodePools.p.ami",
         case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"]}})),
+    "placement-group-with-reservation": (
+        case("managed-node-groups", {"p": {**P5, **STATIC, **CB, "availabilityZone": "us-west-2a"}}),
+        "warning", "nodePools.p.placementGroup",
+        case("managed-node-groups", {"p": {**P5, **STATIC, **CB, "availabilityZone": "us-west-2a",
+                                           "placementGroup": False}})),
     "managed-node-group-shape": (
         case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge", "g5g.xlarge"], **STATIC}}),
         "error", "nodePools.p.instanceTypes",

@@ -62,3 +62,14 @@ def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Finding]:
                           f"topology-aligned EFA with {align} needs DRA for both, but {' and '.join(wrong)} "
                           "(the EFA device plugin publishes no PCIe topology)",
                           f"set devices.efa and devices.{other} to dra (or auto on a version that supports it)")
+
+
+@rule("placement-group-with-reservation", "auto-created placement groups can fight reservations")
+def _placement_group_with_reservation(plan: Plan) -> Iterator[Finding]:
+    for pool in plan.pools.values():
+        reserved = pool.capacity in ("reserved", "capacity-block")
+        if reserved and pool.manager("efa") != "none" and pool.config.placement_group:
+            yield Finding("placement-group-with-reservation", "warning", at(pool, "placementGroup"),
+                          f"a {pool.capacity} pool with an auto-created cluster placement group can hit "
+                          "insufficient-capacity errors: the reservation already places its instances",
+                          "set placementGroup: false on this pool")
