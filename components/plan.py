@@ -169,8 +169,11 @@ def _bottlerocket(pool: NodePool, managers: dict[Family, Resolution]) -> dict[st
 
 
 def _uses_consumable_capacity(spec: Spec, pool: NodePool, managers: dict[Family, Resolution]) -> bool:
-    return (spec.mode == "karpenter" and managers["nvidia"].manager == "dra"
-            and pool.gpu_sharing.strategy == "time-slicing")
+    """Karpenter's consumable capacity (FACTS §3.4) is for dynamic provisioning only: a static pool's
+    nodes exist first, Karpenter never simulates their claims, so they time-slice through the
+    driver's GpuConfig (gate TimeSlicingSettings) as on managed node groups, on any version."""
+    return (spec.mode == "karpenter" and spec.provisioning(pool) == "dynamic"
+            and managers["nvidia"].manager == "dra" and pool.gpu_sharing.strategy == "time-slicing")
 
 
 def _pool_plan(spec: Spec, name: str, pool: NodePool) -> PoolPlan:

@@ -150,6 +150,18 @@ def test_time_slicing_paths() -> None:
     assert dra_values["consumableShares"] == 2
 
 
+def test_static_karpenter_time_slicing_uses_the_driver_gpu_config() -> None:
+    """Static Karpenter pools never go through Karpenter's claim simulation: auto picks DRA on 1.35,
+    and they time-slice through the driver's GpuConfig (TimeSlicingSettings), not consumable capacity."""
+    p = stackbuild.plan("karpenter", "1.35", pools={
+        "sliced": {"instanceTypes": ["g6.xlarge"], **STATIC, "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})
+    assert p.pools["sliced"].manager("nvidia") == "dra"
+    assert p.pools["sliced"].node_class_annotations == {}
+    values = p.releases["nvidia-dra-driver"].values
+    assert values["featureGates"] == {"TimeSlicingSettings": True} and "consumableShares" not in values
+    assert not p.errors and not stackbuild.findings(p, "karpenter-time-slicing")
+
+
 def test_bottlerocket_nvidia_dra_disables_bundled_plugin() -> None:
     p = stackbuild.plan("managed-node-groups", pools={
         "dra": {"instanceTypes": ["g6.xlarge"], **STATIC, "ami": "bottlerocket"},

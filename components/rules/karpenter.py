@@ -93,8 +93,8 @@ def _karpenter_time_slicing(plan: Plan) -> Iterator[Finding]:
     if plan.mode != "karpenter":
         return
     for pool, _ in dra_pools(plan, ("nvidia",)):
-        if pool.config.gpu_sharing.strategy != "time-slicing":
-            continue
+        if not pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION):
+            continue  # static pools time-slice through the driver's GpuConfig, not consumable capacity
         low = plan.spec.cluster.kubernetes < (1, 36) or plan.spec.cluster.karpenter_version < (1, 15, 0)
         if low:
             yield Finding("karpenter-time-slicing", "error", at(pool, "gpuSharing.strategy"),
