@@ -65,9 +65,9 @@ class Chart:
 # The Neuron chart: `devicePlugin.tolerations` is a values list (CriticalAddonsOnly and the Neuron
 # taint by default); the DRA kubelet plugin tolerates the Neuron taint itself. Both modes' required
 # affinity admits only the instance types listed in `neuronInstances`.
-_NEURON_DRA = Agent("neuron", "dra", "draDriver.nodeSelector", None, None,
-                    ("aws.amazon.com/neuron",), enabled="draDriver.enabled", enabled_default=False,
-                    instance_types="neuronInstances")
+_NEURON_DRA = Agent("neuron", "dra", "draDriver.nodeSelector", None, "draDriver.tolerations",
+                    enabled="draDriver.enabled", enabled_default=False, instance_types="neuronInstances",
+                    default_tolerations=("aws.amazon.com/neuron",))
 _NEURON_PLUGIN = Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", None, "devicePlugin.tolerations",
                        enabled="devicePlugin.enabled", enabled_default=True, instance_types="neuronInstances",
                        default_tolerations=("CriticalAddonsOnly", "aws.amazon.com/neuron"))

@@ -176,7 +176,8 @@ def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[Pool
         return values
     neuron = {"npd": {"enabled": False}, "scheduler": {"enabled": False}, "neuronInstances": _types(pools, "neuron")}
     if key == "neuron-dra-driver":
-        return {**neuron, "devicePlugin": {"enabled": False}, "draDriver": {"enabled": True, "nodeSelector": scope}}
+        return {**neuron, "devicePlugin": {"enabled": False},
+                "draDriver": {"enabled": True, "nodeSelector": scope, "tolerations": _tolerations(pools)}}
     if key == "neuron-device-plugin":
         return {**neuron, "draDriver": {"enabled": False},
                 "devicePlugin": {"enabled": True, "nodeSelector": scope, "tolerations": _tolerations(pools)}}

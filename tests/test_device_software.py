@@ -164,7 +164,9 @@ def test_efa_releases_tolerate_gpu_and_neuron_taints(shipped: dict) -> None:
 
 def test_neuron_dra_release(shipped: dict) -> None:
     values = shipped["prod"][0].releases["neuron-dra-driver"].values
-    assert values["draDriver"] == {"enabled": True, "nodeSelector": {"eks-devices.io/device-manager-neuron": "dra"}}
+    assert values["draDriver"] == {"enabled": True, "nodeSelector": {"eks-devices.io/device-manager-neuron": "dra"},
+                                   "tolerations": [{"key": "aws.amazon.com/neuron", "operator": "Exists",
+                                                    "effect": "NoSchedule"}]}
     assert values["devicePlugin"] == {"enabled": False}
     assert values["npd"] == {"enabled": False} and values["scheduler"] == {"enabled": False}
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import stackbuild
 from components import catalog, plan, scope, stack_file
 from components.spec import FAMILIES, parse
 
@@ -206,3 +207,15 @@ def test_bottlerocket_bundled_plugin_counts() -> None:
                                                               ("dra", "nvidia-dra-driver")]
     slugs = {f.slug for f in p.errors}
     assert "bottlerocket-bundled-plugin" in slugs and "one-manager-per-node" not in slugs
+
+
+def test_neuron_dra_driver_tolerates_the_pools_own_taints() -> None:
+    """The Neuron DRA kubelet plugin takes `draDriver.tolerations`: a pool's own taint is tolerated,
+    so the pool still runs its driver."""
+    cfg = stackbuild.config("managed-node-groups", pools={"trn": {
+        "instanceTypes": ["trn1.32xlarge"], "replicas": 1, "devices": {"neuron": "dra"},
+        "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}]}})
+    p = plan.build(parse(cfg))
+    tolerations = p.releases["neuron-dra-driver"].values["draDriver"]["tolerations"]
+    assert {t["key"] for t in tolerations} == {"team", "aws.amazon.com/neuron"}
+    assert not [f for f in p.findings if f.slug == "one-manager-per-node"]
