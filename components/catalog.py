@@ -42,6 +42,7 @@ class InstanceType:
     efa_supported: bool
     max_efa_interfaces: int
     network_cards: int
+    efa_cards: tuple[int, ...] | None  # network cards that take an EFA; None where the sources do not say
     source: str
 
     @property
@@ -83,7 +84,8 @@ class InstanceType:
 def instance_types() -> dict[str, InstanceType]:
     """All catalogued instance types by name."""
     entries = json.loads(SNAPSHOT.read_text())
-    return {e["name"]: InstanceType(**e) for e in entries}
+    return {e["name"]: InstanceType(**{**e, "efa_cards": None if e["efa_cards"] is None else tuple(e["efa_cards"])})
+            for e in entries}
 
 
 def get(name: str) -> InstanceType | None:

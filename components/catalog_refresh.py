@@ -33,9 +33,18 @@ EXTRA_TYPES: tuple[dict[str, Any], ...] = (
         "efa_supported": True,
         "max_efa_interfaces": 17,
         "network_cards": 17,
+        "efa_cards": None,  # which cards take EFA is not in the sources
         "source": "FACTS.md §6 (EKS-GB): 4 GPUs per node, up to 17 network cards, AL2023 ARM NVIDIA AMI",
     },
 )
+
+
+def _efa_cards(net: dict[str, Any]) -> list[int]:
+    """The network cards that take an EFA (p6-b300's card 0, for one, is ENA-only)."""
+    if not net.get("EfaSupported"):
+        return []
+    return sorted(c["NetworkCardIndex"] for c in net.get("NetworkCards", [])
+                  if {"efa", "efa-only"} & set(c.get("InterfaceTypes", [])))
 
 
 def _entry(raw: dict[str, Any]) -> dict[str, Any]:
@@ -56,6 +65,7 @@ def _entry(raw: dict[str, Any]) -> dict[str, Any]:
         "efa_supported": bool(net.get("EfaSupported")),
         "max_efa_interfaces": (net.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0),
         "network_cards": net.get("MaximumNetworkCards", 1),
+        "efa_cards": _efa_cards(net),
         "source": "EC2 DescribeInstanceTypes",
     }
 

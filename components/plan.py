@@ -123,10 +123,13 @@ class Plan:
 
 
 def efa_interface_layout(itype: catalog.InstanceType) -> tuple[dict[str, Any], ...]:
-    """The EKS-recommended launch-template interfaces for an EFA instance type: an ENA
-    `interface` at card 0 / device 0, `efa-only` at card 0 / device 1 and on every other EFA card."""
+    """The EKS-recommended launch-template interfaces for an EFA instance type: an ENA `interface`
+    at card 0 / device 0, then an `efa-only` interface on every EFA-capable card (device 1 on card 0,
+    which the primary interface holds). Where the sources do not say which cards take an EFA, the
+    first `max_efa_interfaces` cards are assumed."""
+    cards = itype.efa_cards if itype.efa_cards is not None else tuple(range(itype.max_efa_interfaces))
     layout: list[dict[str, Any]] = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]
-    for card in range(itype.max_efa_interfaces):
+    for card in cards:
         layout.append({"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0,
                        "interfaceType": "efa-only"})
     return tuple(layout)

@@ -412,6 +412,7 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         layout = pool.efa.network_interfaces
         if layout is not None:
             problems.extend(_layout_problems(f"{at}.efa.networkInterfaces", layout))
+            problems.extend(_layout_card_problems(f"{at}.efa.networkInterfaces", layout, pool.instance_types))
             if spec.mode != "managed-node-groups":
                 problems.extend(
                     ConfigProblem(f"{at}.efa.networkInterfaces.{i}.interfaceType", "'efa'",
@@ -444,6 +445,23 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
     for name, claim in spec.claims.items():
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
+    return problems
+
+
+def _layout_card_problems(at: str, layout: list[NetworkInterface], types: list[str]) -> list[ConfigProblem]:
+    """Each interface on a card the instance types have, and EFA interfaces only on EFA-capable cards."""
+    problems = []
+    known = [catalog.instance_types()[t] for t in types]
+    for i, nic in enumerate(layout):
+        card = nic.network_card_index
+        short = sorted(t.name for t in known if card >= t.network_cards)
+        no_efa = sorted(t.name for t in known if nic.interface_type != "interface"
+                        and t.efa_cards is not None and card not in t.efa_cards)
+        if short or no_efa:
+            what = (f"{', '.join(short)} have fewer network cards" if short
+                    else f"card {card} of {', '.join(no_efa)} takes no EFA")
+            problems.append(ConfigProblem(f"{at}.{i}.networkCardIndex", f"{card} ({what})",
+                                          "a card every instance type of the pool has, EFA-capable for EFA interfaces"))
     return problems
 
 

@@ -56,6 +56,14 @@ def test_hardware_figures(name: str, gpus: int, model: str | None, efa: int, car
             t.neuron_count, t.architecture) == (gpus, model, efa, cards, neuron, arch)
 
 
+@pytest.mark.parametrize(("name", "cards"), [
+    ("p6-b300.48xlarge", tuple(range(1, 17))), ("p5.48xlarge", tuple(range(32))), ("g6.xlarge", ()),
+    ("p6e-gb200.36xlarge", None),  # not in the sources
+])
+def test_efa_capable_cards(name: str, cards: tuple[int, ...] | None) -> None:
+    assert catalog.get(name).efa_cards == cards  # type: ignore[union-attr]
+
+
 def test_types_missing_from_ec2_data_name_their_source() -> None:
     gb200 = catalog.get("p6e-gb200.36xlarge")
     assert gb200 is not None and "FACTS.md" in gb200.source

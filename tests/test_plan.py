@@ -187,6 +187,16 @@ def test_mng_efa_layout(itype: str, efa_interfaces: int) -> None:
     assert len({(n["networkCardIndex"], n["deviceIndex"]) for n in layout}) == len(layout)
 
 
+def test_mng_efa_layout_skips_cards_without_efa() -> None:
+    """p6-b300.48xlarge: 17 cards, card 0 ENA-only, EFA on cards 1-16 (EC2 DescribeInstanceTypes)."""
+    p = stackbuild.plan("managed-node-groups", pools={"p": {"instanceTypes": ["p6-b300.48xlarge"], **STATIC}})
+    layout = p.pools["p"].network_interfaces
+    assert layout is not None
+    efa_cards = [n["networkCardIndex"] for n in layout if n["interfaceType"] == "efa-only"]
+    assert efa_cards == list(range(1, 17))
+    assert all(n["deviceIndex"] == 0 for n in layout)
+
+
 def test_identity_changes_with_any_manager() -> None:
     a = stackbuild.plan(pools={"p": {"instanceTypes": ["p5.48xlarge"]}}).pools["p"].identity
     b = stackbuild.plan(pools={"p": {"instanceTypes": ["p5.48xlarge"], "devices": {"efa": "device-plugin"}}}).pools["p"].identity

@@ -120,6 +120,16 @@ def test_node_classes_take_no_efa_interface_type() -> None:
     parse(stackbuild.config("managed-node-groups", pools={"p": pool}))  # launch templates take 'efa'
 
 
+@pytest.mark.parametrize(("itype", "card"), [("p6-b300.48xlarge", 0), ("g6e.24xlarge", 2)])
+def test_layout_cards_must_exist_and_take_efa(itype: str, card: int) -> None:
+    """p6-b300's card 0 is ENA-only; g6e.24xlarge has two cards."""
+    layout = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+              {"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0, "interfaceType": "efa-only"}]
+    pool = {"instanceTypes": [itype], "replicas": 1, "efa": {"networkInterfaces": layout}}
+    assert "nodePools.p.efa.networkInterfaces.1.networkCardIndex" in problems(
+        stackbuild.config("managed-node-groups", pools={"p": pool}))
+
+
 def test_dynamic_pool_rejected_for_managed_node_groups() -> None:
     found = problems(stackbuild.config("managed-node-groups", pools={
         "p": {"instanceTypes": ["g6e.2xlarge"], "provisioning": "dynamic"}}))
