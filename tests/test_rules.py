@@ -174,6 +174,12 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         "warning", "nodePools.p.placementGroup",
         case("managed-node-groups", {"p": {**P5, **STATIC, **CB, "availabilityZone": "us-west-2a",
                                            "placementGroup": False}})),
+    "p6e-gb200-prerequisites": (
+        case("managed-node-groups", {"p": {"instanceTypes": ["p6e-gb200.36xlarge"], **STATIC, "devices": {"nvidia": "dra"}}}),
+        "error", "nodePools.p.capacity",
+        case("managed-node-groups", {"p": {"instanceTypes": ["p6e-gb200.36xlarge"], **STATIC, **CB,
+                                           "availabilityZone": "us-west-2a", "placementGroup": False,
+                                           "computeDomains": True, "devices": {"nvidia": "dra"}}})),
     "managed-node-group-shape": (
         case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge", "g5g.xlarge"], **STATIC}}),
         "error", "nodePools.p.instanceTypes",
@@ -234,6 +240,16 @@ def test_rule_fires(slug: str) -> None:
 def test_rule_stays_quiet(slug: str) -> None:
     *_, quiet = CASES[slug]
     assert not stackbuild.findings(_plan(quiet), slug)
+
+
+def test_gb200_needs_an_efa_plugin_that_knows_it() -> None:
+    pool = {"instanceTypes": ["p6e-gb200.36xlarge"], **STATIC, **CB, "availabilityZone": "us-west-2a",
+            "placementGroup": False, "computeDomains": True, "devices": {"nvidia": "dra", "efa": "device-plugin"}}
+    old = stackbuild.plan("managed-node-groups", pools={"p": pool},
+                          chartVersions={"aws-efa-k8s-device-plugin": "v0.5.13"})
+    assert [f.path for f in stackbuild.findings(old, "p6e-gb200-prerequisites")] == [
+        "chartVersions.aws-efa-k8s-device-plugin"]
+    assert not stackbuild.findings(stackbuild.plan("managed-node-groups", pools={"p": pool}), "p6e-gb200-prerequisites")
 
 
 def test_dra_on_1_33_is_a_warning() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import versions
 from ..plan import Plan
 from .registry import Finding, at, dra_pools, pool_types, rule
 
@@ -79,3 +80,31 @@ def _gpu_sharing_needs_nvidia(plan: Plan) -> Iterator[Finding]:
             yield Finding("gpu-sharing-needs-nvidia", "error", at(pool, "computeDomains"),
                           "ComputeDomains are served by the NVIDIA DRA driver only",
                           "set devices.nvidia: dra on this pool")
+
+
+GB200 = "p6e-gb200"
+EFA_PLUGIN_FOR_GB200 = (0, 5, 14)
+
+
+@rule("p6e-gb200-prerequisites", "p6e-gb200 needs Capacity Blocks, AL2023, ComputeDomains, EFA plugin 0.5.14")
+def _p6e_gb200_prerequisites(plan: Plan) -> Iterator[Finding]:
+    slug = "p6e-gb200-prerequisites"
+    for pool in plan.pools.values():
+        if not any(t.family == GB200 for t in pool_types(pool)):
+            continue
+        if pool.capacity != "capacity-block":
+            yield Finding(slug, "error", at(pool, "capacity"), "p6e-gb200 is sold as Capacity Blocks only",
+                          "set capacity: capacity-block with the block's reservation id")
+        if pool.ami != "al2023":
+            yield Finding(slug, "error", at(pool, "ami"), "p6e-gb200 needs the AL2023 ARM NVIDIA AMI",
+                          "set ami: al2023")
+        if not pool.config.compute_domains:
+            yield Finding(slug, "error", at(pool, "computeDomains"),
+                          "p6e-gb200 workloads use multi-node NVLink through NVIDIA ComputeDomains",
+                          "set computeDomains: true (with devices.nvidia: dra)")
+        release = plan.releases.get(pool.releases.get("efa", ""))
+        if release is not None and release.key == "aws-efa-k8s-device-plugin" and (
+                versions.semver(release.version) < EFA_PLUGIN_FOR_GB200):
+            yield Finding(slug, "error", "chartVersions.aws-efa-k8s-device-plugin",
+                          f"the EFA device plugin {release.version} predates p6e-gb200 support (0.5.14)",
+                          "use aws-efa-k8s-device-plugin 0.5.14 or later")
