@@ -151,7 +151,7 @@ def problems(name: str, claim: Claim, pools: set[str]) -> list[Problem]:
         out.append((at, repr(name), "a Kubernetes object name: lower-case letters, digits, '-' and '.'"))
     for i, pool in enumerate(claim.pools):
         if pool not in pools:
-            out.append((f"{at}.pools.{i}", repr(pool), f"a node pool of this stack ({', '.join(sorted(pools))})"))
+            out.append((f"{at}.pools.{i}", repr(pool), "a node pool of this stack (" + (", ".join(sorted(pools)) or "it declares none") + ")"))
     short = claim.shorthand
     if claim.kind == "extended-resource":
         out += _extended_problems(at, claim, short)

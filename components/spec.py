@@ -353,6 +353,10 @@ def _accepted(err: Any) -> str:
         return "a value (this field is required)"
     if kind == "extra_forbidden":
         return "no such key; check the spelling against the README's configuration reference"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return "a mapping of keys to values"
+    if kind == "list_type":
+        return "a list"
     msg = err["msg"]
     for prefix in ("Value error, ", "Input should be "):
         if msg.startswith(prefix):
