@@ -149,9 +149,10 @@ def problems(name: str, claim: Claim, pools: set[str]) -> list[Problem]:
     out: list[Problem] = []
     if not DNS_SUBDOMAIN.match(name) or len(name) > 253:
         out.append((at, repr(name), "a Kubernetes object name: lower-case letters, digits, '-' and '.'"))
+    known = ", ".join(sorted(pools)) or "it declares none"
     for i, pool in enumerate(claim.pools):
         if pool not in pools:
-            out.append((f"{at}.pools.{i}", repr(pool), "a node pool of this stack (" + (", ".join(sorted(pools)) or "it declares none") + ")"))
+            out.append((f"{at}.pools.{i}", repr(pool), f"a node pool of this stack ({known})"))
     short = claim.shorthand
     if claim.kind == "extended-resource":
         out += _extended_problems(at, claim, short)
