@@ -75,6 +75,15 @@ def test_karpenter_version_must_be_semver() -> None:
     assert "cluster.karpenter.version" in found
 
 
+def test_wrong_shapes_say_what_shape_is_accepted() -> None:
+    cfg = stackbuild.config(pools={"p": {"instanceTypes": "p5.48xlarge", "labels": ["a"]}})
+    cfg["eks-devices:cluster"] = "ml"
+    found = problems(cfg)
+    assert found["cluster"].accepted == "a mapping of keys to values"
+    assert found["nodePools.p.instanceTypes"].accepted == "a list"
+    assert found["nodePools.p.labels"].accepted == "a mapping of keys to values"
+
+
 def test_missing_cluster_section() -> None:
     assert set(problems({"aws:region": "us-west-2"})) == {"eks-devices:cluster"}
 
