@@ -104,12 +104,20 @@ class Cluster(pulumi.ComponentResource):
         BlockStorage, LoadBalancing and Networking policies and `sts:TagSession` in Auto Mode (FACTS §4.1)."""
         spec = self._spec
         self.kms_key_arn = self._encryption_key()
+        prerequisites = [*prerequisites, self._log_group()]
         return eks.Cluster(
             f"{self._base}-eks", name=spec.name, version=spec.version, vpc_id=self._network.vpc_id,
             subnet_ids=self._network.private_subnet_ids, authentication_mode=eks.AuthenticationMode.API,
             bootstrap_self_managed_addons=False, enabled_cluster_log_types=list(spec.logging),
             encryption_config_key_arn=self.kms_key_arn, tags=self._tags, **endpoint_args(spec.endpoint),
             **mode_args, opts=pulumi.ResourceOptions(parent=self, depends_on=prerequisites))
+
+    def _log_group(self) -> aws.cloudwatch.LogGroup:
+        """The control-plane log group, made before the cluster so that it has a retention (EKS
+        would otherwise create it with logs kept forever)."""
+        return aws.cloudwatch.LogGroup(
+            f"{self._base}-control-plane-logs", name=f"/aws/eks/{self._spec.name}/cluster",
+            retention_in_days=self._spec.log_retention_days, tags=self._tags, opts=self._child)
 
     def _encryption_key(self) -> pulumi.Output[str]:
         """The secrets-encryption key: the configured one, or a new key with yearly rotation."""

@@ -152,6 +152,7 @@ class Cluster(Model):
     logging: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = Field(
         default_factory=lambda: list(LOG_TYPES)
     )
+    log_retention_days: Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 3653] = 90
     kms_key_arn: str | None = None
     system_node_group: SystemNodeGroup = SystemNodeGroup()
     auto_mode: AutoMode = AutoMode()

@@ -163,6 +163,12 @@ def test_public_endpoint_is_off_without_cidrs_and_logging_defaults_to_every_type
     assert inputs["enabledClusterLogTypes"] == ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 
 
+def test_control_plane_logs_have_a_retention(auto: offline.Recording) -> None:
+    group = one(auto, "aws:cloudwatch/logGroup:LogGroup")
+    assert group.inputs["name"] == f"/aws/eks/{NAME}/cluster" and group.inputs["retentionInDays"] == 90
+    assert group.urn in one(auto, "eks:index:Cluster").depends_on  # it exists before EKS writes to it
+
+
 def test_secrets_are_encrypted_with_a_new_rotating_key(auto: offline.Recording) -> None:
     key = one(auto, "aws:kms/key:Key")
     assert key.inputs["enableKeyRotation"] is True
