@@ -17,7 +17,7 @@ from components.spec import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM_RULES = ("efa-not-shareable", "extended-resource-not-dra", "claim-device-class-missing", "claim-unsatisfiable",
-               "karpenter-claim-selector-attributes")
+               "karpenter-claim-selector-attributes", "claim-fit-undetermined")
 
 MNG = {
     "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "managed-node-groups"},
@@ -187,8 +187,11 @@ def test_claim_unsatisfiable_is_quiet_when_the_search_is_undetermined(monkeypatc
     entry = {"pools": ["p5"], "gpus": {"count": 1}, "efa": {"count": 5}, "alignWith": "gpu"}
     monkeypatch.setattr(fit, "SEARCH_BUDGET", 5)
     assert findings(MNG, {"x": entry}, "claim-unsatisfiable") == []
+    [undetermined] = findings(MNG, {"x": entry}, "claim-fit-undetermined")  # reported, not passed silently
+    assert undetermined.severity == "warning" and "p5" in undetermined.message
     monkeypatch.undo()
     assert len(findings(MNG, {"x": entry}, "claim-unsatisfiable")) == 1
+    assert findings(MNG, {"x": entry}, "claim-fit-undetermined") == []
 
 
 # --- karpenter-claim-selector-attributes --------------------------------------------------------

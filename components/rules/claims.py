@@ -83,6 +83,16 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Finding]:
                           "can satisfy it; `eks-devices preview` shows what each instance type offers")
 
 
+@rule("claim-fit-undetermined", "a claim whose fit the offline search could not settle is reported, not passed")
+def _claim_fit_undetermined(plan: Plan) -> Iterator[Finding]:
+    for claim in _claims(plan):
+        for pool_name, fit in sorted(claim.pools.items()):
+            if not fit.fits and fit.causes == {"undetermined"}:
+                yield Finding("claim-fit-undetermined", "warning", _at(claim, "pools"),
+                              f"could not decide whether claim {claim.name} fits pool {pool_name}: {fit.reason}",
+                              "simplify the claim (fewer requests or constraints), or check it on a real node")
+
+
 # Attributes Karpenter 1.15 knows before a node exists (FACTS §3.2); others only in matchAttribute.
 KARPENTER_SELECTABLE = {
     "gpu.nvidia.com": {"productName", "architecture", "brand", "cudaComputeCapability", "type"},
