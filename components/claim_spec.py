@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, model_validator
+
+from .config_model import Model
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -24,19 +25,13 @@ EXTENDED_RESOURCES = {"nvidia.com/gpu": "nvidia", "vpc.amazonaws.com/efa": "efa"
 NEURON_GROUP_SIZES = (1, 4, 8, 16)
 
 
-class _Model(BaseModel):
-    """Same conventions as the rest of the stack config: camelCase, no unknown keys, immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
-
-
-class Gpus(_Model):
+class Gpus(Model):
     count: int = Field(default=1, ge=1, le=16)
     model: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,40}$")
     min_memory_gib: int | None = Field(default=None, ge=1, le=4096, alias="minMemoryGiB")
 
 
-class _CountOrAll(_Model):
+class _CountOrAll(Model):
     count: int | None = Field(default=None, ge=1, le=32)
     all_: bool = Field(default=False, alias="all")
 
@@ -57,28 +52,28 @@ class Neurons(_CountOrAll):
     count: int | None = Field(default=None, ge=1, le=16)
 
 
-class Mig(_Model):
+class Mig(Model):
     profile: str = Field(pattern=r"^\d+g\.\d+gb$")
     count: int = Field(default=1, ge=1, le=7)
 
 
-class TimeSlicing(_Model):
+class TimeSlicing(Model):
     interval: Literal["Default", "Short", "Medium", "Long"] = "Default"
 
 
-class ComputeDomainChannel(_Model):
+class ComputeDomainChannel(Model):
     allocation_mode: Literal["Single", "All"] = "Single"
 
 
-class CelSelector(_Model):
+class CelSelector(Model):
     expression: str = Field(min_length=1, max_length=10 * 1024)
 
 
-class DeviceSelector(_Model):
+class DeviceSelector(Model):
     cel: CelSelector
 
 
-class ExactDeviceRequest(_Model):
+class ExactDeviceRequest(Model):
     device_class_name: str = Field(pattern=DNS_SUBDOMAIN.pattern)
     selectors: list[DeviceSelector] = Field(default_factory=list, max_length=32)
     allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
@@ -89,29 +84,29 @@ class DeviceSubRequest(ExactDeviceRequest):
     name: str = Field(pattern=DNS_LABEL)
 
 
-class DeviceRequest(_Model):
+class DeviceRequest(Model):
     name: str = Field(pattern=DNS_LABEL)
     exactly: ExactDeviceRequest | None = None
     first_available: list[DeviceSubRequest] | None = Field(default=None, min_length=1, max_length=8)
 
 
-class DeviceConstraint(_Model):
+class DeviceConstraint(Model):
     requests: list[str] = Field(default_factory=list)
     match_attribute: str | None = None
     distinct_attribute: str | None = None
 
 
-class OpaqueConfig(_Model):
+class OpaqueConfig(Model):
     driver: str = Field(pattern=DNS_SUBDOMAIN.pattern)
     parameters: dict[str, Any]
 
 
-class DeviceClaimConfig(_Model):
+class DeviceClaimConfig(Model):
     requests: list[str] = Field(default_factory=list)
     opaque: OpaqueConfig
 
 
-class Claim(_Model):
+class Claim(Model):
     """One named claim: where it should fit, what object it is, and the devices it asks for."""
 
     pools: list[str] = Field(min_length=1)

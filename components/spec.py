@@ -10,15 +10,15 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from . import catalog, versions
 from .claim_spec import Claim
 from .claim_spec import problems as claim_problems
+from .config_errors import ConfigError, ConfigProblem, from_validation
+from .config_model import Model
 from .subnets import subnet_layout
 
 NAMESPACE = "eks-devices"
@@ -49,14 +49,6 @@ UPSTREAM_DEVICE_CLASSES: tuple[str, ...] = (
     "gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com", "compute-domain-daemon.nvidia.com",
     "compute-domain-default-channel.nvidia.com", "efa.networking.k8s.aws", "neuron.aws.com",
 )
-
-
-class Model(BaseModel):
-    """Base: camelCase keys in YAML, unknown keys rejected, instances immutable."""
-
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
 
 
 class Network(Model):
@@ -317,68 +309,6 @@ class Spec(Model):
         return "static" if self.mode == "managed-node-groups" else "dynamic"
 
 
-@dataclass(frozen=True)
-class ConfigProblem:
-    """One thing wrong with a stack file."""
-
-    path: str
-    given: str
-    accepted: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: given {self.given}; accepted: {self.accepted}"
-
-
-class ConfigError(Exception):
-    """Every problem of a stack file at once."""
-
-    def __init__(self, problems: list[ConfigProblem], source: str = "stack configuration"):
-        self.problems = problems
-        self.source = source
-        lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"{source}: {len(problems)} problem(s)\n{lines}")
-
-
-def _show(value: Any) -> str:
-    text = repr(value) if not isinstance(value, dict) else "a mapping"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _path(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc if part not in ("str", "int", "list[str]", "function-after"))
-
-
-def _accepted(err: Any) -> str:
-    kind = err["type"]
-    if kind == "missing":
-        return "a value (this field is required)"
-    if kind == "extra_forbidden":
-        return "no such key; check the spelling against the README's configuration reference"
-    if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return "a mapping of keys to values"
-    if kind == "list_type":
-        return "a list"
-    msg = err["msg"]
-    for prefix in ("Value error, ", "Input should be "):
-        if msg.startswith(prefix):
-            msg = msg[len(prefix):]
-    return msg
-
-
-def _from_validation(exc: ValidationError, root: str = "") -> list[ConfigProblem]:
-    problems = []
-    for err in exc.errors():
-        path = _path(err["loc"])
-        if err["type"] == "missing":
-            given = "nothing"
-        elif err["type"] == "extra_forbidden":
-            given = f"unknown key {str(err['loc'][-1])!r}"
-        else:
-            given = _show(err.get("input"))
-        problems.append(ConfigProblem(f"{root}{path}", given, _accepted(err)))
-    return problems
-
-
 def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     """Checks that need several fields or the catalogue; every one is a config error (exit 2)."""
     problems: list[ConfigProblem] = []
@@ -509,7 +439,7 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
         try:
             spec = Spec.model_validate(data)
         except ValidationError as exc:
-            problems.extend(_from_validation(exc))
+            problems.extend(from_validation(exc))
         else:
             problems.extend(_semantic_problems(spec))
             if not problems:
