@@ -5,6 +5,11 @@ For synthetic Karpenter stacks of 0, 1, 10, 50 and 200 node pools it prints the 
 resources the program registers, the cost per pool above the 0-pool run, next to the time of a bare
 `import pulumi, pulumi_aws, pulumi_eks, pulumi_kubernetes` measured in the same run.
 
+The Pulumi SDKs load their resource modules lazily, on first use, so the bare import pays for
+almost none of them. The benchmark therefore also times the floor any program using these SDK
+classes pays: a fresh process doing the bare import and then loading the SDK modules the 10-pool
+program loads (found by running it), and how much each of them costs.
+
     .venv/bin/python bench/preview.py [--repeat N]
 """
 
@@ -49,24 +54,62 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess
     return time.perf_counter() - started, result
 
 
-def in_process(stack_file: Path) -> tuple[float, float]:
-    """The program's first and second run in one process: the difference is the SDK modules the
-    first run loads (they load lazily, so a bare import does not pay for them)."""
-    code = ("import runpy, sys, time, yaml\nfrom components import offline\n"
-            f"cfg = yaml.safe_load(open({str(stack_file)!r}))['config']\n"
-            "for _ in range(2):\n    t = time.perf_counter()\n"
-            "    offline.run(lambda: runpy.run_path('__main__.py'), cfg, stack='bench')\n"
-            "    print(time.perf_counter() - t)\n")
-    result = subprocess.run([sys.executable, "-c", code], cwd=stack_file.parent.parent, capture_output=True,
-                            text=True, check=True)
-    first, second = (float(x) for x in result.stdout.split())
-    return first, second
+SDKS = ("pulumi_aws", "pulumi_eks", "pulumi_kubernetes")
+BARE = "import pulumi, pulumi_aws, pulumi_eks, pulumi_kubernetes"
+
+
+def probe_program(stack_file: str) -> None:
+    """(Child process.) Run the program twice in this process; print both times and the SDK
+    packages the runs loaded (a lazy module object becomes a plain module once loaded)."""
+    import runpy
+    import types
+
+    from components import offline
+
+    config = yaml.safe_load(Path(stack_file).read_text())["config"]
+    runs = []
+    for _ in range(2):
+        started = time.perf_counter()
+        offline.run(lambda: runpy.run_path("__main__.py"), config, stack="bench")
+        runs.append(time.perf_counter() - started)
+    loaded = sorted(name for name, module in sys.modules.items()
+                    if name.startswith(SDKS) and "." in name and type(module) is types.ModuleType
+                    and (getattr(module, "__file__", "") or "").endswith("__init__.py"))
+    print(json.dumps({"runs": runs, "modules": loaded}))
+
+
+def probe_modules(modules: list[str]) -> None:
+    """(Child process.) The bare import, then each module loaded in turn; print each one's seconds."""
+    import importlib
+
+    import pulumi  # noqa: F401
+    import pulumi_aws  # noqa: F401
+    import pulumi_eks  # noqa: F401
+    import pulumi_kubernetes  # noqa: F401
+
+    costs = {}
+    for name in modules:
+        started = time.perf_counter()
+        getattr(importlib.import_module(name), "__all__", None)  # reading an attribute loads a lazy module
+        costs[name] = time.perf_counter() - started
+    print(json.dumps(costs))
+
+
+def child(*args: str, cwd: Path) -> dict:
+    result = subprocess.run([sys.executable, __file__, *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median is shown)")
+    parser.add_argument("--probe-program", help=argparse.SUPPRESS)
+    parser.add_argument("--probe-modules", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.probe_program:
+        return probe_program(args.probe_program)
+    if args.probe_modules:
+        return probe_modules(json.loads(args.probe_modules))
     exe = Path(sys.executable)
     cli = exe.parent / "eks-devices"
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,11 +119,20 @@ def main() -> None:
         (project / "stacks").mkdir()
         for size in SIZES:
             (project / "stacks" / f"Pulumi.bench{size}.yaml").write_text(yaml.safe_dump(stack(size)))
-        bare = statistics.median(
-            timed([str(exe), "-c", "import pulumi, pulumi_aws, pulumi_eks, pulumi_kubernetes"], project)[0]
-            for _ in range(args.repeat))
+        probe = child("--probe-program", str(project / "stacks" / "Pulumi.bench10.yaml"), cwd=project)
+        modules, (first, second) = probe["modules"], probe["runs"]
+        load_all = [str(exe), "-c", f"import importlib\n{BARE}\n"
+                    f"for m in {modules!r}: getattr(importlib.import_module(m), '__all__', None)"]
+        bare = statistics.median(timed([str(exe), "-c", BARE], project)[0] for _ in range(args.repeat))
+        floor = statistics.median(timed(load_all, project)[0] for _ in range(args.repeat))
         print(f"bare import of pulumi, pulumi_aws, pulumi_eks, pulumi_kubernetes: {bare:.2f}s")
-        print(f"{'pools':>6} {'resources':>10} {'preview s':>10} {'x import':>9} {'ms/pool':>8}")
+        print(f"bare import + the {len(modules)} SDK modules the program loads: {floor:.2f}s "
+              f"({floor / bare:.2f}x the bare import, before any resource is registered)")
+        costs = child("--probe-modules", json.dumps(modules), cwd=project)
+        for name, cost in sorted(costs.items(), key=lambda kv: -kv[1])[:4]:
+            print(f"  {name}: {cost:.2f}s")
+        print(f"  {len(costs) - 4} others: {sum(sorted(costs.values())[:-4]):.2f}s")
+        print(f"{'pools':>6} {'resources':>10} {'preview s':>10} {'x import':>9} {'x floor':>8} {'ms/pool':>8}")
         fixed = 0.0
         for size in SIZES:
             runs = []
@@ -93,8 +145,8 @@ def main() -> None:
             median = statistics.median(runs)
             fixed = median if size == 0 else fixed
             per_pool = 1000 * (median - fixed) / size if size else 0.0
-            print(f"{size:>6} {resources:>10} {median:>10.2f} {median / bare:>9.2f} {per_pool:>8.1f}")
-        first, second = in_process(project / "stacks" / "Pulumi.bench10.yaml")
+            print(f"{size:>6} {resources:>10} {median:>10.2f} {median / bare:>9.2f} {median / floor:>8.2f} "
+                  f"{per_pool:>8.1f}")
         print(f"10 pools in one process: first run {first:.2f}s, second run {second:.2f}s "
               f"(SDK modules loaded on first use: {first - second:.2f}s)")
 

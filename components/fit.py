@@ -22,7 +22,6 @@ from itertools import product
 from typing import Any
 
 from . import catalog, claims
-from .cel import CelError, evaluate
 from .claim_spec import EXTENDED_RESOURCES, Claim
 from .devices import Device, inventory
 from .plan import CONSUMABLE_CAPACITY_ANNOTATION, DeviceClassPlan, PoolPlan
@@ -77,6 +76,8 @@ def _alternatives(request: Mapping[str, Any]) -> list[_Alt]:
 def _matching(alt: _Alt, classes: Mapping[str, Sequence[str]], devices: Sequence[Device],
               memo: dict[tuple[str, str, str], bool]) -> list[Device]:
     """Devices the class and the request select, class selectors first as the scheduler does."""
+    from .cel import evaluate  # CEL (celpy) loads only when a claim is checked
+
     def test(expression: str, device: Device) -> bool:
         key = (expression, device.driver, device.name)
         if key not in memo:
@@ -160,6 +161,8 @@ def allocate(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str
              memo: dict[tuple[str, str, str], bool] | None = None) -> Outcome:
     """Allocate one claim (`spec.devices`) on one node's devices, honouring what is already `used`.
     `memo` keeps selector results between calls on the same node."""
+    from .cel import CelError
+
     used = used or {}
     memo = {} if memo is None else memo
     free = [d for d in node if used.get((d.driver, d.name), 0) < d.allocations]

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import kubernetes_validate
 import yaml
 
 from . import crd_schemas, offline
@@ -75,6 +74,8 @@ def problems(item: Rendered, version: str) -> list[str]:
     """Schema problems of one rendered object at a Kubernetes version (`"1.36"`)."""
     if item.path.startswith("helm-values/"):
         return [] if isinstance(item.document, dict) else ["values are not a mapping"]
+    import kubernetes_validate  # loads its schemas' library only when rendering
+
     obj = item.document
     if _builtin(str(obj.get("apiVersion", ""))):
         try:
