@@ -29,6 +29,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 out = Console(soft_wrap=False, width=160)
 err = Console(stderr=True, soft_wrap=True)
 
+STACK_HELP = "Stack name: reads `stacks/Pulumi.<STACK>.yaml`."  # a code span: markdown would drop `<STACK>`
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 ProjectDir = Annotated[Path | None, typer.Option("--project-dir", help="Directory holding Pulumi.yaml "
                                                  "(default: the nearest one above the current directory).")]
@@ -78,7 +79,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> Program
 
 @app.command()
 def preview(
-    stack: Annotated[str, typer.Argument(help="Stack name: reads stacks/Pulumi.<STACK>.yaml.")] = "dev",
+    stack: Annotated[str, typer.Argument(help=STACK_HELP)] = "dev",
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,
 ) -> None:
@@ -100,7 +101,7 @@ def preview(
 
 @app.command("preflight")
 def preflight_command(
-    stack: Annotated[str, typer.Argument(help="Stack name: reads stacks/Pulumi.<STACK>.yaml.")],
+    stack: Annotated[str, typer.Argument(help=STACK_HELP)],
     region: Annotated[str | None, typer.Option(help="AWS region (default: the stack's aws:region).")] = None,
     profile: Annotated[str | None, typer.Option(help="AWS profile (default: the standard credential chain).")] = None,
     as_json: JsonFlag = False,
@@ -133,7 +134,7 @@ def preflight_command(
 
 @app.command()
 def render(
-    stack: Annotated[str, typer.Argument(help="Stack name: reads stacks/Pulumi.<STACK>.yaml.")],
+    stack: Annotated[str, typer.Argument(help=STACK_HELP)],
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the manifests into.")],
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,

@@ -94,3 +94,10 @@ def test_rules_and_catalog_listings() -> None:
     types = json.loads(run("catalog", "--json").stdout)
     p5 = next(t for t in types if t["name"] == "p5.48xlarge")
     assert (p5["gpu_count"], p5["max_efa_interfaces"], p5["karpenterDraMetadata"]) == (8, 32, True)
+
+
+@pytest.mark.parametrize("verb", ["preview", "render", "preflight"])
+def test_help_names_the_stack_file(verb: str) -> None:
+    result = run(verb, "--help")
+    assert result.returncode == 0
+    assert "stacks/Pulumi.<STACK>.yaml" in result.stdout
