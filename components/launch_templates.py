@@ -13,12 +13,13 @@ template carries the EFA interface layout, a Capacity Block's market type and IM
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 from .node_manifests import (
-    POOL_TAG,
     bottlerocket_toml,
     digest,
+    pool_tags,
     reserves_capacity,
     uses_efa,
     volumes,
@@ -76,7 +77,7 @@ def node_group_subnets(pool: PoolPlan, subnet_ids: list[str], subnets_by_zone: d
     return [subnets_by_zone[zone]]
 
 
-def node_group_args(pool: PoolPlan) -> dict[str, Any]:
+def node_group_args(pool: PoolPlan, cluster_tags: Mapping[str, str] | None = None) -> dict[str, Any]:
     """`aws.eks.NodeGroup` arguments that come from the plan alone (cluster, role, subnets and
     launch template are added by the component)."""
     replicas = pool.replicas or 0
@@ -88,7 +89,7 @@ def node_group_args(pool: PoolPlan) -> dict[str, Any]:
         "taints": [{"key": t["key"], **({"value": t["value"]} if t.get("value") else {}),
                     "effect": TAINT_EFFECTS[t["effect"]]} for t in pool.taints],
         "scaling_config": {"desired_size": replicas, "min_size": replicas, "max_size": max(replicas, 1)},
-        "tags": {POOL_TAG: pool.name},
+        "tags": pool_tags(cluster_tags or {}, pool),
     }
     if pool.capacity != "capacity-block":  # a Capacity Block's instance type is in the template
         args["instance_types"] = list(pool.instance_types)
@@ -107,11 +108,12 @@ def network_interfaces(pool: PoolPlan, security_groups: list[Any]) -> list[dict[
 
 
 def launch_template_args(pool: PoolPlan, *, efa_security_group_id: Any, cluster_security_group_id: Any,
-                         placement_group_name: Any | None) -> dict[str, Any]:
+                         placement_group_name: Any | None,
+                         cluster_tags: Mapping[str, str] | None = None) -> dict[str, Any]:
     """`aws.ec2.LaunchTemplate` arguments: IMDSv2 with hop limit 1, encrypted gp3 volumes sized
     from the pool, the EFA layout, the placement group, the capacity reservation or Capacity Block,
     and Bottlerocket settings as user data."""
-    tags = {POOL_TAG: pool.name}
+    tags = pool_tags(cluster_tags or {}, pool)
     args: dict[str, Any] = {
         "description": f"eks-devices node pool {pool.name}",
         "update_default_version": True,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,9 +50,16 @@ class ClusterFacts:
     efa_security_group_id: str | None = None
     public_subnet_ids: tuple[str, ...] = ()
     placement_groups: tuple[tuple[str, str], ...] = ()  # (pool name, placement group name)
+    tags: tuple[tuple[str, str], ...] = ()  # `cluster.tags`, for what the node pools create in EC2
 
     def placement_group(self, pool: PoolPlan) -> str | None:
         return dict(self.placement_groups).get(pool.name)
+
+
+def pool_tags(cluster_tags: Mapping[str, str], pool: PoolPlan) -> dict[str, str]:
+    """Tags for what a pool creates in EC2 (instances, volumes, launch templates, placement
+    groups): the cluster's tags (cost allocation, ownership) and the pool's own."""
+    return {**cluster_tags, POOL_TAG: pool.name}
 
 
 def digest(*parts: object) -> str:
@@ -262,7 +270,7 @@ def karpenter_node_class_spec(pool: PoolPlan, facts: ClusterFacts) -> dict[str, 
         "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled",
                             "httpPutResponseHopLimit": 1, "httpTokens": "required"},
         "blockDeviceMappings": block_device_mappings(pool),
-        "tags": {CLUSTER_TAG: facts.cluster_name, POOL_TAG: pool.name},
+        "tags": {**pool_tags(dict(facts.tags), pool), CLUSTER_TAG: facts.cluster_name},
     }
     if reserves_capacity(pool):
         spec["capacityReservationSelectorTerms"] = capacity_reservation_terms(pool)

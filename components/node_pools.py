@@ -77,6 +77,7 @@ class NodePools(pulumi.ComponentResource):
                                     + "\n".join(f"  - {p}" for p in problems))
         super().__init__(TYPE_TOKEN, name, None, opts)
         self._name, self._plan, self._inputs = name, plan, inputs
+        self._tags = dict(plan.spec.cluster.tags)
         self.node_classes, self.node_pools = {}, {}
         self.launch_templates, self.placement_groups, self.node_groups = {}, {}, {}
         self.physical_names = {}
@@ -97,7 +98,8 @@ class NodePools(pulumi.ComponentResource):
     def _placement_group(self, pool: PoolPlan) -> aws.ec2.PlacementGroup:
         """A cluster placement group for an EFA pool (a group's id is its name)."""
         group = aws.ec2.PlacementGroup(f"{self._name}-{pool.name}", strategy="cluster",
-                                       tags={manifests.POOL_TAG: pool.name}, opts=pulumi.ResourceOptions(parent=self))
+                                       tags=manifests.pool_tags(self._tags, pool),
+                                       opts=pulumi.ResourceOptions(parent=self))
         self.placement_groups[pool.name] = group
         return group
 
@@ -111,7 +113,7 @@ class NodePools(pulumi.ComponentResource):
                 cluster_name=v[0], node_role_name=v[1], discovery_tag=i.discovery_tag,
                 cluster_security_group_id=v[2], efa_security_group_id=v[3],
                 public_subnet_ids=tuple(v[4][z] for z in sorted(v[4])),
-                placement_groups=tuple(sorted(v[5].items()))))
+                placement_groups=tuple(sorted(v[5].items())), tags=tuple(sorted(self._tags.items()))))
 
     def _k8s_options(self, after: list[pulumi.Resource] | None = None, replace_on_changes: list[str] | None = None,
                      delete_before_replace: bool = False) -> pulumi.ResourceOptions:
@@ -157,7 +159,7 @@ class NodePools(pulumi.ComponentResource):
             **launch_templates.launch_template_args(
                 pool, efa_security_group_id=i.efa_security_group_id,
                 cluster_security_group_id=i.cluster_security_group_id,
-                placement_group_name=placement_group_name))
+                placement_group_name=placement_group_name, cluster_tags=self._tags))
         self.launch_templates[pool.name] = template
         if pool.config.subnets == "public":
             by_zone = pulumi.Output.from_input(i.public_subnets_by_zone)
@@ -167,7 +169,7 @@ class NodePools(pulumi.ComponentResource):
             subnet_ids = pulumi.Output.from_input(i.private_subnet_ids)
         subnets = pulumi.Output.all(subnet_ids, by_zone).apply(
             lambda v, p=pool: launch_templates.node_group_subnets(p, list(v[0]), dict(v[1])))
-        args = launch_templates.node_group_args(pool)
+        args = launch_templates.node_group_args(pool, self._tags)
         self.node_groups[pool.name] = aws.eks.NodeGroup(
             f"{self._name}-{pool.name}", cluster_name=i.cluster_name, node_role_arn=i.node_role_arn,
             subnet_ids=subnets,

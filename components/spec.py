@@ -136,6 +136,13 @@ class AutoMode(Model):
     create_device_classes: bool = True
 
 
+# Tag keys AWS reserves (`aws:`) or EKS, Karpenter (its EC2NodeClass rejects some of these) and this
+# toolkit set on what they create; EC2 allows 50 tags per resource, ten are left for those.
+RESERVED_TAG_PREFIXES = ("aws:", "eks:", "kubernetes.io/cluster/", "karpenter.sh/", "karpenter.k8s.aws/",
+                         "eks-devices.io/")
+MAX_CLUSTER_TAGS = 40
+
+
 class Cluster(Model):
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
     version: str
@@ -161,6 +168,18 @@ class Cluster(Model):
         except ValueError:
             raise ValueError('a Kubernetes minor version such as "1.36"') from None
         return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, tags: dict[str, str]) -> dict[str, str]:
+        reserved = sorted(k for k in tags if k.lower().startswith(RESERVED_TAG_PREFIXES))
+        if (len(tags) > MAX_CLUSTER_TAGS or reserved or any(not 1 <= len(k) <= 128 for k in tags)
+                or any(len(v) > 256 for v in tags.values())):
+            raise ValueError(
+                f"at most {MAX_CLUSTER_TAGS} tags, keys of 1-128 and values of up to 256 characters, no key starting "
+                f"with {', '.join(RESERVED_TAG_PREFIXES)} (AWS, EKS, Karpenter and this toolkit set those)"
+                + (f"; reserved: {', '.join(reserved)}" if reserved else ""))
+        return tags
 
     @property
     def kubernetes(self) -> tuple[int, int]:

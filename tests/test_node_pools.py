@@ -57,9 +57,12 @@ class Run:
         return self.recording.named(name).urn
 
 
-def run(stack: str, public: dict[str, str] | None = None, **pool_changes: dict[str, Any]) -> Run:
+def run(stack: str, public: dict[str, str] | None = None, tags: dict[str, str] | None = None,
+        **pool_changes: dict[str, Any]) -> Run:
     """NodePools for a (varied) shipped stack, with a stand-in for cluster readiness."""
     config = stack_config(stack, **pool_changes)
+    if tags is not None:
+        config["eks-devices:cluster"]["tags"] = tags
     plan = planning.build(parse(config))
     out = Run(plan, offline.Recording())
 
@@ -465,3 +468,28 @@ def test_placement_group_only_for_efa_pools_that_want_one() -> None:
     assert not nm.uses_placement_group(mng, mng_pool(instanceTypes=["p5.48xlarge"], placementGroup=False))
     assert not nm.uses_placement_group(mng, mng_pool(instanceTypes=["p5.48xlarge"], devices={"efa": "none"}))
     assert not nm.uses_placement_group(mng, mng_pool(instanceTypes=["g6e.xlarge"]))
+
+
+COST_TAGS = {"team": "ml-platform", "cost-center": "4711"}
+
+
+def test_cluster_tags_reach_everything_the_node_pools_create_in_ec2() -> None:
+    """Cost allocation: the cluster's tags land on node groups, launch templates (and through them
+    on instances and volumes), placement groups and Karpenter's EC2NodeClasses; Auto Mode's
+    NodeClass takes none (its managed policies reject user tags on instances)."""
+    prod = run("prod", tags=COST_TAGS)
+    resources = [*prod.of_type(NODE_GROUP).items(), *prod.of_type(LAUNCH_TEMPLATE).items(),
+                 *prod.of_type(PLACEMENT_GROUP).items()]
+    assert len(resources) == 7
+    for pool, resource in resources:
+        assert resource.inputs["tags"] == {**COST_TAGS, nm.POOL_TAG: pool}
+    for pool, template in prod.of_type(LAUNCH_TEMPLATE).items():
+        assert [spec["tags"] for spec in template.inputs["tagSpecifications"]] == [
+            {**COST_TAGS, nm.POOL_TAG: pool}] * 2
+    staging = run("staging", tags=COST_TAGS, **{"gpu-dra": {"availabilityZone": "us-west-2b"}})
+    for pool, node_class in staging.of_type(EC2_NODE_CLASS).items():
+        assert node_class.inputs["spec"]["tags"] == {**COST_TAGS, nm.CLUSTER_TAG: "ml", nm.POOL_TAG: pool}
+        assert crd_schemas.validate(node_class.inputs) == []
+    assert staging.of_type(PLACEMENT_GROUP)["gpu-dra"].inputs["tags"] == {**COST_TAGS, nm.POOL_TAG: "gpu-dra"}
+    dev = run("dev", tags=COST_TAGS)
+    assert all("tags" not in c.inputs["spec"] for c in dev.recording.of_type(AUTO_NODE_CLASS))

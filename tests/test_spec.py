@@ -159,6 +159,24 @@ def test_bad_cidrs() -> None:
     assert {"network.cidr", "cluster.endpoint.publicAccessCidrs"} <= set(found)
 
 
+@pytest.mark.parametrize(("tags", "reserved"), [
+    ({"aws:createdBy": "me"}, "reserved: aws:createdBy"),
+    ({"kubernetes.io/cluster/test": "owned"}, "reserved: kubernetes.io/cluster/test"),
+    ({"Karpenter.sh/nodepool": "x", "eks-devices.io/pool": "y"}, "reserved: Karpenter.sh/nodepool, eks-devices.io/pool"),
+    ({"k" * 129: "v"}, None),
+    ({"": "v"}, None),
+    ({"team": "v" * 257}, None),
+    ({f"tag-{i}": "v" for i in range(41)}, None),
+])
+def test_cluster_tags_follow_aws_rules_and_leave_reserved_keys_alone(tags: dict[str, str],
+                                                                     reserved: str | None) -> None:
+    accepted = problems(stackbuild.config(cluster={"tags": tags}))["cluster.tags"].accepted
+    assert "at most 40 tags, keys of 1-128 and values of up to 256 characters" in accepted
+    assert (reserved in accepted) if reserved else "reserved:" not in accepted
+    ok = {"team": "ml", "cost-center": "4711", "k" * 128: "v" * 256}
+    assert stackbuild.spec(cluster={"tags": ok}).cluster.tags == ok
+
+
 def test_helm_values_keys_are_chart_keys() -> None:
     found = problems(stackbuild.config(helmValues={"gpu-operator": {}}))
     assert any(path.startswith("helmValues") for path in found)
