@@ -179,6 +179,7 @@ class Cluster(pulumi.ComponentResource):
         group = aws.eks.NodeGroup(
             f"{name}-system", cluster_name=self.name, node_role_arn=role.role.arn,
             subnet_ids=self._network.private_subnet_ids, instance_types=[system.instance_type],
+            version=self._spec.version,
             ami_type=system_ami_type(system.instance_type), capacity_type="ON_DEMAND",
             scaling_config={"desired_size": system.size, "min_size": system.size, "max_size": system.size},
             update_config={"max_unavailable": 1}, labels=SYSTEM_LABELS,

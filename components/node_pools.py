@@ -172,7 +172,7 @@ class NodePools(pulumi.ComponentResource):
         args = launch_templates.node_group_args(pool, self._tags)
         self.node_groups[pool.name] = aws.eks.NodeGroup(
             f"{self._name}-{pool.name}", cluster_name=i.cluster_name, node_role_arn=i.node_role_arn,
-            subnet_ids=subnets,
+            subnet_ids=subnets, version=self._plan.spec.cluster.version,
             launch_template={"id": template.id, "version": template.latest_version.apply(str)},
             **args,
             opts=pulumi.ResourceOptions(

@@ -136,9 +136,9 @@ def create_cluster(session: boto3.Session, name: str = "ml", version: str = "1.3
 
 
 def create_nodegroup(session: boto3.Session, name: str, labels: dict[str, str], cluster: str = "ml",
-                     ami: str = "AL2023_x86_64_NVIDIA", user_data: str | None = None) -> None:
-    """A managed node group; with `user_data`, a launch template carrying it."""
-    extra: dict[str, Any] = {}
+                     ami: str = "AL2023_x86_64_NVIDIA", user_data: str | None = None, **extra: Any) -> None:
+    """A managed node group; with `user_data`, a launch template carrying it; `extra`: more
+    CreateNodegroup parameters (capacityType, version, scalingConfig)."""
     if user_data is not None:
         ec2 = session.client("ec2")
         template = ec2.create_launch_template(

@@ -381,6 +381,7 @@ def test_system_nodes_require_imdsv2_with_hop_limit_one(karpenter: offline.Recor
     assert group.inputs["launchTemplate"]["id"] == template.outputs["id"]
     assert group.inputs["scalingConfig"] == {"desiredSize": 2, "minSize": 2, "maxSize": 2}
     assert group.inputs["instanceTypes"] == ["m7i.large"]
+    assert group.inputs["version"] == one(karpenter, "eks:index:Cluster").inputs["version"]  # nodes follow the control plane
     assert group.inputs["subnetIds"] == karpenter.exports["privateSubnetIds"]
     system_role = karpenter.named(f"{NAME}-system-node")
     assert group.inputs["nodeRoleArn"] == system_role.outputs["arn"] != karpenter.exports["nodeRoleArn"]

@@ -248,6 +248,7 @@ def test_managed_node_groups_create_a_group_and_template_per_pool(prod: Run) -> 
         assert group.inputs["launchTemplate"]["id"] == template.outputs["id"]
         assert ready in group.depends_on
         assert group.inputs["clusterName"] == "ml"
+        assert group.inputs["version"] == prod.plan.spec.cluster.version  # nodes follow the control plane
         assert group.inputs["nodeRoleArn"] == "arn:aws:iam::123456789012:role/ml-node"
 
 

@@ -40,7 +40,7 @@ def test_missing_cluster_reports_every_cluster_check_as_not_run(session: boto3.S
     results = [r for r in run_preflight(aws.stack(pools={"train": DRA_POOL}, name=name), session)
                if r.check.startswith("cluster.")]
     assert {r.check for r in results} == {checks.VERSION, checks.NODE_GROUPS, checks.BOTTLEROCKET, checks.ADDONS,
-                                          checks.DAEMONSETS}
+                                          checks.DAEMONSETS, checks.CAPACITY_BLOCK_UPGRADE}
     assert all(r.status == "not-run" and "does not exist yet" in r.detail for r in results)
 
 
@@ -155,3 +155,35 @@ def test_daemonsets_are_not_guessed(session: boto3.Session, name: str) -> None:
     aws.create_cluster(session, name)
     [result] = run(session, name, checks.DAEMONSETS)
     assert result.status == "not-run" and "kubectl get daemonsets -A" in result.fix and result.iam_action is None
+
+
+def capacity_block_group(session: boto3.Session, name: str, version: str, desired: int) -> None:
+    aws.create_nodegroup(session, "train-cb", {POOL_LABEL: "train", **NVIDIA_DRA, manager_label("efa"): "dra"},
+                         cluster=name, capacityType="CAPACITY_BLOCK", version=version,
+                         scalingConfig={"minSize": desired, "maxSize": max(desired, 1), "desiredSize": desired})
+
+
+@pytest.mark.parametrize(("control_plane", "group", "desired", "status", "words"), [
+    ("1.36", "1.36", 2, "pass", "already runs Kubernetes 1.36"),
+    ("1.35", "1.35", 0, "pass", "at desired size 0: pulumi up can upgrade it to 1.36"),
+    ("1.35", "1.35", 2, "fail", 'replicas: 0 and cluster.version "1.35", then with cluster.version "1.36"'),
+    ("1.36", "1.35", 2, "fail", "--nodegroup-name train-cb --scaling-config minSize=0,maxSize=1,desiredSize=0"),
+])
+def test_capacity_block_node_group_is_upgraded_only_without_nodes(session: boto3.Session, name: str,
+                                                                   control_plane: str, group: str, desired: int,
+                                                                   status: str, words: str) -> None:
+    aws.create_cluster(session, name, control_plane)
+    capacity_block_group(session, name, group, desired)
+    aws.create_nodegroup(session, "other", {"role": "system"}, cluster=name, version="1.34")  # not a pool: ignored
+    [result] = run(session, name, checks.CAPACITY_BLOCK_UPGRADE)
+    assert (result.subject, result.status) == ("node group train-cb", status)
+    assert words in (result.fix if status == "fail" else result.detail)
+    if status == "fail":
+        assert "with 2 node(s); pulumi up would upgrade it to 1.36" in result.detail
+
+
+def test_no_capacity_block_node_group_passes(session: boto3.Session, name: str) -> None:
+    aws.create_cluster(session, name, "1.35")
+    aws.create_nodegroup(session, "train-ng", {POOL_LABEL: "train", **NVIDIA_DRA}, cluster=name, version="1.35")
+    [result] = run(session, name, checks.CAPACITY_BLOCK_UPGRADE)
+    assert result.status == "pass" and result.detail == "no Capacity Block node group of the stack"

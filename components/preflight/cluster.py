@@ -20,6 +20,7 @@ from .model import CheckResult, Context
 VERSION = "cluster.version"
 NODE_GROUPS = "cluster.node-groups"
 BOTTLEROCKET = "cluster.bottlerocket-plugin"
+CAPACITY_BLOCK_UPGRADE = "cluster.capacity-block-upgrade"
 ADDONS = "cluster.add-ons"
 DAEMONSETS = "cluster.daemonsets"
 
@@ -165,6 +166,48 @@ def bottlerocket(ctx: Context) -> list[CheckResult]:
             continue
         results.append(_bundled_plugin(ctx, subject, group.get("launchTemplate") or {}))
     return results or [CheckResult(BOTTLEROCKET, "node groups", "pass", "no Bottlerocket NVIDIA node groups")]
+
+
+def capacity_block_upgrade(ctx: Context) -> list[CheckResult]:
+    """A Capacity Block node group is upgraded only at desired size 0 (FACTS §6): when `pulumi up`
+    would move a pool's group to the stack's version while it still has nodes, EKS refuses midway."""
+    found, absent = _cluster(ctx, CAPACITY_BLOCK_UPGRADE)
+    if found is None:
+        return absent
+    stack = ctx.spec.cluster.version
+    results = []
+    for group in ctx.aws.nodegroups(str(found.get("name"))):
+        pool = ctx.plan.pools.get((group.get("labels") or {}).get(POOL_LABEL, ""))
+        if pool is None or group.get("capacityType") != "CAPACITY_BLOCK":
+            continue
+        subject, have = f"node group {group.get('nodegroupName')}", str(group.get("version"))
+        desired = int((group.get("scalingConfig") or {}).get("desiredSize") or 0)
+        if have == stack:
+            results.append(CheckResult(CAPACITY_BLOCK_UPGRADE, subject, "pass",
+                                       f"pool {pool.name} already runs Kubernetes {have}; no node upgrade"))
+        elif desired == 0:
+            results.append(CheckResult(CAPACITY_BLOCK_UPGRADE, subject, "pass",
+                                       f"pool {pool.name} runs {have} at desired size 0: pulumi up can upgrade it "
+                                       f"to {stack}"))
+        else:
+            results.append(CheckResult(
+                CAPACITY_BLOCK_UPGRADE, subject, "fail",
+                f"pool {pool.name} runs {have} with {desired} node(s); pulumi up would upgrade it to {stack}, and EKS "
+                "upgrades a Capacity Block node group only at desired size 0",
+                _scale_down_first(pool.name, group, have, str(found.get("version")), stack)))
+    return results or [CheckResult(CAPACITY_BLOCK_UPGRADE, "node groups", "pass",
+                                   "no Capacity Block node group of the stack")]
+
+
+def _scale_down_first(pool: str, group: dict[str, Any], have: str, control_plane: str, stack: str) -> str:
+    """How to reach desired size 0 before the upgrade: through the stack while the control plane is
+    still at the group's version, else outside it (and a refresh afterwards restores the replicas)."""
+    if control_plane == have:
+        return (f'pulumi up once with nodePools.{pool}.replicas: 0 and cluster.version "{have}", then with '
+                f'cluster.version "{stack}", then restore the replicas')
+    return (f"scale it to 0 first (aws eks update-nodegroup-config --cluster-name {group.get('clusterName')} "
+            f"--nodegroup-name {group.get('nodegroupName')} --scaling-config minSize=0,maxSize=1,desiredSize=0), "
+            "pulumi up, then pulumi up --refresh to restore its replicas")
 
 
 def _bundled_plugin(ctx: Context, subject: str, template: dict[str, Any]) -> CheckResult:

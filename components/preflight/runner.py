@@ -36,6 +36,8 @@ CHECKS: tuple[Check, ...] = (
     Check(cluster.NODE_GROUPS, "existing node groups' device-manager labels agree with the plan", cluster.node_groups),
     Check(cluster.BOTTLEROCKET, "Bottlerocket NVIDIA node groups on DRA switch the bundled plugin off",
           cluster.bottlerocket),
+    Check(cluster.CAPACITY_BLOCK_UPGRADE, "Capacity Block node groups the stack would upgrade have no nodes",
+          cluster.capacity_block_upgrade),
     Check(cluster.ADDONS, "no EKS add-on runs a device plugin where the plan puts a DRA driver", cluster.addons),
     Check(cluster.DAEMONSETS, "device plugin DaemonSets inside the cluster (needs Kubernetes credentials)",
           cluster.daemonsets),
