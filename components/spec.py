@@ -419,6 +419,9 @@ def _layout_problems(at: str, layout: list[NetworkInterface]) -> list[ConfigProb
 
 def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError."""
+    if not isinstance(config, dict):
+        raise ConfigError([ConfigProblem("config", f"a {type(config).__name__}",
+                                         "a mapping of eks-devices:* keys (and aws:region)")], source)
     problems: list[ConfigProblem] = []
     data: dict[str, Any] = {}
     allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions", "deviceClasses", "claims"}

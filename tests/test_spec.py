@@ -215,3 +215,13 @@ def test_shipped_stacks_parse() -> None:
     assert stack_file.stack_names(stacks) == ["dev", "prod", "staging"]
     modes = {name: stack_file.load(name, stacks).mode for name in ("dev", "staging", "prod")}
     assert modes == {"dev": "auto-mode", "staging": "karpenter", "prod": "managed-node-groups"}
+
+
+@pytest.mark.parametrize("config", [[{"eks-devices:cluster": {}}], "eks-devices:cluster", None])
+def test_config_that_is_not_a_mapping_is_a_config_error(config: object) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse(config)  # type: ignore[arg-type]
+    [problem] = info.value.problems
+    assert problem.path == "config"
+    assert problem.given == f"a {type(config).__name__}"
+    assert "mapping" in problem.accepted
