@@ -225,3 +225,47 @@ def test_config_that_is_not_a_mapping_is_a_config_error(config: object) -> None:
     assert problem.path == "config"
     assert problem.given == f"a {type(config).__name__}"
     assert "mapping" in problem.accepted
+
+
+def test_bytes_that_are_not_utf8_are_a_config_error_with_their_line(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.t.yaml").write_bytes(b"config:\n  aws:region: us-west-2\n  # \xff\xfe\n")
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", tmp_path)
+    [problem] = info.value.problems
+    assert (problem.path, problem.given, problem.accepted) == ("line 3", "byte 0xff, which is not UTF-8 text",
+                                                               "a UTF-8 text file")
+
+
+def test_control_characters_are_a_config_error_with_their_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", write(tmp_path, "config:\n  aws:region: us-west-2\x00\n"))
+    [problem] = info.value.problems
+    assert (problem.path, problem.given) == ("line 2", "character #x0000")
+    assert problem.accepted.startswith("printable text")
+
+
+def test_yaml_nested_too_deeply_is_a_config_error(tmp_path: Path) -> None:
+    text = "config:\n  eks-devices:helmValues:\n    karpenter: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", write(tmp_path, text))
+    [problem] = info.value.problems
+    assert problem.given == "YAML nested too deeply to read"
+
+
+def test_a_list_as_a_mapping_key_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", write(tmp_path, "config:\n  aws:region: us-west-2\n  ? [a, b]\n  : c\n"))
+    [problem] = info.value.problems
+    assert (problem.path, problem.given) == ("line 3", "invalid YAML")
+    assert "keys that are text or numbers" in problem.accepted
+
+
+def test_yaml_merge_keys_are_read_not_reported_as_invalid(tmp_path: Path) -> None:
+    text = """base: &base {name: x, version: "1.36", mode: karpenter}
+config:
+  eks-devices:cluster:
+    <<: *base
+    name: merged
+"""
+    spec = stack_file.load("t", write(tmp_path, text))
+    assert (spec.cluster.name, spec.cluster.version) == ("merged", "1.36")
