@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from . import catalog, versions
+from .bottlerocket import bottlerocket_toml
 from .claim_spec import Claim
 from .claim_spec import problems as claim_problems
 from .config_errors import ConfigError, ConfigProblem, from_validation
@@ -245,6 +246,16 @@ class NodePool(Model):
                 hints.append(f"{itype!r} is not catalogued" + (f" (did you mean {', '.join(close)}?)" if close else ""))
             raise ValueError("catalogued accelerated instance types (`eks-devices catalog` lists them): "
                              + "; ".join(hints))
+        return value
+
+    @field_validator("bottlerocket_settings")
+    @classmethod
+    def _bottlerocket(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            bottlerocket_toml(value)  # the user data it becomes: every value needs a TOML form
+        except ValueError as exc:
+            raise ValueError("Bottlerocket settings: tables of text keys whose values are text, numbers, "
+                             f"booleans or lists of them ({exc})") from None
         return value
 
     @field_validator("capacity_reservation_ids")

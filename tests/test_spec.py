@@ -269,3 +269,12 @@ config:
 """
     spec = stack_file.load("t", write(tmp_path, text))
     assert (spec.cluster.name, spec.cluster.version) == ("merged", "1.36")
+
+
+@pytest.mark.parametrize("settings", [{"motd": None}, {"kernel": {"sysctl": [{"a": 1}]}}, {"kernel": {1: "x"}}])
+def test_bottlerocket_settings_without_a_toml_form_are_config_errors(settings: dict) -> None:
+    pool = {"instanceTypes": ["g6.xlarge"], "ami": "bottlerocket", "bottlerocketSettings": settings}
+    found = problems(stackbuild.config(pools={"g": pool}))
+    assert set(found) == {"nodePools.g.bottlerocketSettings"}
+    assert "TOML form" in found["nodePools.g.bottlerocketSettings"].accepted or "not text" in found[
+        "nodePools.g.bottlerocketSettings"].accepted
