@@ -391,6 +391,9 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
     for name, claim in spec.claims.items():
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
+    from .helm_shapes import problems as helm_shape_problems  # charts import this module
+
+    problems.extend(helm_shape_problems(spec.helm_values))
     return problems
 
 

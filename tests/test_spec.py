@@ -278,3 +278,21 @@ def test_bottlerocket_settings_without_a_toml_form_are_config_errors(settings: d
     assert set(found) == {"nodePools.g.bottlerocketSettings"}
     assert "TOML form" in found["nodePools.g.bottlerocketSettings"].accepted or "not text" in found[
         "nodePools.g.bottlerocketSettings"].accepted
+
+
+@pytest.mark.parametrize(("chart", "values", "path"), [
+    ("aws-dranet", {"nodeSelector": 5}, "nodeSelector"),
+    ("nvidia-device-plugin", {"tolerations": [None]}, "tolerations"),
+    ("neuron-dra-driver", {"draDriver": {"tolerations": "x"}}, "draDriver.tolerations"),
+    ("nvidia-device-plugin", {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": ["k"], "operator": "In"}]}]}}}}, "affinity"),
+    ("aws-efa-k8s-device-plugin", {"supportedInstanceLabels": {"values": 5}}, "supportedInstanceLabels.values"),
+    ("aws-dranet", {"deviceClass": {"name": True}}, "deviceClass.name"),
+    ("nvidia-dra-driver", {"kubeletPlugin": "v1"}, "kubeletPlugin"),
+    ("karpenter", {"settings": ["x"]}, "settings"),
+])
+def test_helm_values_the_toolkit_reads_must_have_their_shape(chart: str, values: dict, path: str) -> None:
+    found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["p5.48xlarge"]}}, helmValues={chart: values}))
+    assert set(found) == {f"helmValues.{chart}.{path}"}
+    problem = found[f"helmValues.{chart}.{path}"]
+    assert problem.given and problem.accepted
