@@ -31,7 +31,7 @@ class ConfigError(Exception):
         super().__init__(f"{source}: {len(problems)} problem(s)\n{lines}")
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     text = repr(value) if not isinstance(value, dict) else "a mapping"
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -66,6 +66,6 @@ def from_validation(exc: ValidationError, root: str = "") -> list[ConfigProblem]
         elif err["type"] == "extra_forbidden":
             given = f"unknown key {str(err['loc'][-1])!r}"
         else:
-            given = _show(err.get("input"))
+            given = show(err.get("input"))
         problems.append(ConfigProblem(f"{root}{path}", given, _accepted(err)))
     return problems

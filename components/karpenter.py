@@ -40,7 +40,7 @@ INTERRUPTION_EVENTS: tuple[tuple[str, str, str], ...] = (
 def controller_values(plan_values: dict[str, Any], cluster_name: str, queue_name: str) -> dict[str, Any]:
     """The controller release's values: the plan's, with `settings.clusterName` and
     `settings.interruptionQueue` set (nothing else is added)."""
-    settings = {**plan_values.get("settings", {}), "clusterName": cluster_name, "interruptionQueue": queue_name}
+    settings = {**(plan_values.get("settings") or {}), "clusterName": cluster_name, "interruptionQueue": queue_name}
     return {**plan_values, "settings": settings}
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from . import catalog
+from .bottlerocket import bottlerocket_toml
 from .plan import Plan, PoolPlan, manager_label
 from .spec import FAMILIES
 
@@ -321,42 +321,3 @@ def render(plan: Plan, facts: ClusterFacts) -> list[dict[str, Any]]:
     for pool in plan.pools.values():
         classes.setdefault(node_class_name(plan.mode, pool), node_class(plan.mode, pool, facts))
     return [*classes.values(), *(node_pool(plan.mode, p) for p in plan.pools.values())]
-
-
-# --- Bottlerocket settings as TOML ------------------------------------------------------------
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _toml_key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else json.dumps(key)
-
-
-def _toml_value(value: Any, path: str) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)  # a JSON string is a valid TOML basic string
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v, f"{path}[]") for v in value) + "]"
-    raise ValueError(f"Bottlerocket setting {path}: {type(value).__name__} values have no TOML form here")
-
-
-def _toml_table(path: tuple[str, ...], table: dict[str, Any]) -> list[str]:
-    scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
-    lines: list[str] = []
-    if scalars:
-        lines.append("[" + ".".join(_toml_key(p) for p in path) + "]")
-        dotted = ".".join(path)
-        lines += [f"{_toml_key(k)} = {_toml_value(scalars[k], f'{dotted}.{k}')}" for k in sorted(scalars)]
-    for key in sorted(k for k, v in table.items() if isinstance(v, dict)):
-        lines += _toml_table((*path, key), table[key])
-    return lines
-
-
-def bottlerocket_toml(settings: dict[str, Any]) -> str:
-    """Bottlerocket settings as the TOML user data it reads (`[settings.…]` tables); Karpenter and
-    EKS merge it with the settings they generate."""
-    return "\n".join(_toml_table(("settings",), settings)) + "\n"

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from . import catalog, versions
+from .bottlerocket import bottlerocket_toml
 from .claim_spec import Claim
 from .claim_spec import problems as claim_problems
 from .config_errors import ConfigError, ConfigProblem, from_validation
@@ -266,6 +267,16 @@ class NodePool(Model):
                              + "; ".join(hints))
         return value
 
+    @field_validator("bottlerocket_settings")
+    @classmethod
+    def _bottlerocket(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            bottlerocket_toml(value)  # the user data it becomes: every value needs a TOML form
+        except ValueError as exc:
+            raise ValueError("Bottlerocket settings: tables of text keys whose values are text, numbers, "
+                             f"booleans or lists of them ({exc})") from None
+        return value
+
     @field_validator("capacity_reservation_ids")
     @classmethod
     def _reservations(cls, value: list[str]) -> list[str]:
@@ -399,6 +410,9 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
     for name, claim in spec.claims.items():
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
+    from .helm_shapes import problems as helm_shape_problems  # charts import this module
+
+    problems.extend(helm_shape_problems(spec.helm_values))
     return problems
 
 
@@ -438,6 +452,9 @@ def _layout_problems(at: str, layout: list[NetworkInterface]) -> list[ConfigProb
 
 def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError."""
+    if not isinstance(config, dict):
+        raise ConfigError([ConfigProblem("config", f"a {type(config).__name__}",
+                                         "a mapping of eks-devices:* keys (and aws:region)")], source)
     problems: list[ConfigProblem] = []
     data: dict[str, Any] = {}
     allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions", "deviceClasses", "claims"}

@@ -6,6 +6,7 @@ ConfigErrors with the line they are on, like every other configuration problem.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,13 @@ class _Loader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *anchor` merges keys; the base class flattens it, an override is no duplicate
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"mapping keys that are text or numbers (found a {type(key).__name__} as a key)",
+                    key_node.start_mark)
             if key in seen:
                 self.duplicates.append(ConfigProblem(
                     f"line {key_node.start_mark.line + 1}", f"a second {key!r}",
@@ -56,20 +63,37 @@ def read_config(path: Path) -> dict[str, Any]:
     """The `config:` mapping of a stack file, or ConfigError describing why it cannot be read."""
     source = str(path)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError([ConfigProblem(source, "an unreadable file", f"a readable file ({exc.strerror})")],
                           source) from None
-    loader = _Loader(text)
-    loader.duplicates = []
     try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ConfigError([ConfigProblem(f"line {line}",
+                                         f"byte {raw[exc.start]:#04x}, which is not UTF-8 text",
+                                         "a UTF-8 text file")], source) from None
+    loader: _Loader | None = None
+    try:
+        loader = _Loader(text)  # the reader rejects control characters here, before parsing starts
+        loader.duplicates = []
         document = loader.get_single_data()
+    except yaml.reader.ReaderError as exc:
+        line = text[:exc.position].count("\n") + 1
+        raise ConfigError([ConfigProblem(f"line {line}",
+                                         f"character #x{exc.character:04x}", f"printable text ({exc.reason})")],
+                          source) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else source
         raise ConfigError([ConfigProblem(where, "invalid YAML", str(getattr(exc, "problem", exc)))], source) from None
+    except RecursionError:
+        raise ConfigError([ConfigProblem(source, "YAML nested too deeply to read",
+                                         "a stack file nested at most a few hundred levels deep")], source) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if loader.duplicates:
         raise ConfigError(loader.duplicates, source)
     if document is None:

@@ -418,3 +418,8 @@ def test_managed_node_groups_mode_installs_nothing_on_the_cluster(mng: offline.R
     inputs = eks_inputs(mng)
     assert inputs["skipDefaultNodeGroup"] is True and "autoMode" not in inputs
     assert "interruptionQueueName" not in mng.exports
+
+
+def test_karpenter_controller_values_survive_a_null_settings_override() -> None:
+    values = controller_values({"settings": None, "replicas": 1}, NAME, "queue")
+    assert values["settings"] == {"clusterName": NAME, "interruptionQueue": "queue"}

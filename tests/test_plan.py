@@ -202,3 +202,10 @@ def test_identity_changes_with_any_manager() -> None:
     b = stackbuild.plan(pools={"p": {"instanceTypes": ["p5.48xlarge"], "devices": {"efa": "device-plugin"}}}).pools["p"].identity
     assert a != b
     assert a == "nvidia=dra,efa=dra,neuron=none"
+
+
+def test_a_null_override_of_a_read_mapping_deletes_it_rather_than_crashing() -> None:
+    mig = {"instanceTypes": ["p5.48xlarge"], **STATIC, "devices": {"nvidia": "dra"},
+           "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}
+    p = stackbuild.plan("managed-node-groups", pools={"m": mig}, helmValues={"nvidia-dra-driver": {"featureGates": None}})
+    assert "mig-partitions" in stackbuild.slugs(p, "warning")

@@ -233,3 +233,84 @@ def test_shipped_stacks_parse() -> None:
     assert stack_file.stack_names(stacks) == ["dev", "prod", "staging"]
     modes = {name: stack_file.load(name, stacks).mode for name in ("dev", "staging", "prod")}
     assert modes == {"dev": "auto-mode", "staging": "karpenter", "prod": "managed-node-groups"}
+
+
+@pytest.mark.parametrize("config", [[{"eks-devices:cluster": {}}], "eks-devices:cluster", None])
+def test_config_that_is_not_a_mapping_is_a_config_error(config: object) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse(config)  # type: ignore[arg-type]
+    [problem] = info.value.problems
+    assert problem.path == "config"
+    assert problem.given == f"a {type(config).__name__}"
+    assert "mapping" in problem.accepted
+
+
+def test_bytes_that_are_not_utf8_are_a_config_error_with_their_line(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.t.yaml").write_bytes(b"config:\n  aws:region: us-west-2\n  # \xff\xfe\n")
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", tmp_path)
+    [problem] = info.value.problems
+    assert (problem.path, problem.given, problem.accepted) == ("line 3", "byte 0xff, which is not UTF-8 text",
+                                                               "a UTF-8 text file")
+
+
+def test_control_characters_are_a_config_error_with_their_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", write(tmp_path, "config:\n  aws:region: us-west-2\x00\n"))
+    [problem] = info.value.problems
+    assert (problem.path, problem.given) == ("line 2", "character #x0000")
+    assert problem.accepted.startswith("printable text")
+
+
+def test_yaml_nested_too_deeply_is_a_config_error(tmp_path: Path) -> None:
+    text = "config:\n  eks-devices:helmValues:\n    karpenter: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", write(tmp_path, text))
+    [problem] = info.value.problems
+    assert problem.given == "YAML nested too deeply to read"
+
+
+def test_a_list_as_a_mapping_key_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        stack_file.load("t", write(tmp_path, "config:\n  aws:region: us-west-2\n  ? [a, b]\n  : c\n"))
+    [problem] = info.value.problems
+    assert (problem.path, problem.given) == ("line 3", "invalid YAML")
+    assert "keys that are text or numbers" in problem.accepted
+
+
+def test_yaml_merge_keys_are_read_not_reported_as_invalid(tmp_path: Path) -> None:
+    text = """base: &base {name: x, version: "1.36", mode: karpenter}
+config:
+  eks-devices:cluster:
+    <<: *base
+    name: merged
+"""
+    spec = stack_file.load("t", write(tmp_path, text))
+    assert (spec.cluster.name, spec.cluster.version) == ("merged", "1.36")
+
+
+@pytest.mark.parametrize("settings", [{"motd": None}, {"kernel": {"sysctl": [{"a": 1}]}}, {"kernel": {1: "x"}}])
+def test_bottlerocket_settings_without_a_toml_form_are_config_errors(settings: dict) -> None:
+    pool = {"instanceTypes": ["g6.xlarge"], "ami": "bottlerocket", "bottlerocketSettings": settings}
+    found = problems(stackbuild.config(pools={"g": pool}))
+    assert set(found) == {"nodePools.g.bottlerocketSettings"}
+    assert "TOML form" in found["nodePools.g.bottlerocketSettings"].accepted or "not text" in found[
+        "nodePools.g.bottlerocketSettings"].accepted
+
+
+@pytest.mark.parametrize(("chart", "values", "path"), [
+    ("aws-dranet", {"nodeSelector": 5}, "nodeSelector"),
+    ("nvidia-device-plugin", {"tolerations": [None]}, "tolerations"),
+    ("neuron-dra-driver", {"draDriver": {"tolerations": "x"}}, "draDriver.tolerations"),
+    ("nvidia-device-plugin", {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": ["k"], "operator": "In"}]}]}}}}, "affinity"),
+    ("aws-efa-k8s-device-plugin", {"supportedInstanceLabels": {"values": 5}}, "supportedInstanceLabels.values"),
+    ("aws-dranet", {"deviceClass": {"name": True}}, "deviceClass.name"),
+    ("nvidia-dra-driver", {"kubeletPlugin": "v1"}, "kubeletPlugin"),
+    ("karpenter", {"settings": ["x"]}, "settings"),
+])
+def test_helm_values_the_toolkit_reads_must_have_their_shape(chart: str, values: dict, path: str) -> None:
+    found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["p5.48xlarge"]}}, helmValues={chart: values}))
+    assert set(found) == {f"helmValues.{chart}.{path}"}
+    problem = found[f"helmValues.{chart}.{path}"]
+    assert problem.given and problem.accepted

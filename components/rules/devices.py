@@ -41,7 +41,7 @@ def _bottlerocket_bundled_plugin(plan: Plan) -> Iterator[Finding]:
 
 @rule("mig-partitions", "MIG devices exist only where something partitions the GPUs")
 def _mig_partitions(plan: Plan) -> Iterator[Finding]:
-    dra_gates = dig(plan.releases["nvidia-dra-driver"].values, "featureGates", {}) if (
+    dra_gates = (dig(plan.releases["nvidia-dra-driver"].values, "featureGates") or {}) if (
         "nvidia-dra-driver" in plan.releases) else {}
     for pool in plan.pools.values():
         if pool.config.gpu_sharing.strategy != "mig" or pool.manager("nvidia") == "none":
