@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -24,10 +25,21 @@ from .rules import RULES
 from .spec import ConfigError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  rich_markup_mode="markdown",
-                  help="Plan, check and preview EKS clusters for GPUs, EFA and Neuron devices.")
+                  rich_markup_mode="markdown")
 out = Console(soft_wrap=False, width=160)
 err = Console(stderr=True, soft_wrap=True)
+
+
+def _show_version(show: bool) -> None:
+    if show:
+        sys.stdout.write(f"eks-devices {package_version('eks-devices')}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                                   help="Print the toolkit's version and exit.")] = False) -> None:
+    """Plan, check and preview EKS clusters for GPUs, EFA and Neuron devices."""
 
 STACK_HELP = "Stack name: reads `stacks/Pulumi.<STACK>.yaml`."  # a code span: markdown would drop `<STACK>`
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]

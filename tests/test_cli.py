@@ -101,3 +101,10 @@ def test_help_names_the_stack_file(verb: str) -> None:
     result = run(verb, "--help")
     assert result.returncode == 0
     assert "stacks/Pulumi.<STACK>.yaml" in result.stdout
+
+
+def test_version_names_the_installed_package() -> None:
+    from importlib.metadata import version
+
+    result = run("--version")
+    assert (result.returncode, result.stdout) == (0, f"eks-devices {version('eks-devices')}\n")
