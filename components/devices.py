@@ -29,6 +29,8 @@ Topology figures and their sources (each is a modelling assumption where no sour
   trn2.48xlarge and trn1n.32xlarge have one EFA per device (16 / 16, FACTS §6); trn1.32xlarge has one
   EFA per two devices (8 / 16), so its EFAs carry group ids for groups of 4, 8 and 16 but no
   `devicegroup1_id` (an EFA shared by two devices belongs to no single device; an assumption).
+- Only p5.48xlarge's layout is published (`PUBLISHED_TOPOLOGY`): a claim that fails only on a
+  `layout_attribute` of another type is undetermined in the fit check (a warning), never an error.
 - Memory: the NVIDIA driver publishes what NVML reports, a little below the nominal size; Karpenter's
   metadata gives H100 as `81152Mi`. Other models use the EC2 `DescribeInstanceTypes` figure.
 - Versions (`driverVersion` 580.82.7, `cudaDriverVersion` 13.0.0) are Karpenter's example values;
@@ -53,6 +55,19 @@ DEVICE_GROUP_SIZES = (1, 4, 8, 16)
 EFA_PCI_DEVICE = "Elastic Fabric Adapter (EFA)"
 ENA_PCI_DEVICE = "Elastic Network Adapter (ENA)"
 SLICE_DEVICE_LIMIT = 128
+# The only PCIe layout a source gives (Karpenter `dra.md`: each of p5.48xlarge's eight GPUs shares a
+# root with four EFAs); every other layout below is modelled from device counts.
+PUBLISHED_TOPOLOGY = frozenset({"p5.48xlarge"})
+
+
+def topology_published(instance_type: str) -> bool:
+    """Whether the instance type's GPU/Neuron-to-EFA layout comes from a source (not the model)."""
+    return instance_type in PUBLISHED_TOPOLOGY
+
+
+def layout_attribute(name: str) -> bool:
+    """Attributes whose values come from the modelled layout: the PCIe root and Neuron device groups."""
+    return name == PCIE_ROOT or name.startswith("resource.aws.com/devicegroup")
 
 
 def device_group(size: int) -> str:

@@ -23,10 +23,11 @@ from typing import Any
 
 from . import catalog, claims
 from .claim_spec import EXTENDED_RESOURCES, Claim
-from .devices import Device, inventory
+from .devices import Device, inventory, layout_attribute, topology_published
 from .plan import CONSUMABLE_CAPACITY_ANNOTATION, DeviceClassPlan, PoolPlan
 from .spec import FAMILIES, Family, Spec
 
+UNSETTLED = frozenset({"undetermined", "topology-modelled"})  # causes the model cannot stand behind
 SEARCH_BUDGET = 200_000  # device placements tried per allocation before giving up as undetermined
 MAX_PER_NODE = 64
 
@@ -39,6 +40,7 @@ class Outcome:
     reason: str = ""
     cause: str = ""  # "", class-missing, no-devices, too-few, topology, cel-error, undetermined
     devices: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (request key, device names)
+    attributes: tuple[str, ...] = ()  # for a topology failure: the attributes the devices had to share
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class NodeFit:
     instance_type: str
     per_node: int  # claims (Pods with their own claim) one node holds; 0 = does not fit
     reason: str = ""
-    cause: str = ""
+    cause: str = ""  # the Outcome's, or topology-modelled: a topology failure on a modelled layout
 
     @property
     def fits(self) -> bool:
@@ -218,7 +220,7 @@ def _explain(requests: Sequence[Sequence[_Alt]], candidates: Mapping[str, list[D
         for alt in firsts:
             if alt.all_:
                 text += f"; allocationMode All makes request {alt.key!r} take all {len(candidates[alt.key])}"
-        return Outcome(False, text, "topology")
+        return Outcome(False, text, "topology", attributes=tuple(attrs))
     return Outcome(False, f"no allocation on {label} satisfies the requests together", "too-few")
 
 
@@ -265,6 +267,11 @@ def fit_node(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str
         outcome = allocate(devices_spec, classes, node, used, label=instance_type, memo=memo)
         if not outcome.ok:
             if count == 0:
+                if (outcome.cause == "topology" and all(map(layout_attribute, outcome.attributes))
+                        and not topology_published(instance_type)):
+                    return NodeFit(instance_type, 0, f"{outcome.reason} (this PCIe layout of {instance_type} is "
+                                   "modelled from its device counts, not published; a real node may differ)",
+                                   "topology-modelled")
                 return NodeFit(instance_type, 0, outcome.reason, outcome.cause)
             break
         count += 1
@@ -309,6 +316,12 @@ class PoolFit:
     @property
     def causes(self) -> set[str]:
         return {"blocked"} if self.blocked else {n.cause for n in self.nodes if not n.fits}
+
+    @property
+    def settled(self) -> bool:
+        """Whether a failure to fit is certain: not a search that gave up, nor a topology failure on
+        an instance type whose layout is modelled rather than published."""
+        return self.fits or not self.causes <= UNSETTLED
 
 
 @dataclass(frozen=True)

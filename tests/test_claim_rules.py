@@ -194,6 +194,25 @@ def test_claim_unsatisfiable_is_quiet_when_the_search_is_undetermined(monkeypatc
     assert findings(MNG, {"x": entry}, "claim-fit-undetermined") == []
 
 
+def test_a_claim_failing_only_on_a_modelled_layout_warns_instead_of_blocking() -> None:
+    """p4d's PCIe layout (2 GPUs + 1 EFA per root) is modelled from counts, p5.48xlarge's is published:
+    the same impossible alignment blocks the deploy on p5 and is only reported on p4d."""
+    pools = {"a100": {"replicas": 1, "instanceTypes": ["p4d.24xlarge"]},
+             "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]}}
+    base = {**MNG, "eks-devices:nodePools": pools}
+    modelled = {"pools": ["a100"], "gpus": {"count": 1}, "efa": {"count": 2}, "alignWith": "gpu"}
+    assert findings(base, {"x": modelled}, "claim-unsatisfiable") == []
+    [warning] = findings(base, {"x": modelled}, "claim-fit-undetermined")
+    assert warning.severity == "warning"
+    assert "modelled from its device counts, not published" in warning.message and "pcieRoot" in warning.message
+    published = {"pools": ["p5"], "gpus": {"count": 1}, "efa": {"count": 5}, "alignWith": "gpu"}
+    [error] = findings(base, {"x": published}, "claim-unsatisfiable")
+    assert error.severity == "error" and "modelled" not in error.message
+    assert findings(base, {"x": published}, "claim-fit-undetermined") == []
+    too_many = {"pools": ["a100"], "gpus": {"count": 9}}  # counts are published: still an error on p4d
+    assert len(findings(base, {"x": too_many}, "claim-unsatisfiable")) == 1
+
+
 # --- karpenter-claim-selector-attributes --------------------------------------------------------
 
 PCIE_SELECTOR = {"pools": ["gpu-dra"], "requests": [{"name": "gpu", "exactly": {

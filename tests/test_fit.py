@@ -152,28 +152,28 @@ FIT_TABLE = [
     ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 5), 0, "topology"),   # 32 EFAs, 4 per root
     ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"), 0, "topology"),
     ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 8, ""),
-    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 4), 0, "topology"),  # 16 EFAs, 2 per root
+    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 4), 0, "topology-modelled"),  # 16 EFAs, 2 per root
     ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32), 0, "too-few"),
     ("p5en.48xlarge", claims.gpu_claim("c", 1, model="H200", min_memory_gib=140), 8, ""),
     ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 8, 4), 1, ""),          # 4 × (2 GPUs + 1 EFA)
     ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),
     ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 8, 8), 0, "too-few"),   # each GPU with its own EFA
-    ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),  # 4 EFAs but 1 per root
+    ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology-modelled"),  # 4 EFAs but 1 per root
     ("p4d.24xlarge", claims.gpu_claim("c", 1, model="H100"), 0, "no-devices"),
     ("g6e.48xlarge", claims.gpu_claim("c", 2, model="L40S"), 4, ""),
     ("g6e.48xlarge", claims.gpu_claim("c", 1, model="H100"), 0, "no-devices"),  # an H100 selector on L40S
     ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),
-    ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),
+    ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology-modelled"),
     ("g6e.48xlarge", claims.efa_claim("c", "all"), 1, ""),
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 2), 4, ""),
-    ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 0, "topology"),  # 8 EFAs, 2 per group of 4
+    ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 0, "topology-modelled"),  # 8 EFAs, 2 per group of 4
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 16, 8), 1, ""),
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", "all", "all"), 1, ""),
     ("trn1.32xlarge", claims.neuron_claim("c", 4, connected=True), 4, ""),
     ("trn1.32xlarge", claims.neuron_claim("c", 17), 0, "too-few"),
     ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 4, ""),
     ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 1, 1), 16, ""),
-    ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 8, 9), 0, "topology"),
+    ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 8, 9), 0, "topology-modelled"),
     ("trn2.48xlarge", claims.neuron_claim("c", 1, instance_type="trn2.48xlarge", logical_neuron_core=2), 16, ""),
     ("trn2.48xlarge", claims.neuron_claim("c", 1, instance_type="trn1.32xlarge"), 0, "no-devices"),
     ("trn2.48xlarge", claims.gpu_claim("c", 1), 0, "no-devices"),
@@ -234,13 +234,13 @@ def test_distinct_attribute() -> None:
                           [{"requests": [], "distinctAttribute": devices.PCIE_ROOT}])
     assert node_fit("p4d.24xlarge", spread).per_node == 2
     assert node_fit("p4d.24xlarge", claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", 5)], [
-        {"requests": [], "distinctAttribute": devices.PCIE_ROOT}])).cause == "topology"
+        {"requests": [], "distinctAttribute": devices.PCIE_ROOT}])).cause == "topology-modelled"
 
 
 def test_match_attribute_skips_devices_lacking_it() -> None:
     built = claims.build("c", [claims.exact("efa", "efa.networking.k8s.aws", 1)],
                          [claims.match(devices.device_group(1))])
-    assert node_fit("trn1.32xlarge", built).cause == "topology"
+    assert node_fit("trn1.32xlarge", built).cause == "topology-modelled"
     assert node_fit("trn2.48xlarge", built).per_node == 16
 
 

@@ -75,7 +75,7 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Finding]:
         if claim.missing_classes:
             continue  # claim-device-class-missing says it better
         for pool_name, fit in sorted(claim.pools.items()):
-            if fit.fits or fit.causes <= {"undetermined"}:
+            if fit.fits or not fit.settled:
                 continue
             yield Finding("claim-unsatisfiable", "error", _at(claim, "pools"),
                           f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}",
@@ -83,14 +83,16 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Finding]:
                           "can satisfy it; `eks-devices preview` shows what each instance type offers")
 
 
-@rule("claim-fit-undetermined", "a claim whose fit the offline search could not settle is reported, not passed")
+@rule("claim-fit-undetermined", "a claim whose fit the offline model cannot settle (search limit, modelled PCIe "
+      "layout) is reported, not passed")
 def _claim_fit_undetermined(plan: Plan) -> Iterator[Finding]:
     for claim in _claims(plan):
         for pool_name, fit in sorted(claim.pools.items()):
-            if not fit.fits and fit.causes == {"undetermined"}:
+            if not fit.settled:
                 yield Finding("claim-fit-undetermined", "warning", _at(claim, "pools"),
                               f"could not decide whether claim {claim.name} fits pool {pool_name}: {fit.reason}",
-                              "simplify the claim (fewer requests or constraints), or check it on a real node")
+                              "check it on a real node (its ResourceSlices show the layout), or simplify the claim "
+                              "(fewer requests or constraints)")
 
 
 # Attributes Karpenter 1.15 knows before a node exists (FACTS §3.2); others only in matchAttribute.
