@@ -269,7 +269,7 @@ def fit_node(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str
             if count == 0:
                 if (outcome.cause == "topology" and all(map(layout_attribute, outcome.attributes))
                         and not topology_published(instance_type)):
-                    return NodeFit(instance_type, 0, f"{outcome.reason} (this PCIe layout of {instance_type} is "
+                    return NodeFit(instance_type, 0, f"{outcome.reason} (the device layout of {instance_type} is "
                                    "modelled from its device counts, not published; a real node may differ)",
                                    "topology-modelled")
                 return NodeFit(instance_type, 0, outcome.reason, outcome.cause)
