@@ -111,7 +111,7 @@ class Plan:
     device_classes: tuple[DeviceClassPlan, ...]
     karpenter: KarpenterPlan | None
     findings: tuple[Any, ...] = field(default=())
-    claims: tuple[Any, ...] = field(default=())  # fit.ClaimPlan per declared claim, with its fit per pool
+    claims: tuple[Any, ...] = field(default=())  # claim_fit.ClaimPlan per declared claim, with its fit per pool
 
     @property
     def mode(self) -> str:
@@ -269,7 +269,7 @@ def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:
 
 def build(spec: Spec) -> Plan:
     """Derive the plan and run every rule on it; the findings travel with the plan."""
-    from .fit import plan_claims  # claims and the fit check read pools and classes; one-way as well
+    from .claim_fit import plan_claims  # claims and the fit check read pools and classes; one-way as well
     from .rules import evaluate  # rules read plans; imported here to keep the module graph one-way
 
     pools = {name: _pool_plan(spec, name, pool) for name, pool in sorted(spec.node_pools.items())}

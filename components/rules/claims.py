@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..fit import ClaimPlan
+from ..claim_fit import ClaimPlan
 from ..plan import Plan
 from .registry import Finding, rule
 
