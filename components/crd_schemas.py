@@ -21,6 +21,13 @@ DURATION = r"^(([0-9]+(s|m|h))+|Never)$"
 VOLUME_SIZE = r"^[1-9][0-9]*(Gi|G|Ti|T)$"
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 RESTRICTED_NODE_LABELS = ["karpenter.sh/nodepool", "kubernetes.io/hostname"]  # Karpenter sets these itself
+# A key whose domain (the part before the first '/', or the whole key) ends in karpenter.sh: Karpenter
+# keeps that domain, so NodePool template labels and requirement keys may use only its capacity type.
+KARPENTER_SH_DOMAIN = r"^[^/]*karpenter\.sh(/|$)"
+# The same for karpenter.k8s.aws. Karpenter lets templates carry its own instance labels there; the
+# toolkit never sets one (Karpenter derives them), so any is refused on template labels.
+KARPENTER_AWS_DOMAIN = r"^[^/]*karpenter\.k8s\.aws(/|$)"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 
 
 def _string(pattern: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -77,11 +84,14 @@ _TAGS = {"type": "object", "additionalProperties": {"type": "string"}, "property
                                 "eks.amazonaws.com/nodeclass"]}]}}}
 _RESERVATIONS = _terms("tags", "ownerID", id_pattern=r"^cr-[0-9a-z]+$")
 _TAINT = {"type": "object", "required": ["key", "effect"], "properties": {
-    "key": _string(QUALIFIED_NAME), "value": {"type": "string", "pattern": LABEL_VALUE},
+    # a value, when present, is not empty: Karpenter's pattern needs at least one character
+    "key": _string(QUALIFIED_NAME), "value": {"type": "string", "pattern": QUALIFIED_NAME, "maxLength": 63},
     "effect": {"enum": TAINT_EFFECTS}}}
+_IN_KARPENTER_SH = {"pattern": KARPENTER_SH_DOMAIN, "not": {"const": CAPACITY_TYPE_LABEL}}
 _REQUIREMENT = {
     "type": "object", "required": ["key", "operator"], "properties": {
-        "key": {**_string(QUALIFIED_NAME, maxLength=316), "not": {"enum": RESTRICTED_NODE_LABELS}},
+        "key": {**_string(QUALIFIED_NAME, maxLength=316),
+                "not": {"anyOf": [{"enum": RESTRICTED_NODE_LABELS}, _IN_KARPENTER_SH]}},
         "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]},
         "values": {"type": "array", "items": {"type": "string", "pattern": LABEL_VALUE, "maxLength": 63}}},
     "if": {"properties": {"operator": {"const": "In"}}},
@@ -93,8 +103,8 @@ NODE_POOL = _object("karpenter.sh/v1", "NodePool", metadata=_metadata(), spec={
         "template": {"type": "object", "required": ["spec"], "properties": {
             "metadata": {"type": "object", "properties": {"labels": {
                 "type": "object", "maxProperties": 100,
-                "propertyNames": {"pattern": QUALIFIED_NAME,
-                                  "not": {"enum": RESTRICTED_NODE_LABELS}},
+                "propertyNames": {"pattern": QUALIFIED_NAME, "not": {"anyOf": [
+                    {"enum": RESTRICTED_NODE_LABELS}, _IN_KARPENTER_SH, {"pattern": KARPENTER_AWS_DOMAIN}]}},
                 "additionalProperties": {"type": "string", "pattern": LABEL_VALUE, "maxLength": 63}}}},
             "spec": {"type": "object", "required": ["nodeClassRef", "requirements"], "properties": {
                 "nodeClassRef": {"type": "object", "required": ["group", "kind", "name"], "properties": {

@@ -36,6 +36,22 @@ BOTTLEROCKET_OS_VOLUME_GIB = 4  # Bottlerocket's OS volume; images and pods live
 # Dynamic pools of accelerated nodes: reclaim a node once it has been empty for a while, but never
 # evict running (often long) accelerated jobs to repack them.
 DYNAMIC_DISRUPTION = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m"}
+# Label domains Karpenter keeps for itself on NodePool templates (its CRD refuses them there), with
+# the one karpenter.sh label a template may carry. karpenter.k8s.aws is refused whole: Karpenter
+# accepts only its own instance labels there, which it derives from the instance anyway.
+KARPENTER_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
+TEMPLATE_LABEL_EXCEPTIONS = ("karpenter.sh/capacity-type",)
+TEMPLATE_LABELS_KARPENTER_SETS = ("karpenter.sh/nodepool", "kubernetes.io/hostname")
+
+
+def refused_template_label(key: str) -> bool:
+    """Whether Karpenter's NodePool CRD refuses `key` as a template label: the node labels Karpenter
+    sets itself, and keys in its own label domains. Like the CRD, the domain is the part before the
+    first '/' (the whole key when there is none) and matches by suffix."""
+    if key in TEMPLATE_LABELS_KARPENTER_SETS:
+        return True
+    domain = key.split("/", 1)[0]
+    return key not in TEMPLATE_LABEL_EXCEPTIONS and domain.endswith(KARPENTER_LABEL_DOMAINS)
 
 
 @dataclass(frozen=True)

@@ -79,9 +79,16 @@ class GpuSharing(Model):
 
 
 class Taint(Model):
-    key: str
-    value: str | None = None
+    key: str = Field(pattern=LABEL_KEY.pattern)
+    value: str | None = Field(default=None, pattern=LABEL_VALUE.pattern)
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+    @field_validator("value")
+    @classmethod
+    def _empty_is_absent(cls, value: str | None) -> str | None:
+        """An empty taint value means no value to Kubernetes, but Karpenter's NodePool CRD refuses
+        `value: ""`: keep it absent so every pool kind gets the same, accepted taint."""
+        return value or None
 
 
 class Limits(Model):

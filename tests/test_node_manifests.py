@@ -319,6 +319,13 @@ BREAKAGES = {
     "label value too long": ("pool", lambda o: o["spec"]["template"]["metadata"]["labels"].update(x="y" * 64)),
     "restricted label": ("pool", lambda o: o["spec"]["template"]["metadata"]["labels"].update(
         {"karpenter.sh/nodepool": "x"})),
+    "karpenter.sh domain label": ("pool", lambda o: o["spec"]["template"]["metadata"]["labels"].update(
+        {"team.karpenter.sh/owner": "ml"})),
+    "karpenter.k8s.aws domain label": ("pool", lambda o: o["spec"]["template"]["metadata"]["labels"].update(
+        {"karpenter.k8s.aws/instance-family": "p5"})),
+    "karpenter.sh requirement key": ("pool", lambda o: o["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.sh/team", "operator": "Exists"})),
+    "empty taint value": ("pool", lambda o: o["spec"]["template"]["spec"]["taints"][0].update(value="")),
     "bad taint effect": ("pool", lambda o: o["spec"]["template"]["spec"]["taints"][0].update(effect="Never")),
     "In without values": ("pool", lambda o: o["spec"]["template"]["spec"]["requirements"][0].pop("values")),
     "role and instance profile": ("ec2", lambda o: o["spec"].update(instanceProfile="p")),
@@ -343,3 +350,25 @@ def test_structural_check_catches(breakage: str) -> None:
     breaks(obj)
     assert crd_schemas.validate(obj) != []
 
+
+
+@pytest.mark.parametrize("key", [
+    "karpenter.sh/nodepool", "kubernetes.io/hostname", "karpenter.sh/team", "team.karpenter.sh/owner",
+    "karpenter.sh", "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/ec2nodeclass",
+    "karpenter.sh/capacity-type", "example.com/karpenter.sh", "eks-devices.io/pool", "workload"])
+def test_refused_template_labels_match_the_structural_check(key: str) -> None:
+    """The config rule and the NodePool schema refuse the same template labels (Karpenter's CRD
+    refuses its own label domains; karpenter.sh/capacity-type is the one it allows)."""
+    obj = copy.deepcopy(_valid()["pool"])
+    obj["spec"]["template"]["metadata"]["labels"][key] = "x"
+    assert nm.refused_template_label(key) == (crd_schemas.validate(obj) != [])
+    assert nm.refused_template_label(key) == (key not in ("karpenter.sh/capacity-type", "example.com/karpenter.sh",
+                                                           "eks-devices.io/pool", "workload"))
+
+
+def test_a_pool_taint_never_renders_an_empty_value() -> None:
+    """`value: ""` means no value to Kubernetes but Karpenter's NodePool CRD refuses it."""
+    plan = plan_of("staging", **{"gpu-timeslice": {"taints": [{"key": "dedicated", "value": "", "effect": "NoSchedule"}]}})
+    taints = pool_objects(plan)["gpu-timeslice"]["spec"]["template"]["spec"]["taints"]
+    assert {"key": "dedicated", "effect": "NoSchedule"} in taints
+    assert all(t.get("value", "x") != "" for t in taints)

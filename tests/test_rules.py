@@ -150,6 +150,11 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         "error", "nodePools.p.labels.node.kubernetes.io/role",
         case("managed-node-groups", {"p": {"instanceTypes": ["g6.xlarge"], **STATIC,
                                            "labels": {"example.com/role": "gpu"}}})),
+    "node-pool-karpenter-labels": (
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "labels": {"team.karpenter.sh/owner": "ml"}}}),
+        "error", "nodePools.p.labels.team.karpenter.sh/owner",
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "labels": {"karpenter.sh/capacity-type": "spot",
+                                                                             "example.com/role": "gpu"}}})),
     "device-family-absent": (
         case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"neuron": "dra"}}}),
         "error", "nodePools.p.devices.neuron",

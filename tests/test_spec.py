@@ -84,6 +84,15 @@ def test_wrong_shapes_say_what_shape_is_accepted() -> None:
     assert found["nodePools.p.labels"].accepted == "a mapping of keys to values"
 
 
+def test_taint_keys_and_values_are_kubernetes_shaped() -> None:
+    found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["g6.xlarge"], "taints": [
+        {"key": "bad key", "effect": "NoSchedule"}, {"key": "ok", "value": "no spaces!", "effect": "NoSchedule"}]}}))
+    assert {"nodePools.p.taints.0.key", "nodePools.p.taints.1.value"} <= set(found)
+    s = stackbuild.spec(pools={"p": {"instanceTypes": ["g6.xlarge"],
+                                     "taints": [{"key": "dedicated", "value": "", "effect": "NoSchedule"}]}})
+    assert s.node_pools["p"].taints[0].value is None  # empty means absent, as Kubernetes reads it
+
+
 def test_missing_cluster_section() -> None:
     assert set(problems({"aws:region": "us-west-2"})) == {"eks-devices:cluster"}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..node_manifests import refused_template_label
 from ..plan import CONSUMABLE_CAPACITY_ANNOTATION, Plan, karpenter_dra_settings
 from ..values import dig
 from .registry import Finding, at, dra_pools, rule
@@ -45,6 +46,20 @@ def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Finding]:
                       f"drivers for {sorted(running) or 'nothing'}: Karpenter would launch nodes that cannot "
                       "serve the claims, or ignore claims it should serve",
                       "remove the DRA settings from helmValues.karpenter; the toolkit derives them")
+
+
+@rule("node-pool-karpenter-labels", "NodePool labels stay out of the domains Karpenter keeps for itself")
+def _node_pool_karpenter_labels(plan: Plan) -> Iterator[Finding]:
+    """Auto Mode and Karpenter pools become `karpenter.sh/v1` NodePools, whose CRD refuses template
+    labels in the karpenter.sh and karpenter.k8s.aws domains and the labels Karpenter sets on each
+    node, so `pulumi up` would fail on the NodePool."""
+    if plan.mode not in ("auto-mode", "karpenter"):
+        return
+    for pool in plan.pools.values():
+        for key in sorted(k for k in pool.labels if refused_template_label(k)):
+            yield Finding("node-pool-karpenter-labels", "error", at(pool, f"labels.{key}"),
+                          f"Karpenter's NodePool refuses the template label {key}: Karpenter keeps it for itself",
+                          "use a label under your own prefix")
 
 
 @rule("karpenter-compute-domains-static-only", "Karpenter launches no nodes for ComputeDomains")
