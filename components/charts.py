@@ -41,6 +41,7 @@ class Agent:
     enabled_default: bool = True
     instance_types: str | None = None
     default_tolerations: tuple[str, ...] = ()
+    excluded_prefixes: tuple[str, ...] = ()  # instance types the template drops from `instance_types`
 
 
 @dataclass(frozen=True)
@@ -62,12 +63,15 @@ class Chart:
         return self.repository.startswith("oci://")
 
 
+INFERENTIA = ("inf", "ml.inf")  # instance-type prefixes the Neuron chart keeps its DRA driver off
+
 # The Neuron chart: `devicePlugin.tolerations` is a values list (CriticalAddonsOnly and the Neuron
 # taint by default); the DRA kubelet plugin tolerates the Neuron taint itself. Both modes' required
-# affinity admits only the instance types listed in `neuronInstances`.
+# affinity admits only the instance types listed in `neuronInstances`, and the DRA driver's drops
+# the Inferentia ones (`inf*`): the Neuron DRA driver serves Trainium.
 _NEURON_DRA = Agent("neuron", "dra", "draDriver.nodeSelector", None, "draDriver.tolerations",
                     enabled="draDriver.enabled", enabled_default=False, instance_types="neuronInstances",
-                    default_tolerations=("aws.amazon.com/neuron",))
+                    default_tolerations=("aws.amazon.com/neuron",), excluded_prefixes=INFERENTIA)
 _NEURON_PLUGIN = Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", None, "devicePlugin.tolerations",
                        enabled="devicePlugin.enabled", enabled_default=True, instance_types="neuronInstances",
                        default_tolerations=("CriticalAddonsOnly", "aws.amazon.com/neuron"))
@@ -98,8 +102,12 @@ CHARTS: dict[str, Chart] = {
               (Agent("efa", "device-plugin", "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",),
                      instance_types="supportedInstanceLabels.values"),)),
         # One chart, two releases: DRA mode and plugin mode are exclusive per release (FACTS §2.5).
+        # In DRA mode the chart itself renders the `neuron-dra-driver` Namespace its DaemonSet runs in
+        # (`draDriver.namespaceOverride`, no switch to turn that off), so the release lives in
+        # kube-system: installed into neuron-dra-driver, Helm could neither create the namespace
+        # first (the chart's own object would collide) nor store the release without it.
         Chart("neuron-dra-driver", "neuron-helm-chart", "oci://public.ecr.aws/neuron", "1.10.0",
-              "neuron-dra-driver", (_NEURON_DRA, _NEURON_PLUGIN)),
+              "kube-system", (_NEURON_DRA, _NEURON_PLUGIN)),
         Chart("neuron-device-plugin", "neuron-helm-chart", "oci://public.ecr.aws/neuron", "1.10.0",
               "kube-system", (_NEURON_DRA, _NEURON_PLUGIN)),
     )

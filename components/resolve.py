@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import catalog
+from . import catalog, charts
 from .spec import FAMILIES, Family, NodePool, Spec
 
 FAMILY_NAMES = {"nvidia": "NVIDIA GPU", "efa": "EFA", "neuron": "Neuron"}
@@ -40,6 +40,10 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
         if family == "nvidia" and sharing in ("time-slicing", "mig"):
             return f"Auto Mode offers no {sharing} through DRA"
         return None
+    if family == "neuron":
+        inferentia = sorted(t.name for t in types if t.has_neuron and t.name.startswith(charts.INFERENTIA))
+        if inferentia:
+            return f"the Neuron DRA driver serves Trainium only (the chart keeps it off {', '.join(inferentia)})"
     if family == "efa" and k8s < (1, 35):
         return f"aws-dranet needs Kubernetes 1.35 (cluster is {spec.cluster.version})"
     if mode == "karpenter" and dynamic:

@@ -91,8 +91,9 @@ def agent_runs_on(agent: charts.Agent, values: dict[str, Any], pool: PoolPlan,
     if not agent_enabled(agent, values):
         return False
     types = [instance_type] if instance_type else list(pool.instance_types)
-    # every chart's built-in affinity requires the device to be present
-    types = [t for t in types if catalog.instance_types()[t].has(agent.family)]
+    # every chart's built-in affinity requires the device to be present (and some drop types by name)
+    types = [t for t in types if catalog.instance_types()[t].has(agent.family)
+             and not t.startswith(agent.excluded_prefixes)]
     if agent.instance_types:
         allowed = dig(values, agent.instance_types)
         if allowed is not None:

@@ -125,7 +125,9 @@ def test_neuron_modes_are_two_releases_never_one() -> None:
     dra, plugin = p.releases["neuron-dra-driver"], p.releases["neuron-device-plugin"]
     assert (dra.values["draDriver"]["enabled"], dra.values["devicePlugin"]["enabled"]) == (True, False)
     assert (plugin.values["draDriver"]["enabled"], plugin.values["devicePlugin"]["enabled"]) == (False, True)
-    assert dra.namespace != plugin.namespace
+    # both in kube-system under their own names; the chart puts its DRA driver in a namespace it creates
+    assert (dra.key, dra.namespace, plugin.key, plugin.namespace) == (
+        "neuron-dra-driver", "kube-system", "neuron-device-plugin", "kube-system")
     assert set(dra.pools) == {"trn-dra"} and set(plugin.pools) == {"trn-plugin", "inf-plugin"}
 
 

@@ -84,8 +84,25 @@ def test_neuron_runs_as_two_releases_when_pools_use_both_modes() -> None:
     dra, plugin = p.releases["neuron-dra-driver"], p.releases["neuron-device-plugin"]
     assert (dra.values["draDriver"]["enabled"], dra.values["devicePlugin"]["enabled"]) == (True, False)
     assert (plugin.values["draDriver"]["enabled"], plugin.values["devicePlugin"]["enabled"]) == (False, True)
-    assert dra.namespace != plugin.namespace
+    assert dra.key != plugin.key and dra.namespace == plugin.namespace == "kube-system"
     assert not scope.overlaps(p)
+
+
+def test_inferentia_stays_on_the_neuron_plugin() -> None:
+    """The Neuron chart keeps its DRA driver off `inf*` types: `auto` picks the plugin for Inferentia
+    (with the reason), and an explicit `dra` on Inferentia is an error, since no driver would run."""
+    p = stackbuild.plan("managed-node-groups", pools={
+        "inf": {"instanceTypes": ["inf2.8xlarge"], **STATIC},
+        "trn": {"instanceTypes": ["trn1.32xlarge"], **STATIC},
+    })
+    assert p.pools["inf"].manager("neuron") == "device-plugin"
+    assert "serves Trainium only (the chart keeps it off inf2.8xlarge)" in p.pools["inf"].managers["neuron"].reason
+    assert p.pools["trn"].manager("neuron") == "dra"
+    forced = stackbuild.plan("managed-node-groups", pools={
+        "inf": {"instanceTypes": ["inf2.8xlarge"], **STATIC, "devices": {"neuron": "dra"}}})
+    [overlap] = scope.overlaps(forced)
+    assert (overlap.pool, overlap.family, overlap.expected, overlap.running) == ("inf", "neuron", "dra", ())
+    assert any(f.slug == "one-manager-per-node" and f.severity == "error" for f in forced.findings)
 
 
 def test_auto_mode_installs_nothing_and_creates_upstream_classes() -> None:
