@@ -262,11 +262,18 @@ def test_dra_on_1_33_is_a_warning() -> None:
     assert [f.severity for f in stackbuild.findings(p, "dra-kubernetes-version")] == ["warning"]
 
 
-def test_time_slicing_on_supported_versions_is_an_alpha_warning() -> None:
-    p = stackbuild.plan("karpenter", "1.36", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
-                                                    "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})
-    assert [f.severity for f in stackbuild.findings(p, "karpenter-time-slicing")] == ["warning"]
-    assert not p.errors
+def test_time_slicing_needs_a_driver_with_consumable_shares() -> None:
+    """dra-driver-nvidia-gpu 0.4.1 (the default) refuses the unknown ConsumableShares gate; a newer
+    pinned driver leaves only the alpha warning."""
+    pools = {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                   "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}
+    default = stackbuild.plan("karpenter", "1.36", pools)
+    [error] = stackbuild.findings(default, "karpenter-time-slicing")
+    assert error.severity == "error" and "0.4.1 has no ConsumableShares feature gate" in error.message
+    assert default.releases["nvidia-dra-driver"].values["featureGates"]["ConsumableShares"] is True
+    newer = stackbuild.plan("karpenter", "1.36", pools, chartVersions={"nvidia-dra-driver": "0.5.0"})
+    assert [f.severity for f in stackbuild.findings(newer, "karpenter-time-slicing")] == ["warning"]
+    assert not newer.errors
 
 
 def test_karpenter_beyond_known_kubernetes() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import versions
 from ..node_manifests import refused_template_label
 from ..plan import CONSUMABLE_CAPACITY_ANNOTATION, Plan, karpenter_dra_settings
 from ..values import dig
@@ -103,7 +104,13 @@ def _karpenter_reuse_values(plan: Plan) -> Iterator[Finding]:
                       "resets values and applies the declared ones)")
 
 
-@rule("karpenter-time-slicing", "consumable-capacity time-slicing needs Kubernetes 1.36 and Karpenter 1.15")
+# The NVIDIA DRA driver's ConsumableShares gate is on its main branch after 0.4.1 (no release has it
+# yet); the driver refuses feature gates it does not know.
+CONSUMABLE_SHARES_DRIVER = (0, 5, 0)
+
+
+@rule("karpenter-time-slicing", "consumable-capacity time-slicing needs Kubernetes 1.36, Karpenter 1.15 and an "
+      "NVIDIA DRA driver with ConsumableShares")
 def _karpenter_time_slicing(plan: Plan) -> Iterator[Finding]:
     if plan.mode != "karpenter":
         return
@@ -111,15 +118,21 @@ def _karpenter_time_slicing(plan: Plan) -> Iterator[Finding]:
         if not pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION):
             continue  # static pools time-slice through the driver's GpuConfig, not consumable capacity
         low = plan.spec.cluster.kubernetes < (1, 36) or plan.spec.cluster.karpenter_version < (1, 15, 0)
+        driver = plan.releases["nvidia-dra-driver"].version
         if low:
             yield Finding("karpenter-time-slicing", "error", at(pool, "gpuSharing.strategy"),
                           "GPU time-slicing through consumable capacity needs Kubernetes 1.36 and Karpenter 1.15",
                           "upgrade, or use devices.nvidia: device-plugin for time-slicing")
+        elif versions.semver(driver) < CONSUMABLE_SHARES_DRIVER:
+            yield Finding("karpenter-time-slicing", "error", at(pool, "gpuSharing.strategy"),
+                          f"dra-driver-nvidia-gpu {driver} has no ConsumableShares feature gate (it came after "
+                          "0.4.1): the driver rejects the unknown gate and stops on every NVIDIA DRA node",
+                          "pin chartVersions.nvidia-dra-driver to 0.5.0 or later, or use devices.nvidia: "
+                          "device-plugin for time-slicing")
         else:
             yield Finding("karpenter-time-slicing", "warning", at(pool, "gpuSharing.strategy"),
-                          "consumable-capacity time-slicing is alpha in Karpenter, and the driver gate "
-                          "ConsumableShares is absent from dra-driver-nvidia-gpu 0.4.0",
-                          "pin chartVersions.nvidia-dra-driver to a release with ConsumableShares and test first")
+                          "consumable-capacity time-slicing is alpha in Karpenter and in the NVIDIA DRA driver",
+                          "test it before relying on it")
 
 
 @rule("karpenter-time-slicing-shares", "consumable-capacity pools must agree on the shares per GPU")
