@@ -323,7 +323,7 @@ def test_non_efa_pools_span_every_zone_with_plain_templates(prod: Run) -> None:
 
 @pytest.fixture(scope="module")
 def staging_switched() -> Run:
-    return run("staging", **{"gpu-timeslice": {"devices": {"nvidia": "dra"}},
+    return run("staging", **{"gpu-timeslice": {"devices": {"nvidia": "dra"}, "gpuSharing": {"strategy": "none"}},
                              "trn-static": {"devices": {"neuron": "device-plugin", "efa": "device-plugin"},
                                             "efa": {"alignWith": "none"}}})
 
