@@ -101,14 +101,24 @@ class Cluster(pulumi.ComponentResource):
 
     def _cluster(self, mode_args: dict[str, Any], prerequisites: list[pulumi.Resource]) -> eks.Cluster:
         """pulumi-eks creates the control-plane role itself: AmazonEKSClusterPolicy, plus the Compute,
-        BlockStorage, LoadBalancing and Networking policies and `sts:TagSession` in Auto Mode (FACTS §4.1)."""
+        BlockStorage, LoadBalancing and Networking policies and `sts:TagSession` in Auto Mode (FACTS §4.1).
+
+        Every mode says `skipDefaultNodeGroup` and `createInstanceRole: false` outright: pulumi-eks
+        decides whether to make its default-node-group instance role (with an instance profile and an
+        EC2_LINUX access entry) from the *given* `skipDefaultNodeGroup`, not from Auto Mode, so an
+        Auto Mode cluster that leaves it unset gets a node role no node ever uses. Its CoreDNS add-on
+        is off too: outside Auto Mode it would clash with the one the toolkit installs after the
+        system nodes, and in Auto Mode (where pulumi-eks makes it by default, its issue #1726) EKS
+        serves DNS on the nodes itself and the add-on is not for Auto Mode clusters."""
         spec = self._spec
         self.kms_key_arn = self._encryption_key()
         prerequisites = [*prerequisites, self._log_group()]
         return eks.Cluster(
             f"{self._base}-eks", name=spec.name, version=spec.version, vpc_id=self._network.vpc_id,
             subnet_ids=self._network.private_subnet_ids, authentication_mode=eks.AuthenticationMode.API,
-            bootstrap_self_managed_addons=False, enabled_cluster_log_types=list(spec.logging),
+            bootstrap_self_managed_addons=False, skip_default_node_group=True, create_instance_role=False,
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
+            enabled_cluster_log_types=list(spec.logging),
             encryption_config_key_arn=self.kms_key_arn, tags=self._tags, **endpoint_args(spec.endpoint),
             **mode_args, opts=pulumi.ResourceOptions(parent=self, depends_on=prerequisites))
 
@@ -162,8 +172,8 @@ class Cluster(pulumi.ComponentResource):
     # --- karpenter and managed-node-groups --------------------------------------------------------------
 
     def _self_managed_args(self) -> tuple[dict[str, Any], list[pulumi.Resource]]:
-        """No default node group and no extra security groups: nodes use the EKS cluster security group."""
-        return {"skip_default_node_group": True, "skip_default_security_groups": True}, []
+        """No extra security groups: nodes use the EKS cluster security group (Auto Mode skips them itself)."""
+        return {"skip_default_security_groups": True}, []
 
     def _system_nodes(self, role: iam.ServiceRole) -> list[pulumi.Resource]:
         """The small managed node group for system pods (IMDSv2, hop limit 1, encrypted root volume),

@@ -93,7 +93,28 @@ def test_auto_mode_is_on_with_self_managed_add_ons_off_and_api_access(auto: offl
     assert inputs["autoMode"]["enabled"] is True
     assert inputs["bootstrapSelfManagedAddons"] is False
     assert inputs["authenticationMode"] == "API"
-    assert "skipDefaultNodeGroup" not in inputs  # Auto Mode has no default node group of its own
+
+
+def test_no_mode_lets_pulumi_eks_make_an_unused_instance_role(auto: offline.Recording,
+                                                              karpenter: offline.Recording) -> None:
+    """pulumi-eks makes its default-node-group instance role (plus an instance profile and an EC2_LINUX
+    access entry) unless `skipDefaultNodeGroup` is *given* true or `createInstanceRole` is false; its
+    Auto Mode check does not cover that role (nodejs/eks/cluster/cluster.ts, createCore)."""
+    for rec in (auto, karpenter):
+        inputs = eks_inputs(rec)
+        assert inputs["skipDefaultNodeGroup"] is True
+        assert inputs["createInstanceRole"] is False
+
+
+def test_pulumi_eks_makes_no_coredns_add_on_in_any_mode(auto: offline.Recording, karpenter: offline.Recording,
+                                                       mng: offline.Recording) -> None:
+    """pulumi-eks makes a CoreDNS add-on in Auto Mode unless told not to (its issue #1726); EKS
+    serves DNS on Auto Mode nodes, and elsewhere the toolkit installs CoreDNS after the system nodes."""
+    for rec in (auto, karpenter, mng):
+        assert eks_inputs(rec)["corednsAddonOptions"]["enabled"] is False
+    assert not [a for a in auto.of_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "coredns"]
+    for rec in (karpenter, mng):
+        assert [a.inputs["addonName"] for a in rec.of_type("aws:eks/addon:Addon")].count("coredns") == 1
 
 
 def test_auto_mode_turns_compute_storage_and_load_balancing_on_together(auto: offline.Recording) -> None:
