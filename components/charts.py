@@ -18,17 +18,38 @@ ManagerName = str  # "dra" | "device-plugin"
 
 
 @dataclass(frozen=True)
+class Toleration:
+    """One toleration of a chart's default `tolerations` list: `Exists` on `key` (any value), or
+    `Equal` to `value` when one is given; `effect` None tolerates every effect of the key."""
+
+    key: str
+    effect: str | None = None
+    value: str | None = None
+
+    def render(self) -> dict[str, str]:
+        out = {"key": self.key, "operator": "Equal" if self.value is not None else "Exists"}
+        if self.value is not None:
+            out["value"] = self.value
+        if self.effect:
+            out["effect"] = self.effect
+        return out
+
+
+@dataclass(frozen=True)
 class Agent:
     """A DaemonSet in a chart that manages one device family with one manager.
 
     `enabled` / `node_selector` / `affinity` / `tolerations` / `instance_types` are dotted paths
     into the release's values. `builtin_tolerations` are taints the template tolerates whatever
     the values say (hard-coded in the template, not list defaults a value would replace).
-    `enabled_default` is the chart's default for the `enabled` path; `default_tolerations` the taint
-    keys the chart's default `tolerations` list covers while the value is unset (a null removes
-    them, as Helm deletes null keys). `instance_types` names a
-    list of instance types the template's required affinity admits (None: the chart's own
-    affinity admits every node with the device, which the proof models as "has the hardware").
+    `enabled_default` is the chart's default for the `enabled` path; `default_tolerations` the
+    chart's default `tolerations` list while the value is unset (a null removes them, as Helm
+    deletes null keys). `instance_types` names a list of instance types the template's required
+    affinity admits (None: the chart's own affinity admits every node with the device, which the
+    proof models as "has the hardware"). With `instance_types_in_affinity` that list reaches the
+    DaemonSet only through the chart's default `affinity` value (a placeholder the template fills
+    in), so an affinity value with its own required terms, or a null, drops it; otherwise the
+    template hard-codes it. `excluded_prefixes` are instance types the template drops from it.
     """
 
     family: Family
@@ -40,8 +61,9 @@ class Agent:
     enabled: str | None = None
     enabled_default: bool = True
     instance_types: str | None = None
-    default_tolerations: tuple[str, ...] = ()
-    excluded_prefixes: tuple[str, ...] = ()  # instance types the template drops from `instance_types`
+    default_tolerations: tuple[Toleration, ...] = ()
+    excluded_prefixes: tuple[str, ...] = ()
+    instance_types_in_affinity: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,34 +86,45 @@ class Chart:
 
 
 INFERENTIA = ("inf", "ml.inf")  # instance-type prefixes the Neuron chart keeps its DRA driver off
+# Placeholders the Neuron chart's default affinity carries and its template fills in: the
+# instance-type label key and the `neuronInstances` list (without Inferentia for the DRA driver).
+NEURON_INSTANCE_TYPE_KEY = "__INSTANCE_TYPE_KEY__"
+NEURON_INSTANCES = "__NEURON_INSTANCES__"
 
-# The Neuron chart: `devicePlugin.tolerations` is a values list (CriticalAddonsOnly and the Neuron
-# taint by default); the DRA kubelet plugin tolerates the Neuron taint itself. Both modes' required
-# affinity admits only the instance types listed in `neuronInstances`, and the DRA driver's drops
-# the Inferentia ones (`inf*`): the Neuron DRA driver serves Trainium.
-_NEURON_DRA = Agent("neuron", "dra", "draDriver.nodeSelector", None, "draDriver.tolerations",
+# The Neuron chart (1.10.0): both DaemonSets take their tolerations only from the values list,
+# which defaults to CriticalAddonsOnly, the Neuron taint (NoSchedule) and SageMaker's
+# node-health taint. Both modes' default required affinity admits only the instance types listed in
+# `neuronInstances` (through the placeholders above), and the DRA driver's drops the Inferentia
+# ones (`inf*`): the Neuron DRA driver serves Trainium.
+_NEURON_TOLERATIONS = (Toleration("CriticalAddonsOnly"), Toleration("aws.amazon.com/neuron", "NoSchedule"),
+                       Toleration("sagemaker.amazonaws.com/node-health-status", "NoSchedule", "Unschedulable"))
+_NEURON_DRA = Agent("neuron", "dra", "draDriver.nodeSelector", "draDriver.affinity", "draDriver.tolerations",
                     enabled="draDriver.enabled", enabled_default=False, instance_types="neuronInstances",
-                    default_tolerations=("aws.amazon.com/neuron",), excluded_prefixes=INFERENTIA)
-_NEURON_PLUGIN = Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", None, "devicePlugin.tolerations",
-                       enabled="devicePlugin.enabled", enabled_default=True, instance_types="neuronInstances",
-                       default_tolerations=("CriticalAddonsOnly", "aws.amazon.com/neuron"))
+                    default_tolerations=_NEURON_TOLERATIONS, excluded_prefixes=INFERENTIA,
+                    instance_types_in_affinity=True)
+_NEURON_PLUGIN = Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", "devicePlugin.affinity",
+                       "devicePlugin.tolerations", enabled="devicePlugin.enabled", enabled_default=True,
+                       instance_types="neuronInstances", default_tolerations=_NEURON_TOLERATIONS,
+                       instance_types_in_affinity=True)
 
 CHARTS: dict[str, Chart] = {
     c.key: c
     for c in (
         Chart("karpenter-crd", "karpenter-crd", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system"),
         Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system"),
-        # kubeletPlugin.tolerations defaults to [nvidia.com/gpu]; a value replaces it.
+        # kubeletPlugin.tolerations defaults to [nvidia.com/gpu NoSchedule]; a value replaces it.
         Chart("nvidia-dra-driver", "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts",
               "0.4.1", "nvidia",
               (Agent("nvidia", "dra", "kubeletPlugin.nodeSelector", "kubeletPlugin.affinity",
-                     "kubeletPlugin.tolerations", default_tolerations=("nvidia.com/gpu",)),)),
-        # tolerations defaults to [CriticalAddonsOnly, nvidia.com/gpu]; a value replaces both.
+                     "kubeletPlugin.tolerations",
+                     default_tolerations=(Toleration("nvidia.com/gpu", "NoSchedule"),)),)),
+        # tolerations defaults to [CriticalAddonsOnly, nvidia.com/gpu NoSchedule]; a value replaces both.
         Chart("nvidia-device-plugin", "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin",
               "0.20.0", "nvidia",
               (Agent("nvidia", "device-plugin", "nodeSelector", "affinity", "tolerations",
                      enabled="devicePlugin.enabled",
-                     default_tolerations=("CriticalAddonsOnly", "nvidia.com/gpu")),)),
+                     default_tolerations=(Toleration("CriticalAddonsOnly"),
+                                          Toleration("nvidia.com/gpu", "NoSchedule"))),)),
         # Both eks-charts templates hard-code CriticalAddonsOnly and append `tolerations`, and
         # require the node's instance type to be in supportedInstanceLabels.values.
         Chart("aws-dranet", "aws-dranet", "https://aws.github.io/eks-charts", "1.0.0", "kube-system",

@@ -29,7 +29,7 @@ ACCEPTED = {
     "tolerations": "a list of tolerations, each a mapping with text key, operator, value and effect",
     "affinity": "a Kubernetes affinity: nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
                 ".nodeSelectorTerms is a list of terms whose matchExpressions list mappings with text key "
-                "and operator and a list of values",
+                "and operator and a list of values (the Neuron chart's instance-list placeholder allowed)",
 }
 TOLERATION_FIELDS = ("key", "operator", "value", "effect")
 
@@ -88,7 +88,8 @@ def _affinity_fits(value: Any) -> bool:
             return False
         for e in expressions:
             if not (isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("operator"), str)
-                    and (e.get("values") is None or isinstance(e.get("values"), list))):
+                    and (e.get("values") is None or isinstance(e.get("values"), list)
+                         or e.get("values") == charts.NEURON_INSTANCES)):
                 return False
     return True
 

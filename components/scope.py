@@ -19,6 +19,8 @@ from .plan import Plan, PoolPlan, Release, eks_manager_label
 from .spec import FAMILIES, Family
 from .values import dig
 
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
 
 @dataclass(frozen=True)
 class Running:
@@ -53,14 +55,18 @@ def affinity_matches(affinity: dict[str, Any] | None, labels: dict[str, str]) ->
 
 
 def tolerates(tolerations: list[dict[str, Any]], builtin: tuple[str, ...], taint: dict[str, str]) -> bool:
+    """Kubernetes' toleration match: an `Exists` toleration on the key (or on every key), or an
+    `Equal` one with the taint's value (a missing value is the empty string), of the taint's effect
+    or of every effect. PreferNoSchedule taints never keep a pod off."""
     if taint["effect"] == "PreferNoSchedule" or taint["key"] in builtin:
         return True
     for tol in tolerations:
         if tol.get("effect") not in (None, "", taint["effect"]):
             continue
-        if tol.get("operator") == "Exists" and tol.get("key") in (None, "", taint["key"]):
-            return True
-        if tol.get("key") == taint["key"] and tol.get("value") == taint.get("value"):
+        if tol.get("operator") == "Exists":
+            if tol.get("key") in (None, "", taint["key"]):
+                return True
+        elif tol.get("key") == taint["key"] and (tol.get("value") or "") == (taint.get("value") or ""):
             return True
     return False
 
@@ -75,13 +81,78 @@ def agent_enabled(agent: charts.Agent, values: dict[str, Any]) -> bool:
     return not agent.enabled or bool(dig(values, agent.enabled, agent.enabled_default))
 
 
+_UNSET = object()
+
+
 def agent_tolerations(agent: charts.Agent, values: dict[str, Any]) -> list[dict[str, Any]]:
     """The tolerations list the template renders: the value, or the chart's default while unset."""
-    missing = object()
-    value = dig(values, agent.tolerations, missing) if agent.tolerations else missing
-    if value is missing:
-        return [{"key": key, "operator": "Exists"} for key in agent.default_tolerations]
+    value = dig(values, agent.tolerations, _UNSET) if agent.tolerations else _UNSET
+    if value is _UNSET:
+        return [t.render() for t in agent.default_tolerations]
     return list(value or [])
+
+
+def _required_terms(affinity: Any) -> list[dict[str, Any]] | None:
+    terms = dig(affinity, "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms") \
+        if isinstance(affinity, dict) else None
+    return terms if isinstance(terms, list) else None
+
+
+def _listed_types(agent: charts.Agent, values: dict[str, Any]) -> list[str] | None:
+    """The chart's instance-type list as its template renders it (Inferentia dropped where the
+    template drops it), or None when the values carry no list."""
+    listed = dig(values, agent.instance_types) if agent.instance_types else None
+    if listed is None:
+        return None
+    return [t for t in listed if not str(t).startswith(agent.excluded_prefixes)]
+
+
+def _fill_placeholders(agent: charts.Agent, values: dict[str, Any],
+                       terms: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Affinity terms with the Neuron chart's placeholders filled in as its template does."""
+    listed = _listed_types(agent, values) or []
+    out = []
+    for term in terms:
+        exprs = []
+        for e in term.get("matchExpressions") or []:
+            e = dict(e)
+            if e.get("key") == charts.NEURON_INSTANCE_TYPE_KEY:
+                e["key"] = INSTANCE_TYPE_LABEL
+            if e.get("values") == charts.NEURON_INSTANCES:
+                e["values"] = listed
+            exprs.append(e)
+        out.append({**term, "matchExpressions": exprs})
+    return out
+
+
+def admits_type(agent: charts.Agent, values: dict[str, Any], labels: dict[str, str], itype: str) -> bool:
+    """Whether the DaemonSet's required node affinity admits a node of `itype` with `labels`.
+
+    Helm merges an affinity value into the chart's default, so the default's required terms stay
+    unless the value brings its own list of terms (lists replace) or is null (no affinity at all).
+    While they stay, the chart's affinity is modelled as "has the device" plus its instance-type
+    list. A hard-coded list (the eks-charts templates) applies whatever the affinity value says."""
+    if not catalog.instance_types()[itype].has(agent.family):
+        return False
+    if agent.instance_types and not agent.instance_types_in_affinity:
+        listed = _listed_types(agent, values)
+        if listed is not None and itype not in listed:
+            return False
+    affinity = dig(values, agent.affinity, _UNSET) if agent.affinity else _UNSET
+    terms = _required_terms(affinity)
+    if terms is not None:  # the value's own terms replace the chart's default ones
+        if agent.instance_types_in_affinity:
+            terms = _fill_placeholders(agent, values, terms)
+        node = {**labels, INSTANCE_TYPE_LABEL: itype}
+        return affinity_matches({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": terms}}}, node)
+    if affinity is None:  # null: the template renders no affinity at all
+        return True
+    if agent.instance_types_in_affinity:  # the chart's default affinity with its list filled in
+        listed = _listed_types(agent, values)
+        if itype.startswith(agent.excluded_prefixes) or (listed is not None and itype not in listed):
+            return False
+    return True
 
 
 def agent_runs_on(agent: charts.Agent, values: dict[str, Any], pool: PoolPlan,
@@ -90,22 +161,12 @@ def agent_runs_on(agent: charts.Agent, values: dict[str, Any], pool: PoolPlan,
     instance type, or of any of the pool's types when `instance_type` is None)."""
     if not agent_enabled(agent, values):
         return False
-    types = [instance_type] if instance_type else list(pool.instance_types)
-    # every chart's built-in affinity requires the device to be present (and some drop types by name)
-    types = [t for t in types if catalog.instance_types()[t].has(agent.family)
-             and not t.startswith(agent.excluded_prefixes)]
-    if agent.instance_types:
-        allowed = dig(values, agent.instance_types)
-        if allowed is not None:
-            types = [t for t in types if t in allowed]
-    if not types:
-        return False
     if any(pool.labels.get(k) != v for k, v in node_selector(values, agent.node_selector).items()):
         return False
-    affinity = dig(values, agent.affinity) if agent.affinity else None
-    if affinity and not affinity_matches(affinity, pool.labels):
+    if not all(tolerates(agent_tolerations(agent, values), agent.builtin_tolerations, t) for t in pool.taints):
         return False
-    return all(tolerates(agent_tolerations(agent, values), agent.builtin_tolerations, t) for t in pool.taints)
+    types = [instance_type] if instance_type else list(pool.instance_types)
+    return any(admits_type(agent, values, pool.labels, t) for t in types)
 
 
 def _auto_mode(pool: PoolPlan, instance_type: str | None) -> list[Running]:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import stackbuild
-from components import catalog, plan, scope, stack_file
+from components import catalog, charts, plan, scope, stack_file
 from components.spec import FAMILIES, parse
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
@@ -221,3 +221,86 @@ def test_neuron_dra_driver_tolerates_the_pools_own_taints() -> None:
     tolerations = p.releases["neuron-dra-driver"].values["draDriver"]["tolerations"]
     assert {t["key"] for t in tolerations} == {"team", "aws.amazon.com/neuron"}
     assert not [f for f in p.findings if f.slug == "one-manager-per-node"]
+
+
+# --- the chart model: what each template renders from the values (charts.Agent) ----------------
+
+NEURON_DRA = charts.CHARTS["neuron-dra-driver"].agents[0]
+NVIDIA_DRA = charts.CHARTS["nvidia-dra-driver"].agents[0]
+
+
+@pytest.fixture(scope="module")
+def neuron_pools() -> plan.Plan:
+    return build(MIXED["mng-neuron-both-modes"])
+
+
+def neuron_dra_values(**dra: Any) -> dict[str, Any]:
+    """Neuron DRA values that put the driver on every Neuron node but for its affinity."""
+    return {"neuronInstances": ["trn2.48xlarge", "inf2.xlarge"],
+            "draDriver": {"enabled": True, "tolerations": [{"operator": "Exists"}], **dra}}
+
+
+def test_neuron_default_affinity_lists_instances_and_drops_inferentia(neuron_pools: plan.Plan) -> None:
+    values = neuron_dra_values()
+    assert scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-dra"])
+    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-plugin"])  # not listed
+    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["inf-plugin"])  # inf* dropped
+
+
+def test_a_neuron_affinity_with_own_terms_replaces_the_instance_list(neuron_pools: plan.Plan) -> None:
+    """Helm replaces the default's term list: the chart's instance list and its Inferentia filter
+    no longer apply, the value's terms do."""
+    own = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                               "values": ["inf2.xlarge", "trn1.32xlarge"]}]}]}}}
+    values = neuron_dra_values(affinity=own)
+    assert scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["inf-plugin"], "inf2.xlarge")
+    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["inf-plugin"], "inf2.8xlarge")
+    assert scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-plugin"])
+    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-dra"])
+
+
+def test_a_neuron_affinity_with_the_placeholders_gets_the_filtered_list(neuron_pools: plan.Plan) -> None:
+    own = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": charts.NEURON_INSTANCE_TYPE_KEY, "operator": "In",
+                               "values": charts.NEURON_INSTANCES}]}]}}}
+    values = neuron_dra_values(affinity=own)
+    assert scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-dra"])
+    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["inf-plugin"])
+
+
+def test_a_null_neuron_affinity_admits_every_neuron_node(neuron_pools: plan.Plan) -> None:
+    values = neuron_dra_values(affinity=None)
+    assert all(scope.agent_runs_on(NEURON_DRA, values, pool) for pool in neuron_pools.pools.values())
+
+
+def test_an_unscoped_neuron_dra_release_with_a_null_affinity_lands_on_inferentia(neuron_pools: plan.Plan) -> None:
+    """The proof sees a Neuron DRA driver that a null affinity lets onto the Inferentia plugin pool."""
+    p = neuron_pools
+    values = {**p.releases["neuron-dra-driver"].values, "neuronInstances": ["trn2.48xlarge", "inf2.xlarge"]}
+    values["draDriver"] = {**values["draDriver"], "nodeSelector": {}, "affinity": None,
+                           "tolerations": [{"operator": "Exists"}]}
+    found = scope.overlaps(p, with_values(p, "neuron-dra-driver", values))
+    assert {("inf-plugin", "neuron"), ("trn-plugin", "neuron")} <= {(o.pool, o.family) for o in found}
+
+
+def test_default_tolerations_are_the_charts_list_with_its_effects(neuron_pools: plan.Plan) -> None:
+    """While `tolerations` is unset the chart's own list applies: the Neuron DRA driver's includes
+    CriticalAddonsOnly, and NVIDIA's tolerates nvidia.com/gpu for NoSchedule only."""
+    trn = dataclasses.replace(neuron_pools.pools["trn-dra"],
+                              taints=({"key": "CriticalAddonsOnly", "value": "true", "effect": "NoExecute"},))
+    assert scope.agent_runs_on(NEURON_DRA, {"draDriver": {"enabled": True}}, trn)
+    gpu = build(MIXED["karpenter-nvidia-dra-and-plugin"]).pools["gpu-dra"]
+    no_execute = dataclasses.replace(gpu, taints=({"key": "nvidia.com/gpu", "value": "true", "effect": "NoExecute"},))
+    no_schedule = dataclasses.replace(gpu, taints=({"key": "nvidia.com/gpu", "effect": "NoSchedule"},))
+    scoped = {"kubeletPlugin": {"nodeSelector": {}}}
+    assert scope.agent_runs_on(NVIDIA_DRA, scoped, no_schedule)
+    assert not scope.agent_runs_on(NVIDIA_DRA, scoped, no_execute)
+
+
+def test_an_equal_toleration_with_an_empty_value_matches_a_taint_without_one() -> None:
+    taint = {"key": "dedicated", "effect": "NoSchedule"}
+    assert scope.tolerates([{"key": "dedicated", "operator": "Equal", "value": "", "effect": "NoSchedule"}], (), taint)
+    assert scope.tolerates([{"key": "dedicated", "value": ""}], (), taint)
+    assert not scope.tolerates([{"key": "dedicated", "operator": "Equal", "value": "x"}], (), taint)
+    assert not scope.tolerates([{"key": "other", "operator": "Exists"}], (), taint)

@@ -323,3 +323,13 @@ def test_helm_values_the_toolkit_reads_must_have_their_shape(chart: str, values:
     assert set(found) == {f"helmValues.{chart}.{path}"}
     problem = found[f"helmValues.{chart}.{path}"]
     assert problem.given and problem.accepted
+
+
+def test_neuron_affinity_overrides_are_read_and_may_carry_the_charts_placeholders() -> None:
+    """The proof reads `draDriver.affinity` / `devicePlugin.affinity`: their shape is checked, and the
+    chart's own default form (an instance-list placeholder for `values`) is accepted."""
+    own = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "__INSTANCE_TYPE_KEY__", "operator": "In", "values": "__NEURON_INSTANCES__"}]}]}}}
+    assert stackbuild.spec(helmValues={"neuron-dra-driver": {"draDriver": {"affinity": own}}})
+    bad = stackbuild.config(helmValues={"neuron-device-plugin": {"devicePlugin": {"affinity": "trn only"}}})
+    assert "helmValues.neuron-device-plugin.devicePlugin.affinity" in problems(bad)
