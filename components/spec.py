@@ -152,6 +152,12 @@ class NodePool(Model):
         return value
 
 
+def toolkit_label(key: str) -> bool:
+    """Node labels the plan sets and the overlap proof relies on, so a pool's own labels may not.
+    (Auto Mode's own device-manager labels have a rule of their own: static-pool-device-manager-label.)"""
+    return key.startswith("eks-devices.io/") or key in ("nvidia.com/gpu.present", "nvidia.com/device-plugin.config")
+
+
 class ExtraDeviceClass(Model):
     """A toolkit-owned DeviceClass under a name of your own that narrows an upstream class, e.g.
     one GPU model: `{base: gpu.nvidia.com, productName: NVIDIA H100 80GB HBM3}`. Its selector is the
@@ -237,6 +243,11 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         for key, value in pool.labels.items():
             if not LABEL_KEY.match(key):
                 problems.append(ConfigProblem(f"{at}.labels.{key}", repr(key), "a Kubernetes label key"))
+            elif toolkit_label(key):
+                problems.append(ConfigProblem(
+                    f"{at}.labels.{key}", repr(key), "a label the toolkit does not set itself: it derives "
+                    "eks-devices.io/* and the NVIDIA node labels from devices.* and gpuSharing, and the device "
+                    "software's scope depends on them"))
             if not LABEL_VALUE.match(value):
                 problems.append(ConfigProblem(f"{at}.labels.{key}", repr(value),
                                               "a Kubernetes label value (63 characters of [A-Za-z0-9_.-])"))

@@ -333,3 +333,12 @@ def test_neuron_affinity_overrides_are_read_and_may_carry_the_charts_placeholder
     assert stackbuild.spec(helmValues={"neuron-dra-driver": {"draDriver": {"affinity": own}}})
     bad = stackbuild.config(helmValues={"neuron-device-plugin": {"devicePlugin": {"affinity": "trn only"}}})
     assert "helmValues.neuron-device-plugin.devicePlugin.affinity" in problems(bad)
+
+
+@pytest.mark.parametrize("key", ["eks-devices.io/device-manager-nvidia", "eks-devices.io/pool",
+                                 "nvidia.com/gpu.present", "nvidia.com/device-plugin.config"])
+def test_pool_labels_cannot_replace_the_toolkit_s_own(key: str) -> None:
+    """The plan derives these from devices.* / gpuSharing and the device software is scoped by them."""
+    found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["p5.48xlarge"], "labels": {key: "x"}}}))
+    assert "a label the toolkit does not set itself" in found[f"nodePools.p.labels.{key}"].accepted
+    assert stackbuild.spec(pools={"p": {"instanceTypes": ["p5.48xlarge"], "labels": {"team": "x"}}})
