@@ -112,11 +112,13 @@ CHARTS: dict[str, Chart] = {
     for c in (
         Chart("karpenter-crd", "karpenter-crd", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system"),
         Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system"),
-        # kubeletPlugin.tolerations defaults to [nvidia.com/gpu NoSchedule]; a value replaces it.
+        # kubeletPlugin.tolerations defaults to [nvidia.com/gpu NoSchedule]; a value replaces it. The
+        # kubelet plugin manages GPUs only while `resources.gpus.enabled` (default true); with it off
+        # it serves ComputeDomains at most, or is not rendered at all.
         Chart("nvidia-dra-driver", "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts",
               "0.4.1", "nvidia",
               (Agent("nvidia", "dra", "kubeletPlugin.nodeSelector", "kubeletPlugin.affinity",
-                     "kubeletPlugin.tolerations",
+                     "kubeletPlugin.tolerations", enabled="resources.gpus.enabled", enabled_default=True,
                      default_tolerations=(Toleration("nvidia.com/gpu", "NoSchedule"),)),)),
         # tolerations defaults to [CriticalAddonsOnly, nvidia.com/gpu NoSchedule]; a value replaces both.
         Chart("nvidia-device-plugin", "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin",

@@ -192,6 +192,17 @@ def test_missing_tolerations_leave_a_pool_without_its_manager() -> None:
     assert all(o.running == () and "nothing" in o.problem for o in found)
 
 
+def test_an_nvidia_dra_driver_with_gpus_off_manages_no_gpus() -> None:
+    """`resources.gpus.enabled: false` leaves the kubelet plugin serving ComputeDomains at most: the
+    DRA pools' GPUs would have no manager."""
+    p = shipped("staging")
+    values = {**p.releases["nvidia-dra-driver"].values, "resources": {"gpus": {"enabled": False}}}
+    found = scope.overlaps(p, with_values(p, "nvidia-dra-driver", values))
+    assert {(o.pool, o.family) for o in found} == {("gpu-dra", "nvidia"), ("gpu-mig", "nvidia")}
+    assert all(o.running == () for o in found)
+    assert not scope.overlaps(p)
+
+
 def test_an_instance_type_list_is_checked_per_node_type() -> None:
     p = shipped("staging")
     values = {**p.releases["aws-dranet"].values, "supportedInstanceLabels": {"values": ["p5.48xlarge"]}}
