@@ -114,3 +114,33 @@ def test_unreachable_endpoint_is_one_line_too() -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("preflight: cannot reach AWS in us-west-2")
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("AccessDenied", "preflight: sts:GetCallerIdentity was refused (AccessDenied) in us-west-2"),
+    ("InternalFailure", "preflight: sts:GetCallerIdentity failed in us-west-2: InternalFailure: boom"),
+])
+def test_any_error_from_the_identity_call_is_one_line_exit_2(session: boto3.Session, code: str,
+                                                             expected: str) -> None:
+    """The first call decides whether anything can run: no AWS error there may end in a traceback."""
+    def refuse(_: dict[str, object]) -> dict[str, object]:
+        raise aws.FakeError(code, "boom", 403 if code == "AccessDenied" else 400)
+    aws.fake(session, "sts", "GetCallerIdentity", refuse)
+    for args, stream in ((("dev",), 2), (("dev", "--json"), 1)):
+        exit_code, stdout, stderr = invoke(*args, "--project-dir", str(ROOT))
+        assert exit_code == 2
+        if stream == 2:
+            assert stderr.strip().startswith(expected) and len(stderr.strip().splitlines()) == 1
+        else:
+            assert json.loads(stdout)["error"].startswith(expected)
+
+
+def test_an_aws_error_inside_a_check_is_not_run_and_the_run_goes_on(session: boto3.Session) -> None:
+    def broken(_: dict[str, object]) -> dict[str, object]:
+        raise aws.FakeError("ServerException", "try later", 400)
+    aws.fake(session, "eks", "DescribeCluster", broken)
+    exit_code, stdout, _ = invoke("dev", "--json", "--project-dir", str(ROOT))
+    data = json.loads(stdout)
+    assert exit_code == 0
+    cluster = [r for r in data["results"] if r["check"].startswith("cluster.")]
+    assert cluster and all(r["status"] == "not-run" and "ServerException: try later" in r["detail"] for r in cluster)

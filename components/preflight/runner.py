@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
 
 from ..plan import Plan
 from . import capacity, cluster, instances, network
-from .aws import AwsReader, Denied, error_code
+from .aws import AwsReader, Denied, PreflightAborted, error_code
 from .model import CheckResult, Context
 
 IDENTITY = "aws.identity"
@@ -60,11 +61,27 @@ def run_check(check: Check, ctx: Context) -> list[CheckResult]:
                             "re-run once the error is resolved")]
 
 
+def _identity(aws: AwsReader) -> dict[str, Any]:
+    """The caller's identity; any refusal here means nothing else can run (exit 2, one line).
+
+    GetCallerIdentity needs no IAM permission, so a denial or another AWS error here is not a
+    missing policy action: the endpoint, the region or the account is unusable."""
+    try:
+        return aws.identity()
+    except Denied as denied:
+        raise PreflightAborted(f"sts:GetCallerIdentity was refused ({denied.code}) in {aws.region}: the "
+                               "credentials cannot be used here") from None
+    except ClientError as exc:
+        message = exc.response.get("Error", {}).get("Message", "")
+        raise PreflightAborted(f"sts:GetCallerIdentity failed in {aws.region}: {error_code(exc)}: "
+                               f"{message}".rstrip(": ")) from None
+
+
 def run_preflight(plan: Plan, session: boto3.Session, region: str | None = None) -> list[CheckResult]:
     """Run every check read-only against the account behind `session`, in `region` (default: the
     stack's `aws:region`). Raises PreflightAborted when nothing can run (credentials, endpoint)."""
     aws = AwsReader(session, region or plan.spec.region)
-    who = aws.identity()
+    who = _identity(aws)
     results = [CheckResult(IDENTITY, f"account {who.get('Account')}", "pass",
                            f"calling as {who.get('Arn')} in {aws.region}")]
     ctx = Context(plan, aws)
