@@ -119,6 +119,16 @@ def test_bottlerocket_nvidia_node_group_on_dra(session: boto3.Session, name: str
     assert result.status == status and words in result.detail
 
 
+@pytest.mark.parametrize("ami", ["BOTTLEROCKET_x86_64_NVIDIA_FIPS", "BOTTLEROCKET_ARM_64_NVIDIA_FIPS"])
+def test_fips_bottlerocket_nvidia_node_groups_bundle_the_plugin_too(session: boto3.Session, name: str,
+                                                                    ami: str) -> None:
+    aws.create_cluster(session, name)
+    aws.create_nodegroup(session, "br-fips", NVIDIA_DRA, cluster=name, ami=ami, user_data="[settings]\n")
+    [result] = run(session, name, checks.BOTTLEROCKET)
+    assert result.subject == "node group br-fips"
+    assert result.status == "fail" and "leaves Bottlerocket's bundled" in result.detail
+
+
 def test_bottlerocket_nvidia_node_group_on_the_plugin_passes(session: boto3.Session, name: str) -> None:
     aws.create_cluster(session, name)
     aws.create_nodegroup(session, "br", {}, cluster=name, ami="BOTTLEROCKET_ARM_64_NVIDIA")

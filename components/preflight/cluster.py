@@ -36,7 +36,9 @@ DEVICE_PLUGIN_ADDONS: tuple[tuple[Family, tuple[str, ...]], ...] = (
     ("efa", ("efa", "device-plugin")),
     ("neuron", ("neuron", "device-plugin")),
 )
-BOTTLEROCKET_NVIDIA = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA")
+# Every EKS AMI type whose Bottlerocket variant bundles the NVIDIA device plugin (the FIPS ones too).
+BOTTLEROCKET_NVIDIA = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA_FIPS",
+                       "BOTTLEROCKET_ARM_64_NVIDIA_FIPS")
 PLUGIN_DAEMONSETS = "nvidia-device-plugin, aws-efa-k8s-device-plugin, neuron-device-plugin"
 
 
