@@ -152,3 +152,43 @@ def test_reserved_pool_not_offered_is_only_a_warning(session: boto3.Session) -> 
                                     "capacity": "reserved", "capacityReservationIds": ["cr-0123456789abcdef0"]}})
     [result] = aws.check(session, plan, ZONES)
     assert result.status == "warn" and "capacity.reservations" in result.detail
+
+
+
+def regional_nat(session: boto3.Session, egress_table: str | None = None) -> tuple[aws.Vpc, str]:
+    """Private subnets routed to NAT gateways that EC2 describes as regional: no subnet of their own,
+    their route table named by RouteTableId (moto 5.2.5 makes only zonal ones, so DescribeNatGateways
+    is answered; moto's NAT gateways sit in the private subnets, which have no internet route)."""
+    vpc = aws.build_vpc(session, egress="nat-in-private")
+    ec2 = session.client("ec2")
+    own = egress_table or ec2.create_route_table(VpcId=vpc.id)["RouteTable"]["RouteTableId"]
+    aws.fake(session, "ec2", "DescribeNatGateways", lambda _: {"NatGateways": [{
+        "NatGatewayId": nat, "VpcId": vpc.id, "State": "available", "ConnectivityType": "public",
+        "AvailabilityMode": "regional", "RouteTableId": own} for nat in vpc.nats.values()]})
+    return vpc, own
+
+
+def private_results(session: boto3.Session, vpc: aws.Vpc) -> list[CheckResult]:
+    results = egress(session, vpc, {"train": EFA_POOL})
+    found = [r for r in results if any(s in r.subject for s in vpc.private.values())]
+    assert len(found) == 2
+    return found
+
+
+def test_regional_nat_gateway_passes_through_its_own_route_table(session: boto3.Session) -> None:
+    vpc, own = regional_nat(session)
+    session.client("ec2").create_route(RouteTableId=own, DestinationCidrBlock="0.0.0.0/0", GatewayId=vpc.igw)
+    results = private_results(session, vpc)
+    assert all(r.status == "pass" and "regional NAT gateway" in r.detail and vpc.igw in r.detail
+               for r in results), results
+
+
+def test_regional_nat_gateway_whose_route_table_has_no_internet_route_fails(session: boto3.Session) -> None:
+    vpc, own = regional_nat(session)
+    assert all(r.status == "fail" and f"no internet gateway route in its route table {own}" in r.detail
+               for r in private_results(session, vpc))
+
+
+def test_regional_nat_gateway_with_its_route_table_out_of_sight_passes(session: boto3.Session) -> None:
+    vpc, _ = regional_nat(session, egress_table="rtb-0notinthisvpc00000")
+    assert all(r.status == "pass" for r in private_results(session, vpc))

@@ -173,6 +173,8 @@ def _through_nat(ctx: Context, subject: str, nat_id: str, tables: list[dict[str,
         return CheckResult(EGRESS, subject, "fail",
                            f"the default route uses private NAT gateway {nat_id}, which gives no internet access",
                            "route 0.0.0.0/0 through a public NAT gateway")
+    if nat.get("AvailabilityMode") == "regional":
+        return _regional_nat(subject, nat_id, nat, tables)
     nat_route, nat_target = default_route(route_table_for(str(nat.get("SubnetId")), tables))
     if nat_route != "igw":
         return CheckResult(EGRESS, subject, "fail",
@@ -181,6 +183,25 @@ def _through_nat(ctx: Context, subject: str, nat_id: str, tables: list[dict[str,
                            "place the NAT gateway in a public subnet (0.0.0.0/0 → internet gateway)")
     return CheckResult(EGRESS, subject, "pass",
                        f"0.0.0.0/0 → {nat_id} (available, in public subnet {nat.get('SubnetId')} → {nat_target})")
+
+
+def _regional_nat(subject: str, nat_id: str, nat: dict[str, Any], tables: list[dict[str, Any]]) -> CheckResult:
+    """A regional NAT gateway sits in no subnet: EC2 gives it a route table of its own whose default
+    route is the VPC's internet gateway. Judge that table when the VPC's listing shows it."""
+    own = next((t for t in tables if t.get("RouteTableId") == nat.get("RouteTableId")), None)
+    if own is None:
+        return CheckResult(EGRESS, subject, "pass",
+                           f"0.0.0.0/0 → {nat_id} (regional NAT gateway, available; it leaves through the VPC's "
+                           "internet gateway)")
+    nat_route, nat_target = default_route(own)
+    if nat_route != "igw":
+        return CheckResult(EGRESS, subject, "fail",
+                           f"regional NAT gateway {nat_id} has no internet gateway route in its route table "
+                           f"{own.get('RouteTableId')}, so traffic through it cannot leave the VPC",
+                           "give the NAT gateway's route table a 0.0.0.0/0 route to the VPC's internet gateway")
+    return CheckResult(EGRESS, subject, "pass",
+                       f"0.0.0.0/0 → {nat_id} (regional NAT gateway, available; its route table "
+                       f"{own.get('RouteTableId')} → {nat_target})")
 
 
 def _has_endpoint(endpoints: list[dict[str, Any]], name: str, table_id: str | None) -> bool:
