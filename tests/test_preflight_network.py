@@ -65,6 +65,16 @@ def test_missing_endpoint_fails_and_is_named(session: boto3.Session) -> None:
     assert failed and all("no usable VPC endpoint for ec2:" in r.detail for r in failed)
 
 
+def test_s3_interface_endpoint_without_private_dns_does_not_serve_image_layers(session: boto3.Session) -> None:
+    vpc = aws.build_vpc(session, egress="none")
+    aws.add_endpoints(session, vpc, ("ec2", "ecr.api", "ecr.dkr", "sts"))
+    session.client("ec2").create_vpc_endpoint(VpcId=vpc.id, ServiceName=f"com.amazonaws.{aws.REGION}.s3",
+                                              VpcEndpointType="Interface", SubnetIds=list(vpc.private.values()),
+                                              PrivateDnsEnabled=False)
+    failed = [r for r in egress(session, vpc, {"serve": GPU_POOL}) if r.status == "fail"]
+    assert len(failed) == 2 and all("no usable VPC endpoint for s3:" in r.detail for r in failed)
+
+
 def test_efa_pool_on_subnet_routed_to_internet_gateway_fails(session: boto3.Session) -> None:
     vpc = aws.build_vpc(session, egress="igw")
     results = egress(session, vpc, {"train": EFA_POOL})

@@ -205,13 +205,16 @@ def _regional_nat(subject: str, nat_id: str, nat: dict[str, Any], tables: list[d
 
 
 def _has_endpoint(endpoints: list[dict[str, Any]], name: str, table_id: str | None) -> bool:
+    """An available endpoint for `name` that this subnet's traffic reaches: a gateway endpoint on its
+    route table, or an interface endpoint with private DNS (without it the service's public name,
+    which nodes use, still resolves to public addresses; S3 interface endpoints included)."""
     for ep in endpoints:
         if ep.get("ServiceName") != name or str(ep.get("State", "")).lower() != "available":
             continue
         if ep.get("VpcEndpointType") == "Gateway":
             if table_id in (ep.get("RouteTableIds") or []):
                 return True
-        elif ep.get("PrivateDnsEnabled") or name.endswith(".s3"):
+        elif ep.get("PrivateDnsEnabled"):
             return True
     return False
 
