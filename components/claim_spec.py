@@ -10,6 +10,7 @@ several fields (the spec module reports both with config paths), and the fit che
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
@@ -19,7 +20,15 @@ from .config_model import Model
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-QUALIFIED_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+# A DRA driver name (`opaque.driver`, and an attribute's domain): a DNS subdomain in any letter
+# case, at most 63 characters (the API server checks it like a CSI driver name).
+DRIVER_NAME = r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$"
+# A device attribute's fully qualified name, as the API server checks `matchAttribute` and
+# `distinctAttribute`: a driver-name domain, a slash, and a C identifier of at most 32 characters
+# (`pcieRoot`, `devicegroup4_id`; `pcie-root` is refused).
+QUALIFIED_NAME = re.compile(r"^(?=[^/]{1,63}/)" + DRIVER_NAME[1:-1] + r"/[A-Za-z_][A-Za-z0-9_]{0,31}$")
+# The API server's limit on one opaque config's `parameters`, as serialized JSON.
+OPAQUE_PARAMETERS_MAX_BYTES = 10 * 1024
 # Extended resources a workload may request instead of a claim, and their device family.
 EXTENDED_RESOURCES = {"nvidia.com/gpu": "nvidia", "vpc.amazonaws.com/efa": "efa", "aws.amazon.com/neuron": "neuron"}
 NEURON_GROUP_SIZES = (1, 4, 8, 16)
@@ -97,7 +106,7 @@ class DeviceConstraint(Model):
 
 
 class OpaqueConfig(Model):
-    driver: str = Field(pattern=DNS_SUBDOMAIN.pattern)
+    driver: str = Field(pattern=DRIVER_NAME, max_length=63)
     parameters: dict[str, Any]
 
 
@@ -235,6 +244,8 @@ def _raw_problems(at: str, claim: Claim) -> list[Problem]:
             if exact is None:
                 continue
             if isinstance(exact, DeviceSubRequest):
+                if f"{request.name}/{exact.name}" in names:
+                    out.append((f"{where}.{path}.name", repr(exact.name), "a subrequest name used once in its request"))
                 names.add(f"{request.name}/{exact.name}")
             if exact.allocation_mode == "All" and exact.count is not None:
                 out.append((f"{where}.{path}.count", repr(exact.count), "no count with allocationMode: All"))
@@ -249,6 +260,13 @@ def _raw_problems(at: str, claim: Claim) -> list[Problem]:
             for j, ref in enumerate(entry.requests):
                 if ref not in names:
                     out.append((f"{at}.{kind}.{i}.requests.{j}", repr(ref), "the name of a request of this claim"))
+                elif ref in entry.requests[:j]:
+                    out.append((f"{at}.{kind}.{i}.requests.{j}", repr(ref), "each request named once per entry"))
+    for i, config in enumerate(claim.config):
+        size = len(json.dumps(config.opaque.parameters, separators=(",", ":")).encode())
+        if size > OPAQUE_PARAMETERS_MAX_BYTES:
+            out.append((f"{at}.config.{i}.opaque.parameters", f"{size} bytes of JSON",
+                        f"at most {OPAQUE_PARAMETERS_MAX_BYTES} bytes (the API server's limit)"))
     for i, constraint in enumerate(claim.constraints):
         attrs = [a for a in (constraint.match_attribute, constraint.distinct_attribute) if a]
         if len(attrs) != 1:

@@ -237,11 +237,14 @@ def neuron_efa_aligned_claim(name: str, neurons: int | str = 4, efas: int | str 
 
 def compute_domain_channel(name: str, allocation_mode: str = "Single", *, namespace: str = "default") -> BuiltClaim:
     """A ComputeDomain (multi-node NVLink); its controller creates the channel ResourceClaimTemplate
-    named `name`, which Pods reference. `devices` is that template's channel request."""
+    named `name`, which Pods reference. `devices` is that template's channel request: one device of
+    the default-channel class in either mode. `All` does not reach the scheduler; the controller puts
+    it in the template's opaque `ComputeDomainChannelConfig` (with the domain's UID, known only once
+    the ComputeDomain exists), and the kubelet plugin then injects every IMEX channel."""
     manifest = {"apiVersion": NVIDIA_CONFIG_API, "kind": "ComputeDomain",
                 "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)},
                 "spec": {"channel": {"resourceClaimTemplate": {"name": name}, "allocationMode": allocation_mode}}}
-    devices = {"requests": [exact("channel", CHANNEL_CLASS, "all" if allocation_mode == "All" else 1)]}
+    devices = {"requests": [exact("channel", CHANNEL_CLASS, 1)]}
     return BuiltClaim(name, namespace, manifest, devices, ("nvidia",), node_selector(["nvidia"]))
 
 

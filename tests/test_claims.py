@@ -155,6 +155,14 @@ def test_compute_domain_channel_object() -> None:
     assert built.pod_claim() == {"name": "cd", "resourceClaimTemplateName": "cd"}
 
 
+@pytest.mark.parametrize("mode", ["Single", "All"])
+def test_compute_domain_channel_template_requests_one_channel(mode: str) -> None:
+    """The controller's template asks the scheduler for one default channel in both modes; `All`
+    travels in its opaque ComputeDomainChannelConfig, not as the request's allocationMode."""
+    request = claims.compute_domain_channel("cd", mode).devices["requests"][0]["exactly"]
+    assert request["allocationMode"] == "ExactCount" and request["count"] == 1
+
+
 def test_extended_resources() -> None:
     assert claims.extended_resources({"nvidia.com/gpu": 2}) == {
         "limits": {"nvidia.com/gpu": "2"}, "requests": {"nvidia.com/gpu": "2"}}
@@ -216,6 +224,32 @@ def test_config_short_shapes_map_to_builders() -> None:
       "constraints": [{"requests": ["efa"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]},
      "claims.x.constraints.0.requests.0", "the name of a request"),
     ({"pools": ["p5"], "requests": [{"name": "gpu"}]}, "claims.x.requests.0", "exactly one of them"),
+    # the API server's rules the schema does not carry: attribute names, duplicate references, sizes
+    ({"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+      "constraints": [{"matchAttribute": "resource.kubernetes.io/pcie-root"}]},
+     "claims.x.constraints.0", "fully qualified attribute"),
+    ({"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+      "constraints": [{"matchAttribute": "gpu.nvidia.com/" + "a" * 33}]},
+     "claims.x.constraints.0", "fully qualified attribute"),
+    ({"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+      "constraints": [{"matchAttribute": "a" * 64 + "/pcieRoot"}]},
+     "claims.x.constraints.0", "fully qualified attribute"),
+    ({"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+                                    {"name": "efa", "exactly": {"deviceClassName": "efa.networking.k8s.aws"}}],
+      "constraints": [{"requests": ["gpu", "efa", "gpu"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]},
+     "claims.x.constraints.0.requests.2", "named once"),
+    ({"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+      "config": [{"requests": ["gpu", "gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {}}}]},
+     "claims.x.config.0.requests.1", "named once"),
+    ({"pools": ["p5"], "requests": [{"name": "gpu", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu.nvidia.com"}, {"name": "big", "deviceClassName": "gpu.nvidia.com"}]}]},
+     "claims.x.requests.0.firstAvailable.1.name", "used once in its request"),
+    ({"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+      "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {"x": "y" * 10240}}}]},
+     "claims.x.config.0.opaque.parameters", "at most 10240 bytes"),
+    ({"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+      "config": [{"requests": ["gpu"], "opaque": {"driver": "a" * 60 + ".com", "parameters": {}}}]},
+     "claims.x.config.0.opaque.driver", "at most 63"),
     ({"pools": ["p5"], "kind": "extended-resource", "extendedResources": {"example.com/fpga": 1}},
      "claims.x.extendedResources.example.com/fpga", "nvidia.com/gpu"),
     ({"pools": ["p5"], "kind": "claim", "computeDomainChannel": {}}, "claims.x.kind", "'template'"),
