@@ -102,6 +102,26 @@ def _dynamic_mig(spec: Spec, mig_pools: list[PoolPlan]) -> bool:
     return bool(mig_pools) and spec.cluster.kubernetes >= (1, 36) and models <= charts.DYNAMIC_MIG_GPU_MODELS
 
 
+# The NVIDIA driver's gate for a sharing strategy of its opaque GpuConfig: without it the driver
+# refuses the config when it prepares the claim (v0.4.1 `validate.go`), so the Pod never starts.
+# MPS (gate MPSSupport) is left to helmValues: that gate excludes DynamicMIG, which the toolkit sets.
+SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings"}
+
+
+def claim_sharing_gates(spec: Spec, pool_names: set[str]) -> dict[str, bool]:
+    """The driver gates the declared claims' NVIDIA sharing configs need (`timeSlicing`, or a raw
+    `gpu.nvidia.com` opaque config naming a strategy), for claims aimed at any of `pool_names`."""
+    gates: dict[str, bool] = {}
+    for claim in spec.claims.values():
+        if not pool_names & set(claim.pools):
+            continue
+        strategies = ["TimeSlicing"] if claim.time_slicing else []
+        strategies += [dig(c.opaque.parameters, "sharing.strategy") for c in claim.config
+                       if c.opaque.driver == "gpu.nvidia.com"]
+        gates.update({SHARING_GATES[s]: True for s in strategies if s in SHARING_GATES})
+    return gates
+
+
 def _nvidia_dra(spec: Spec, scope: dict[str, str], pools: list[PoolPlan]) -> dict[str, Any]:
     values: dict[str, Any] = {
         "gpuResourcesEnabledOverride": True,  # the render fails without it while gpus are on
@@ -123,6 +143,7 @@ def _nvidia_dra(spec: Spec, scope: dict[str, str], pools: list[PoolPlan]) -> dic
         values["consumableShares"] = max(p.config.gpu_sharing.replicas or 0 for p in consumable)
     if len(consumable) < len(sliced):  # claims carry a GpuConfig with TimeSlicing
         gates["TimeSlicingSettings"] = True
+    gates.update(claim_sharing_gates(spec, {p.name for p in pools}))
     if _dynamic_mig(spec, [p for p in pools if p.config.gpu_sharing.strategy == "mig"]):
         gates["DynamicMIG"] = True
     if gates:

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components import cel, claims, devices, offline, stack_file
+from components import plan as planning
 from components.claim_resources import TYPE_TOKEN, ClaimTemplates
 from components.plan import CD_CHANNEL_CEL, CD_DAEMON_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL, VFIO_CEL
 from components.program import plan_for_stack
@@ -323,3 +324,23 @@ def test_component_summarises_how_pods_use_the_claims(prod_recording: offline.Re
     assert summary["shared-slice"]["podClaim"] == {"name": "shared-slice", "resourceClaimName": "shared-slice"}
     assert summary["p5-node-gpu-efa"]["nodeSelector"] == {f"{DRA}nvidia": "dra", f"{DRA}efa": "dra"}
     assert "plugin-gpu" not in summary
+
+
+@pytest.mark.parametrize("entry", [
+    {"pools": ["p5"], "kind": "claim", "gpus": {"count": 1}, "timeSlicing": {"interval": "Long"}},
+    {"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+     "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {
+         "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+         "sharing": {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Short"}}}}}]},
+])
+def test_a_time_slicing_claim_turns_on_the_driver_gate(entry: dict) -> None:
+    """The NVIDIA driver refuses a TimeSlicing GpuConfig unless TimeSlicingSettings is on, also
+    when no pool declares gpuSharing: the claim's config alone needs the gate."""
+    values = planning.build(parse(with_claims({"x": entry}))).releases["nvidia-dra-driver"].values
+    assert values["featureGates"] == {"TimeSlicingSettings": True}
+
+
+def test_claims_without_sharing_leave_the_driver_gates_alone() -> None:
+    built = planning.build(parse(with_claims({"x": {"pools": ["p5"], "gpus": {"count": 1}},
+                                              "n": {"pools": ["trn"], "neurons": {"count": 1}}})))
+    assert "featureGates" not in built.releases["nvidia-dra-driver"].values
