@@ -146,6 +146,17 @@ class Claim(Model):
 
 Problem = tuple[str, str, str]  # (config path, what was given, what is accepted)
 
+# The opaque config each known driver decodes: its apiVersion and kinds (NVIDIA DRA driver v0.4.1
+# `api/nvidia.com/resource/v1beta1`; Neuron DRA docs, FACTS §2.5). Anything else the driver refuses
+# when it prepares the claim, after the Pod was scheduled.
+DRIVER_CONFIG_KINDS = {
+    "gpu.nvidia.com": ("resource.nvidia.com/v1beta1", ("GpuConfig", "MigDeviceConfig", "VfioDeviceConfig")),
+    "compute-domain.nvidia.com": ("resource.nvidia.com/v1beta1",
+                                  ("ComputeDomainChannelConfig", "ComputeDomainDaemonConfig")),
+    "neuron.aws.com": ("neuron.aws.com/v1", ("NeuronConfig",)),
+}
+TIME_SLICE_INTERVALS = ("Default", "Short", "Medium", "Long")
+
 
 def problems(name: str, claim: Claim, pools: set[str]) -> list[Problem]:
     """Checks across a claim's fields; the spec module turns them into ConfigProblems."""
@@ -263,6 +274,7 @@ def _raw_problems(at: str, claim: Claim) -> list[Problem]:
                 elif ref in entry.requests[:j]:
                     out.append((f"{at}.{kind}.{i}.requests.{j}", repr(ref), "each request named once per entry"))
     for i, config in enumerate(claim.config):
+        out += _driver_config_problems(f"{at}.config.{i}.opaque.parameters", config.opaque)
         size = len(json.dumps(config.opaque.parameters, separators=(",", ":")).encode())
         if size > OPAQUE_PARAMETERS_MAX_BYTES:
             out.append((f"{at}.config.{i}.opaque.parameters", f"{size} bytes of JSON",
@@ -276,4 +288,31 @@ def _raw_problems(at: str, claim: Claim) -> list[Problem]:
             if not QUALIFIED_NAME.match(attr):
                 out.append((f"{at}.constraints.{i}", repr(attr), "a fully qualified attribute such as "
                             "resource.kubernetes.io/pcieRoot"))
+    return out
+
+
+def _driver_config_problems(at: str, opaque: OpaqueConfig) -> list[Problem]:
+    """An opaque config for a driver the toolkit knows: the apiVersion and kind it decodes, and the
+    NVIDIA sharing strategy and time-slice interval it accepts."""
+    known = DRIVER_CONFIG_KINDS.get(opaque.driver)
+    if known is None:
+        return []
+    api_version, kinds = known
+    params = opaque.parameters
+    out: list[Problem] = []
+    if params.get("apiVersion") != api_version:
+        out.append((f"{at}.apiVersion", repr(params.get("apiVersion")),
+                    f"{api_version} (what {opaque.driver} decodes)"))
+    if params.get("kind") not in kinds:
+        out.append((f"{at}.kind", repr(params.get("kind")), f"one of {', '.join(kinds)}"))
+    sharing = params.get("sharing")
+    if params.get("kind") in ("GpuConfig", "MigDeviceConfig") and isinstance(sharing, dict):
+        if sharing.get("strategy") not in ("TimeSlicing", "MPS"):
+            out.append((f"{at}.sharing.strategy", repr(sharing.get("strategy")), "TimeSlicing or MPS"))
+        slicing = sharing.get("timeSlicingConfig")
+        interval = slicing.get("interval", "Default") if isinstance(slicing, dict) else "Default"
+        if interval not in TIME_SLICE_INTERVALS:
+            out.append((f"{at}.sharing.timeSlicingConfig.interval", repr(interval), ", ".join(TIME_SLICE_INTERVALS)))
+    if params.get("kind") == "NeuronConfig" and params.get("logicalNeuronCore", 1) not in (1, 2):
+        out.append((f"{at}.logicalNeuronCore", repr(params.get("logicalNeuronCore")), "1 or 2"))
     return out

@@ -344,3 +344,37 @@ def test_claims_without_sharing_leave_the_driver_gates_alone() -> None:
     built = planning.build(parse(with_claims({"x": {"pools": ["p5"], "gpus": {"count": 1}},
                                               "n": {"pools": ["trn"], "neurons": {"count": 1}}})))
     assert "featureGates" not in built.releases["nvidia-dra-driver"].values
+
+
+def _raw_config(driver: str, parameters: dict) -> dict:
+    return {"pools": ["p5"], "requests": [{"name": "dev", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+            "config": [{"requests": ["dev"], "opaque": {"driver": driver, "parameters": parameters}}]}
+
+
+GPU_CONFIG = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig"}
+
+
+@pytest.mark.parametrize(("driver", "parameters", "field", "accepted"), [
+    ("gpu.nvidia.com", {**GPU_CONFIG, "apiVersion": "resource.nvidia.com/v1"}, "apiVersion", "v1beta1"),
+    ("gpu.nvidia.com", {**GPU_CONFIG, "kind": "NeuronConfig"}, "kind", "GpuConfig"),
+    ("compute-domain.nvidia.com", GPU_CONFIG, "kind", "ComputeDomainChannelConfig"),
+    ("gpu.nvidia.com", {**GPU_CONFIG, "sharing": {"strategy": "Timeslicing"}}, "sharing.strategy", "TimeSlicing"),
+    ("gpu.nvidia.com", {**GPU_CONFIG, "sharing": {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "10ms"}}},
+     "sharing.timeSlicingConfig.interval", "Long"),
+    ("neuron.aws.com", {"apiVersion": "neuron.aws.com/v1", "kind": "NeuronConfig", "logicalNeuronCore": 4},
+     "logicalNeuronCore", "1 or 2"),
+    ("neuron.aws.com", {"apiVersion": "resource.neuron.aws.com/v1alphav1", "kind": "NeuronConfig"},
+     "apiVersion", "neuron.aws.com/v1"),
+])
+def test_known_drivers_opaque_configs_are_checked(driver: str, parameters: dict, field: str, accepted: str) -> None:
+    """What the NVIDIA (v0.4.1) and Neuron drivers decode; they refuse anything else only when the
+    claim is prepared on the node, after the Pod was scheduled."""
+    with pytest.raises(ConfigError) as caught:
+        parse(with_claims({"x": _raw_config(driver, parameters)}))
+    matching = [p for p in caught.value.problems if p.path == f"claims.x.config.0.opaque.parameters.{field}"]
+    assert matching and accepted in matching[0].accepted, [str(p) for p in caught.value.problems]
+
+
+def test_valid_opaque_configs_and_unknown_drivers_pass() -> None:
+    ok = {**GPU_CONFIG, "sharing": {"strategy": "MPS", "mpsConfig": {"defaultActiveThreadPercentage": 50}}}
+    parse(with_claims({"x": _raw_config("gpu.nvidia.com", ok), "y": _raw_config("example.com", {"any": 1})}))
