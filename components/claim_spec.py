@@ -29,6 +29,8 @@ DRIVER_NAME = r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-
 QUALIFIED_NAME = re.compile(r"^(?=[^/]{1,63}/)" + DRIVER_NAME[1:-1] + r"/[A-Za-z_][A-Za-z0-9_]{0,31}$")
 # The API server's limit on one opaque config's `parameters`, as serialized JSON.
 OPAQUE_PARAMETERS_MAX_BYTES = 10 * 1024
+# NVML's MIG profile names: `<slices>g.<memory>gb`, `+me` for the instance that owns the media engines
+MIG_PROFILE = r"^\d+g\.\d+gb(\+me)?$"
 # Extended resources a workload may request instead of a claim, and their device family.
 EXTENDED_RESOURCES = {"nvidia.com/gpu": "nvidia", "vpc.amazonaws.com/efa": "efa", "aws.amazon.com/neuron": "neuron"}
 NEURON_GROUP_SIZES = (1, 4, 8, 16)
@@ -62,7 +64,7 @@ class Neurons(_CountOrAll):
 
 
 class Mig(Model):
-    profile: str = Field(pattern=r"^\d+g\.\d+gb$")
+    profile: str = Field(pattern=MIG_PROFILE)
     count: int = Field(default=1, ge=1, le=7)
 
 

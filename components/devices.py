@@ -187,8 +187,10 @@ def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str) -> dict[
 
 
 def _mig_devices(gpu: Device, profile: str) -> list[Device]:
-    slices, _, memory = profile.partition(".")
-    count = MIG_SLICES // int(slices.rstrip("g"))
+    """A GPU's MIG devices of one profile; a `+me` profile (with the media engines) fits once per GPU."""
+    base, _, extension = profile.partition("+")
+    slices, _, memory = base.partition(".")
+    count = 1 if extension else MIG_SLICES // int(slices.rstrip("g"))
     parent = gpu.attributes["uuid"]["string"]
     keep = ("productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",
             "cudaDriverVersion", PCIE_ROOT)
@@ -197,7 +199,7 @@ def _mig_devices(gpu: Device, profile: str) -> list[Device]:
         attributes = {k: gpu.attributes[k] for k in keep}
         attributes.update({"type": _s("mig"), "profile": _s(profile), "parentUUID": _s(parent),
                            "uuid": _s(f"MIG-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{parent}/{profile}/{j}')}")})
-        out.append(Device(NVIDIA_DRIVER, f"{gpu.name}-mig-{profile.replace('.', '')}-{j}", attributes,
+        out.append(Device(NVIDIA_DRIVER, f"{gpu.name}-mig-{base.replace('.', '')}{extension}-{j}", attributes,
                           {"memory": f"{int(memory.rstrip('gb'))}Gi"}))
     return out
 

@@ -15,7 +15,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from . import catalog, versions
 from .bottlerocket import bottlerocket_toml
-from .claim_spec import Claim
+from .claim_spec import MIG_PROFILE, Claim
 from .claim_spec import problems as claim_problems
 from .cluster_spec import LOG_TYPES, Cluster, Mode, Network  # noqa: F401  (re-exported: the config vocabulary)
 from .config_errors import ConfigError, ConfigProblem, from_validation
@@ -72,7 +72,7 @@ class Efa(Model):
 class GpuSharing(Model):
     strategy: Literal["none", "time-slicing", "mig", "shared-claim"] = "none"
     replicas: int | None = Field(default=None, ge=2, le=64)
-    profile: str | None = Field(default=None, pattern=r"^\d+g\.\d+gb$")
+    profile: str | None = Field(default=None, pattern=MIG_PROFILE)
     claim_name: str | None = Field(default=None, max_length=253, pattern=DNS_SUBDOMAIN)
     # shared-claim: the namespace of the ResourceClaim the toolkit creates (pods must run there)
     claim_namespace: str = Field(default="default", pattern=DNS_LABEL)

@@ -263,6 +263,14 @@ def test_mig_devices_on_a_mig_pool() -> None:
     assert node_fit("p4d.24xlarge", claims.mig_claim("c", "2g.10gb"), mig_profile="1g.5gb").cause == "no-devices"
 
 
+def test_a_media_extension_mig_profile_fits_once_per_gpu() -> None:
+    """`+me` owns the GPU's media engines, so each GPU has one such MIG device."""
+    me = devices.inventory("p5.48xlarge", ("nvidia",), mig_profile="1g.10gb+me")
+    assert len(me) == 8 and {d.attribute("gpu.nvidia.com/profile")[1] for d in me} == {"1g.10gb+me"}
+    assert all(d.capacity["memory"] == "10Gi" and "+" not in d.name for d in me)
+    assert node_fit("p5.48xlarge", claims.mig_claim("c", "1g.10gb+me"), mig_profile="1g.10gb+me").per_node == 8
+
+
 def test_consumable_shares_let_several_claims_share_a_gpu() -> None:
     built = claims.gpu_claim("c", 1)
     assert node_fit("g6e.xlarge", built).per_node == 1

@@ -342,3 +342,14 @@ def test_pool_labels_cannot_replace_the_toolkit_s_own(key: str) -> None:
     found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["p5.48xlarge"], "labels": {key: "x"}}}))
     assert "a label the toolkit does not set itself" in found[f"nodePools.p.labels.{key}"].accepted
     assert stackbuild.spec(pools={"p": {"instanceTypes": ["p5.48xlarge"], "labels": {"team": "x"}}})
+
+
+@pytest.mark.parametrize(("profile", "ok"), [("1g.10gb", True), ("1g.10gb+me", True), ("7g.80gb", True),
+                                             ("1g.10gb+xx", False), ("1c.10gb", False)])
+def test_mig_profiles_as_nvml_names_them(profile: str, ok: bool) -> None:
+    pool = {"instanceTypes": ["p5.48xlarge"], "provisioning": "static", "replicas": 1,
+            "gpuSharing": {"strategy": "mig", "profile": profile}}
+    if ok:
+        assert stackbuild.spec(pools={"p": pool}).node_pools["p"].gpu_sharing.profile == profile
+    else:
+        assert "nodePools.p.gpuSharing.profile" in problems(stackbuild.config(pools={"p": pool}))
