@@ -17,7 +17,7 @@ from components.spec import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM_RULES = ("efa-not-shareable", "extended-resource-not-dra", "claim-device-class-missing", "claim-unsatisfiable",
-               "karpenter-claim-selector-attributes", "claim-fit-undetermined")
+               "karpenter-claim-selector-attributes", "claim-fit-undetermined", "claim-distinct-attribute-version")
 
 MNG = {
     "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "managed-node-groups"},
@@ -47,6 +47,24 @@ def findings(base: dict, claims: dict, slug: str) -> list:
 
 def test_claim_rules_are_in_the_catalogue() -> None:
     assert set(CLAIM_RULES) <= set(RULES)
+
+
+# --- claim-distinct-attribute-version ---------------------------------------------------------
+
+SPREAD = {"pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}],
+          "constraints": [{"requests": ["gpus"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]}
+
+
+def test_distinct_attribute_before_1_36_is_an_error() -> None:
+    old = {**MNG, "eks-devices:cluster": {**MNG["eks-devices:cluster"], "version": "1.35"}}
+    [found] = findings(old, {"x": SPREAD}, "claim-distinct-attribute-version")
+    assert (found.severity, found.path) == ("error", "claims.x.constraints") and "1.35" in found.message
+
+
+def test_distinct_attribute_is_quiet_from_1_36_and_without_it() -> None:
+    assert findings(MNG, {"x": SPREAD}, "claim-distinct-attribute-version") == []
+    old = {**MNG, "eks-devices:cluster": {**MNG["eks-devices:cluster"], "version": "1.35"}}
+    assert findings(old, {"x": {"pools": ["p5"], "gpus": {"count": 2}}}, "claim-distinct-attribute-version") == []
 
 
 # --- efa-not-shareable ------------------------------------------------------------------------

@@ -25,6 +25,24 @@ def _claims(plan: Plan) -> Iterator[ClaimPlan]:
     yield from plan.claims
 
 
+# `distinctAttribute` belongs to DRAConsumableCapacity: alpha (off) in 1.34-1.35, beta (on) from 1.36 (FACTS §5).
+DISTINCT_ATTRIBUTE_FROM = (1, 36)
+
+
+@rule("claim-distinct-attribute-version", "distinctAttribute needs Kubernetes 1.36 (DRAConsumableCapacity)")
+def _claim_distinct_attribute_version(plan: Plan) -> Iterator[Finding]:
+    if plan.spec.cluster.kubernetes >= DISTINCT_ATTRIBUTE_FROM:
+        return
+    for claim in _claims(plan):
+        constraints = claim.built.devices.get("constraints", []) if claim.built else []
+        if any("distinctAttribute" in c for c in constraints):
+            yield Finding("claim-distinct-attribute-version", "error", _at(claim, "constraints"),
+                          f"the claim spreads devices with distinctAttribute, which Kubernetes "
+                          f"{plan.spec.cluster.version} drops (its DRAConsumableCapacity gate is off before 1.36): "
+                          "the API server then refuses the constraint as naming no attribute",
+                          'use cluster.version "1.36" or later, or express the claim with matchAttribute')
+
+
 @rule("efa-not-shareable", "EFA devices serve one Pod at a time: no shared ResourceClaim with EFA")
 def _efa_not_shareable(plan: Plan) -> Iterator[Finding]:
     for claim in _claims(plan):
