@@ -201,6 +201,13 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         "warning", "nodePools.p.gpuSharing.profile",
         case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC,
                                            "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}})),
+    "nvidia-dra-feature-gates": (
+        case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC,
+                                           "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}},
+             helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}}),
+        "error", "helmValues.nvidia-dra-driver.featureGates",
+        case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC}},
+             helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}})),
     "helm-values-unused": (
         case("auto-mode", {"p": P5}, helmValues={"nvidia-dra-driver": {"logVerbosity": 4}}),
         "warning", "helmValues.nvidia-dra-driver",
@@ -303,3 +310,18 @@ def test_findings_sorted_errors_first() -> None:
     severities = [f.severity for f in p.findings]
     assert severities == sorted(severities, key=lambda s: s != "error")
     assert "error" in severities and "warning" in severities
+
+
+def test_an_mps_claim_needs_the_mps_gate() -> None:
+    mps = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+           "sharing": {"strategy": "MPS", "mpsConfig": {"defaultActiveThreadPercentage": 50}}}
+    claims = {"mps": {"pools": ["p"], "kind": "claim",
+                      "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+                      "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": mps}}]}}
+    pools = {"p": {**P5, **STATIC}}
+    [finding] = stackbuild.findings(stackbuild.plan("managed-node-groups", pools=pools, claims=claims),
+                                    "nvidia-dra-feature-gates")
+    assert (finding.severity, finding.path) == ("error", "claims.mps.config") and "MPSSupport" in finding.fix
+    gated = stackbuild.plan("managed-node-groups", pools=pools, claims=claims,
+                            helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}})
+    assert not stackbuild.findings(gated, "nvidia-dra-feature-gates")

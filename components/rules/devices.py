@@ -56,6 +56,32 @@ def _mig_partitions(plan: Plan) -> Iterator[Finding]:
                       "Hopper-or-later instance types with the NVIDIA DRA driver")
 
 
+@rule("nvidia-dra-feature-gates", "the NVIDIA DRA driver's gates must allow the claims' sharing and each other")
+def _nvidia_dra_feature_gates(plan: Plan) -> Iterator[Finding]:
+    """dra-driver-nvidia-gpu refuses an MPS config unless `MPSSupport` is on, and refuses to start
+    with `MPSSupport` and `DynamicMIG` both on (v0.4.1 `pkg/featuregates`, `api/.../validate.go`)."""
+    release = plan.releases.get("nvidia-dra-driver")
+    if release is None:
+        return
+    gates = dig(release.values, "featureGates") or {}
+    if gates.get("MPSSupport") and gates.get("DynamicMIG"):
+        yield Finding("nvidia-dra-feature-gates", "error", "helmValues.nvidia-dra-driver.featureGates",
+                      "the NVIDIA DRA driver refuses to start with MPSSupport and DynamicMIG both on (they are "
+                      "mutually exclusive); DynamicMIG is on for the stack's MIG pools",
+                      "turn MPSSupport off, or drop gpuSharing: mig from the NVIDIA DRA pools")
+    if gates.get("MPSSupport"):
+        return
+    for name, claim in sorted(plan.spec.claims.items()):
+        mps = any(c.opaque.driver == "gpu.nvidia.com" and dig(c.opaque.parameters, "sharing.strategy") == "MPS"
+                  for c in claim.config)
+        if mps and any(p in release.pools for p in claim.pools):
+            yield Finding("nvidia-dra-feature-gates", "error", f"claims.{name}.config",
+                          "the claim's GpuConfig asks for MPS sharing, which the NVIDIA DRA driver refuses while its "
+                          "MPSSupport gate is off: the Pod never starts",
+                          "set helmValues.nvidia-dra-driver.featureGates.MPSSupport: true (not with MIG pools on "
+                          "DynamicMIG), or use timeSlicing")
+
+
 @rule("helm-values-unused", "per-chart overrides only apply to charts the stack installs")
 def _helm_values_unused(plan: Plan) -> Iterator[Finding]:
     installed = set(plan.releases) | ({"karpenter"} if plan.karpenter else set())
