@@ -315,7 +315,12 @@ def _zone_problems(at: str, zone: str | None, spec: Spec) -> list[ConfigProblem]
         return [ConfigProblem(at, repr(zone), f"a zone of region {spec.region} such as {spec.region}a")]
     listed = spec.network.availability_zones
     if spec.network.vpc_id is None and isinstance(listed, list) and zone not in listed:
-        return [ConfigProblem(at, repr(zone), f"one of the VPC's zones (network.availabilityZones: {', '.join(listed)})")]
+        return [ConfigProblem(at, repr(zone),
+                              f"one of the VPC's zones (network.availabilityZones: {', '.join(listed)})")]
+    if spec.network.vpc_id is None and isinstance(listed, int) and len(zone) != len(spec.region) + 1:
+        # a counted VPC takes the region's zones that need no opt-in: never a Local Zone
+        return [ConfigProblem(at, repr(zone), f"a zone of region {spec.region} such as {spec.region}a (a Local Zone "
+                              "only when network.availabilityZones lists it)")]
     return []
 
 

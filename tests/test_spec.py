@@ -357,7 +357,8 @@ def test_mig_profiles_as_nvml_names_them(profile: str, ok: bool) -> None:
 
 @pytest.mark.parametrize(("zone", "network", "ok"), [
     ("us-west-2b", {}, True),
-    ("us-west-2-lax-1a", {}, True),
+    ("us-west-2-lax-1a", {}, False),                                # a counted VPC has no Local Zone
+    ("us-west-2-lax-1a", {"availabilityZones": ["us-west-2a", "us-west-2-lax-1a"]}, True),
     ("us-east-1a", {}, False),                                      # another region: no subnet, no node
     ("us-west-2", {}, False),
     ("us-west-2d", {"availabilityZones": ["us-west-2a", "us-west-2b"]}, False),  # not a zone of the VPC
