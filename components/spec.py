@@ -260,9 +260,15 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
                     ConfigProblem(f"{at}.efa.networkInterfaces.{i}.interfaceType", "'efa'",
                                   "'interface' or 'efa-only' (NodeClasses take no 'efa' interfaces)")
                     for i, nic in enumerate(layout) if nic.interface_type == "efa")
+        problems.extend(_zone_problems(f"{at}.availabilityZone", pool.availability_zone, spec))
         if provisioning == "static" and (pool.limits.cpu is not None or pool.limits.memory is not None):
             problems.append(ConfigProblem(f"{at}.limits", "cpu or memory limits on a static pool",
                                           "only limits.nodes on a static pool (its size is replicas)"))
+    if isinstance(spec.network.availability_zones, list):
+        for i, zone in enumerate(spec.network.availability_zones):
+            if not _region_zone(zone, spec.region):
+                problems.append(ConfigProblem(f"network.availabilityZones.{i}", repr(zone),
+                                              f"a zone of region {spec.region} such as {spec.region}a"))
     if spec.network.vpc_id is None:
         try:
             subnet_layout(spec.network.cidr, spec.network.zone_count)
@@ -291,6 +297,31 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
 
     problems.extend(helm_shape_problems(spec.helm_values))
     return problems
+
+
+def _region_zone(zone: str, region: str) -> bool:
+    """Whether `zone` names an availability zone (`us-west-2a`) or a Local Zone (`us-west-2-lax-1a`) of `region`."""
+    return zone.startswith(region) and re.fullmatch(r"[a-z]|-[a-z0-9-]*[a-z]", zone[len(region):]) is not None
+
+
+def _zone_problems(at: str, zone: str | None, spec: Spec) -> list[ConfigProblem]:
+    """A pool's zone must exist where its nodes go: in the stack's region and, when the stack creates
+    the VPC in listed zones, among them. Nothing else gets subnets, so a node group there fails to
+    create and a NodePool there never launches a node. (The zones of a brought VPC and of a zone
+    count are known only to EC2: `eks-devices preflight` checks those.)"""
+    if zone is None:
+        return []
+    if not _region_zone(zone, spec.region):
+        return [ConfigProblem(at, repr(zone), f"a zone of region {spec.region} such as {spec.region}a")]
+    listed = spec.network.availability_zones
+    if spec.network.vpc_id is None and isinstance(listed, list) and zone not in listed:
+        return [ConfigProblem(at, repr(zone),
+                              f"one of the VPC's zones (network.availabilityZones: {', '.join(listed)})")]
+    if spec.network.vpc_id is None and isinstance(listed, int) and len(zone) != len(spec.region) + 1:
+        # a counted VPC takes the region's zones that need no opt-in: never a Local Zone
+        return [ConfigProblem(at, repr(zone), f"a zone of region {spec.region} such as {spec.region}a (a Local Zone "
+                              "only when network.availabilityZones lists it)")]
+    return []
 
 
 def _layout_card_problems(at: str, layout: list[NetworkInterface], types: list[str]) -> list[ConfigProblem]:

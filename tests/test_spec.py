@@ -353,3 +353,27 @@ def test_mig_profiles_as_nvml_names_them(profile: str, ok: bool) -> None:
         assert stackbuild.spec(pools={"p": pool}).node_pools["p"].gpu_sharing.profile == profile
     else:
         assert "nodePools.p.gpuSharing.profile" in problems(stackbuild.config(pools={"p": pool}))
+
+
+@pytest.mark.parametrize(("zone", "network", "ok"), [
+    ("us-west-2b", {}, True),
+    ("us-west-2-lax-1a", {}, False),                                # a counted VPC has no Local Zone
+    ("us-west-2-lax-1a", {"availabilityZones": ["us-west-2a", "us-west-2-lax-1a"]}, True),
+    ("us-east-1a", {}, False),                                      # another region: no subnet, no node
+    ("us-west-2", {}, False),
+    ("us-west-2d", {"availabilityZones": ["us-west-2a", "us-west-2b"]}, False),  # not a zone of the VPC
+    ("us-west-2b", {"availabilityZones": ["us-west-2a", "us-west-2b"]}, True),
+    ("us-west-2d", {"vpcId": "vpc-1", "privateSubnetIds": ["subnet-1"]}, True),  # brought: preflight checks
+])
+def test_pool_zone_is_a_zone_of_the_region_and_vpc(zone: str, network: dict, ok: bool) -> None:
+    pools = {"a": {"instanceTypes": ["g6.xlarge"], "replicas": 1, "availabilityZone": zone}}
+    cfg = stackbuild.config("managed-node-groups", pools=pools, network=network)
+    if ok:
+        parse(cfg)
+    else:
+        assert set(problems(cfg)) == {"nodePools.a.availabilityZone"}
+
+
+def test_network_zone_list_names_zones_of_the_region() -> None:
+    cfg = stackbuild.config(network={"availabilityZones": ["us-west-2a", "eu-west-1b"]})
+    assert problems(cfg)["network.availabilityZones.1"].given == "'eu-west-1b'"
