@@ -85,6 +85,12 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> Program
         run = run_program(stack_file.find_project(project_dir), stack, config)
     except FileNotFoundError as exc:
         _fail(2, str(exc), as_json, {})
+    except Exception as exc:  # the program failed as `pulumi up` would: one line, the innermost reason
+        if os.environ.get("EKS_DEVICES_TRACEBACK"):
+            raise
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        _fail(1, f"the Pulumi program failed for stack {stack}: {reason} "
+                 "(EKS_DEVICES_TRACEBACK=1 shows where)", as_json, {})
     err.print(f"program finished in {time.monotonic() - started:.1f}s: "
               f"{len(run.recording.resources)} resources", highlight=False)
     return run

@@ -8,6 +8,8 @@ route goes through NAT. Private subnets and the EFA security group carry the dis
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_aws as aws
 
@@ -31,9 +33,13 @@ class Network(pulumi.ComponentResource):
     availability_zones: pulumi.Output[list[str]]
 
     def __init__(self, name: str, network: specs.Network, cluster_name: str,
-                 tags: dict[str, str] | None = None, opts: pulumi.ResourceOptions | None = None):
+                 tags: dict[str, str] | None = None, opts: pulumi.ResourceOptions | None = None,
+                 required_zones: Sequence[str] = ()):
+        """`required_zones`: zones node pools are pinned to; a VPC created from a zone count takes
+        them first and fills up with the region's other zones."""
         super().__init__("eks-devices:index:Network", name, None, opts)
         self._name = name
+        self._required = sorted(set(required_zones))
         self._cluster_name = cluster_name
         self._tags = dict(tags or {})
         self._child = pulumi.ResourceOptions(parent=self)
@@ -60,11 +66,17 @@ class Network(pulumi.ComponentResource):
             state="available", filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
             opts=pulumi.InvokeOutputOptions(parent=self))
 
+        required = self._required
+
         def first(names: list[str]) -> list[str]:
             if len(names) < count:
                 raise pulumi.RunError(f"network.availabilityZones asks for {count} zones; the region has "
                                       f"{len(names)} ({', '.join(names)})")
-            return sorted(names)[:count]
+            missing = [z for z in required if z not in names]
+            if missing:
+                raise pulumi.RunError(f"node pools are pinned to {', '.join(missing)}, which the region does not "
+                                      f"offer without opt-in (it offers {', '.join(sorted(names))})")
+            return sorted([*required, *[n for n in sorted(names) if n not in required]][:count])
 
         return found.names.apply(first)
 

@@ -264,6 +264,11 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         if provisioning == "static" and (pool.limits.cpu is not None or pool.limits.memory is not None):
             problems.append(ConfigProblem(f"{at}.limits", "cpu or memory limits on a static pool",
                                           "only limits.nodes on a static pool (its size is replicas)"))
+    pinned = sorted({p.availability_zone for p in spec.node_pools.values() if p.availability_zone})
+    count = spec.network.availability_zones
+    if spec.network.vpc_id is None and isinstance(count, int) and len(pinned) > count:
+        problems.append(ConfigProblem("network.availabilityZones", str(count),
+                                      f"at least as many zones as the pools are pinned to ({', '.join(pinned)})"))
     if isinstance(spec.network.availability_zones, list):
         for i, zone in enumerate(spec.network.availability_zones):
             if not _region_zone(zone, spec.region):

@@ -108,3 +108,14 @@ def test_version_names_the_installed_package() -> None:
 
     result = run("--version")
     assert (result.returncode, result.stdout) == (0, f"eks-devices {version('eks-devices')}\n")
+
+
+def test_a_program_failure_is_one_line_with_exit_1(tmp_path: Path) -> None:
+    """A zone the region does not offer fails the program as it would fail `pulumi up`: one line."""
+    stack = ("config:\n  aws:region: us-west-2\n"
+             "  eks-devices:cluster: {name: z, version: '1.36', mode: managed-node-groups}\n"
+             "  eks-devices:nodePools:\n"
+             "    gpu: {instanceTypes: [p5.48xlarge], replicas: 1, availabilityZone: us-west-2z}\n")
+    result = run("preview", "z", "--json", cwd=project(tmp_path, {"z": stack}))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "pinned to us-west-2z, which the region does not offer" in json.loads(result.stdout)["error"]

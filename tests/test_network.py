@@ -21,11 +21,11 @@ def _spec(network: dict[str, Any]) -> Any:
                   "eks-devices:cluster": {"name": CLUSTER, "version": "1.36", "mode": "auto-mode"}})
 
 
-def _run(network: dict[str, Any]) -> offline.Recording:
+def _run(network: dict[str, Any], required_zones: tuple[str, ...] = ()) -> offline.Recording:
     spec = _spec(network)
 
     def program() -> None:
-        net = Network("net", spec.network, cluster_name=CLUSTER, tags={"team": "ml"})
+        net = Network("net", spec.network, cluster_name=CLUSTER, tags={"team": "ml"}, required_zones=required_zones)
         for key in ("vpc_id", "private_subnet_ids", "public_subnet_ids", "private_subnets_by_zone",
                     "public_subnets_by_zone", "efa_security_group_id", "availability_zones"):
             pulumi.export(key, getattr(net, key))
@@ -163,6 +163,16 @@ def test_without_nat_private_subnets_have_no_default_route(no_nat: offline.Recor
     assert not no_nat.of_type("aws:ec2/natGateway:NatGateway")
     for subnet in _private_subnets(no_nat):
         assert _default_route_target(no_nat, subnet.outputs["id"]) is None
+
+
+def test_a_counted_vpc_takes_the_zones_pools_are_pinned_to() -> None:
+    """Pools pinned to us-west-2d: the VPC's three zones are that one and the region's first others."""
+    rec = _run({"availabilityZones": 3}, required_zones=("us-west-2d",))
+    assert rec.exports["availability_zones"] == ["us-west-2a", "us-west-2b", "us-west-2d"]
+    assert sorted({r.inputs["availabilityZone"] for r in rec.of_type("aws:ec2/subnet:Subnet")}) == [
+        "us-west-2a", "us-west-2b", "us-west-2d"]
+    with pytest.raises(Exception, match="pinned to us-west-2z, which the region does not offer"):
+        _run({"availabilityZones": 3}, required_zones=("us-west-2z",))
 
 
 def test_brought_vpc_creates_no_network_and_tags_its_private_subnets(brought: offline.Recording) -> None:

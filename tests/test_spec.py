@@ -377,3 +377,10 @@ def test_pool_zone_is_a_zone_of_the_region_and_vpc(zone: str, network: dict, ok:
 def test_network_zone_list_names_zones_of_the_region() -> None:
     cfg = stackbuild.config(network={"availabilityZones": ["us-west-2a", "eu-west-1b"]})
     assert problems(cfg)["network.availabilityZones.1"].given == "'eu-west-1b'"
+
+
+def test_pools_pinned_to_more_zones_than_the_vpc_has() -> None:
+    pools = {f"p{z}": {"instanceTypes": ["g6.xlarge"], "availabilityZone": f"us-west-2{z}"} for z in "abc"}
+    found = problems(stackbuild.config(pools=pools, network={"availabilityZones": 2}))
+    assert "us-west-2a, us-west-2b, us-west-2c" in found["network.availabilityZones"].accepted
+    assert stackbuild.spec(pools=pools, network={"availabilityZones": 3})
