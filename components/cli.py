@@ -122,7 +122,8 @@ def preview(
 def preflight_command(
     stack: Annotated[str, typer.Argument(help=STACK_HELP)],
     region: Annotated[str | None, typer.Option(help="AWS region (default: the stack's aws:region).")] = None,
-    profile: Annotated[str | None, typer.Option(help="AWS profile (default: the standard credential chain).")] = None,
+    profile: Annotated[str | None, typer.Option(
+        help="AWS profile (default: the stack's aws:profile, else the standard credential chain).")] = None,
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,
 ) -> None:
@@ -134,7 +135,7 @@ def preflight_command(
     plan = load_plan(stack, project_dir, as_json)
     target = region or plan.spec.region
     try:
-        results = pf.run_preflight(plan, pf.open_session(profile, region), region=target)
+        results = pf.run_preflight(plan, pf.open_session(profile or plan.spec.aws_profile, region), region=target)
     except pf.PreflightAborted as exc:  # one line, never wrapped: scripts grep it
         if as_json:
             _emit({"error": f"preflight: {exc}"})

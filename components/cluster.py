@@ -113,6 +113,9 @@ class Cluster(pulumi.ComponentResource):
         spec = self._spec
         self.kms_key_arn = self._encryption_key()
         prerequisites = [*prerequisites, self._log_group()]
+        profile = self._plan.spec.aws_profile  # the kubeconfig asks for tokens with the stack's own profile
+        if profile:
+            mode_args = {**mode_args, "provider_credential_opts": eks.KubeconfigOptionsArgs(profile_name=profile)}
         return eks.Cluster(
             f"{self._base}-eks", name=spec.name, version=spec.version, vpc_id=self._network.vpc_id,
             subnet_ids=self._network.private_subnet_ids, authentication_mode=eks.AuthenticationMode.API,

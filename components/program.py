@@ -1,7 +1,7 @@
 """The bridge between Pulumi's stack configuration and the pure core.
 
 `pulumi up` and the offline preview read the stack through here: every `eks-devices:*` key
-(structured values arrive as JSON text) plus `aws:region`, parsed into a Spec and planned. Any
+(structured values arrive as JSON text) plus `aws:region` and `aws:profile`, parsed into a Spec and planned. Any
 configuration problem or error finding raises one `pulumi.RunError` before a resource exists.
 """
 
@@ -23,7 +23,7 @@ def stack_config() -> dict[str, Any]:
     merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     out: dict[str, Any] = {}
     for key, value in merged.items():
-        if not (key.startswith(f"{NAMESPACE}:") or key == "aws:region"):
+        if not (key.startswith(f"{NAMESPACE}:") or key in ("aws:region", "aws:profile")):
             continue
         if isinstance(value, str) and value[:1] in ("{", "["):
             # undecodable text is left as is; the spec then reports it with the accepted shape

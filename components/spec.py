@@ -192,6 +192,8 @@ class Spec(Model):
     """A whole stack: network, cluster, node pools and per-chart overrides."""
 
     region: str = Field(default="us-west-2", pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
+    # `aws:profile`: the named AWS profile the stack deploys with; the cluster's kubeconfig uses it too
+    aws_profile: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.@+=,-]{1,128}$")
     network: Network = Network()
     cluster: Cluster
     node_pools: dict[str, NodePool] = Field(default_factory=dict)
@@ -363,6 +365,19 @@ def _layout_problems(at: str, layout: list[NetworkInterface]) -> list[ConfigProb
     return problems
 
 
+# The two `aws:` keys read into the Spec: their config path and what is accepted.
+AWS_KEYS = {"region": ("aws:region", "an AWS region such as us-west-2"),
+            "awsProfile": ("aws:profile", "an AWS profile name (letters, digits and _.@+=,-)")}
+
+
+def _aws_key(problem: ConfigProblem) -> ConfigProblem:
+    """A problem with `aws:region` / `aws:profile`, named as the stack file spells the key."""
+    if problem.path not in AWS_KEYS:
+        return problem
+    path, accepted = AWS_KEYS[problem.path]
+    return ConfigProblem(path, problem.given, accepted)
+
+
 def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError."""
     if not isinstance(config, dict):
@@ -375,6 +390,8 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
         namespace, _, name = str(key).partition(":")
         if key == "aws:region":
             data["region"] = value
+        elif key == "aws:profile":
+            data["awsProfile"] = value
         elif namespace == NAMESPACE:
             if name in allowed:
                 data[name] = value
@@ -388,7 +405,7 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
         try:
             spec = Spec.model_validate(data)
         except ValidationError as exc:
-            problems.extend(from_validation(exc))
+            problems.extend(_aws_key(p) for p in from_validation(exc))
         else:
             problems.extend(_semantic_problems(spec))
             if not problems:

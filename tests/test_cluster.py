@@ -444,3 +444,12 @@ def test_managed_node_groups_mode_installs_nothing_on_the_cluster(mng: offline.R
 def test_karpenter_controller_values_survive_a_null_settings_override() -> None:
     values = controller_values({"settings": None, "replicas": 1}, NAME, "queue")
     assert values["settings"] == {"clusterName": NAME, "interruptionQueue": "queue"}
+
+
+def test_the_kubeconfig_uses_the_stack_s_aws_profile() -> None:
+    """With `aws:profile` set, the cluster's kubeconfig asks for tokens with that profile, so the
+    Kubernetes provider reaches the same account as the AWS provider; without it, the default chain."""
+    cfg = {**config("managed-node-groups", {"gpu": {**GPU_POOL, "replicas": 1}}), "aws:profile": "ml-prod"}
+    assert eks_inputs(run(cfg))["providerCredentialOpts"] == {"profileName": "ml-prod"}
+    assert "providerCredentialOpts" not in eks_inputs(run(config("managed-node-groups",
+                                                                 {"gpu": {**GPU_POOL, "replicas": 1}})))

@@ -384,3 +384,11 @@ def test_pools_pinned_to_more_zones_than_the_vpc_has() -> None:
     found = problems(stackbuild.config(pools=pools, network={"availabilityZones": 2}))
     assert "us-west-2a, us-west-2b, us-west-2c" in found["network.availabilityZones"].accepted
     assert stackbuild.spec(pools=pools, network={"availabilityZones": 3})
+
+
+def test_aws_profile_is_read_with_the_region() -> None:
+    assert parse({**stackbuild.config(), "aws:profile": "ml-prod"}).aws_profile == "ml-prod"
+    assert parse(stackbuild.config()).aws_profile is None
+    found = problems({**stackbuild.config(), "aws:profile": "two words", "aws:region": "mars"})
+    assert found["aws:profile"].accepted.startswith("an AWS profile name")
+    assert found["aws:region"].accepted == "an AWS region such as us-west-2"
