@@ -108,6 +108,17 @@ def test_unknown_profile_from_the_environment_is_one_line_too() -> None:
                                      "(see `aws configure list-profiles`)")
 
 
+def test_the_stack_s_aws_profile_is_the_default_profile(tmp_path: Path) -> None:
+    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("config:\n", "config:\n  aws:profile: stack-profile\n", 1)
+    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.p.yaml").write_text(text)
+    result = run_cli("p", "--project-dir", str(tmp_path))
+    assert result.returncode == 2 and "AWS profile 'stack-profile' is not configured" in result.stderr
+    given = run_cli("p", "--project-dir", str(tmp_path), "--profile", "flag-profile")
+    assert "AWS profile 'flag-profile' is not configured" in given.stderr
+
+
 def test_unreachable_endpoint_is_one_line_too() -> None:
     result = run_cli("dev", AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_MAX_ATTEMPTS="1",
                      AWS_RETRY_MODE="standard")
