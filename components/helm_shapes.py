@@ -24,7 +24,7 @@ EXTRA: dict[str, dict[str, str]] = {
 ACCEPTED = {
     "mapping": "a mapping",
     "text": "text",
-    "texts": "a list of instance type names",
+    "texts": "a non-empty list of instance type names (the chart renders it into an `In` term, which needs a value)",
     "node-selector": "a mapping of label keys to text values (null removes a key)",
     "tolerations": "a list of tolerations, each a mapping with text key, operator, value and effect",
     "affinity": "a Kubernetes affinity: nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
@@ -54,7 +54,7 @@ def _fits(shape: str, value: Any) -> bool:
     if shape == "text":
         return isinstance(value, str)
     if shape == "texts":
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
     if shape == "node-selector":
         return isinstance(value, dict) and all(isinstance(k, str) and (v is None or isinstance(v, str))
                                                for k, v in value.items())

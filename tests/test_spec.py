@@ -314,6 +314,7 @@ def test_bottlerocket_settings_without_a_toml_form_are_config_errors(settings: d
     ("nvidia-device-plugin", {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchExpressions": [{"key": ["k"], "operator": "In"}]}]}}}}, "affinity"),
     ("aws-efa-k8s-device-plugin", {"supportedInstanceLabels": {"values": 5}}, "supportedInstanceLabels.values"),
+    ("aws-dranet", {"supportedInstanceLabels": {"values": []}}, "supportedInstanceLabels.values"),
     ("aws-dranet", {"deviceClass": {"name": True}}, "deviceClass.name"),
     ("nvidia-dra-driver", {"kubeletPlugin": "v1"}, "kubeletPlugin"),
     ("karpenter", {"settings": ["x"]}, "settings"),
