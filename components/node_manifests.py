@@ -124,15 +124,17 @@ def architectures(pool: PoolPlan) -> list[str]:
     return sorted({ARCHITECTURES[types[t].architecture] for t in pool.instance_types})
 
 
-def requirements(pool: PoolPlan) -> list[dict[str, Any]]:
-    """NodePool requirements: exactly the pool's instance types, their architectures, its capacity
-    type and, when pinned, its zone."""
+def requirements(mode: str, pool: PoolPlan) -> list[dict[str, Any]]:
+    """NodePool requirements: exactly the pool's instance types, their architectures, Linux (under
+    Karpenter only), its capacity type and, when pinned, its zone. Auto Mode runs Linux only and
+    lists `kubernetes.io/os` among the labels its NodePools do not support, so it gets no OS term."""
     reqs: list[dict[str, Any]] = [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(pool.instance_types)},
         {"key": "kubernetes.io/arch", "operator": "In", "values": architectures(pool)},
-        {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [CAPACITY_TYPES[pool.capacity]]},
     ]
+    if mode != "auto-mode":
+        reqs.append({"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]})
+    reqs.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": [CAPACITY_TYPES[pool.capacity]]})
     if pool.config.availability_zone:
         reqs.append({"key": "topology.kubernetes.io/zone", "operator": "In",
                      "values": [pool.config.availability_zone]})
@@ -163,7 +165,7 @@ def node_class_ref(mode: str, pool: PoolPlan) -> dict[str, str]:
 def node_pool(mode: str, pool: PoolPlan) -> dict[str, Any]:
     """The pool's `karpenter.sh/v1` NodePool: the plan's labels and taints on every node."""
     template_spec: dict[str, Any] = {"nodeClassRef": node_class_ref(mode, pool),
-                                     "requirements": requirements(pool)}
+                                     "requirements": requirements(mode, pool)}
     if pool.taints:
         template_spec["taints"] = [dict(t) for t in pool.taints]
     spec: dict[str, Any] = {"template": {"metadata": {"labels": dict(pool.labels)}, "spec": template_spec}}

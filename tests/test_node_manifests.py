@@ -107,6 +107,17 @@ def test_requirements_follow_instance_types_capacity_architecture_and_zone(varia
         assert reqs.get("topology.kubernetes.io/zone") == ([zone] if zone else None)
 
 
+def test_only_karpenter_pools_require_linux(variant: planning.Plan) -> None:
+    """Auto Mode is Linux-only and does not support `kubernetes.io/os` in NodePool requirements
+    (EKS user guide, "Create a Node Pool for EKS Auto Mode"); Karpenter pools keep the term."""
+    for pool in pool_objects(variant).values():
+        reqs = {r["key"]: r["values"] for r in pool["spec"]["template"]["spec"]["requirements"]}
+        if variant.mode == "auto-mode":
+            assert "kubernetes.io/os" not in reqs
+        else:
+            assert reqs["kubernetes.io/os"] == ["linux"]
+
+
 def test_node_class_refs_resolve_to_rendered_node_classes(variant: planning.Plan) -> None:
     objects = nm.render(variant, FACTS)
     classes = {(o["apiVersion"].split("/")[0], o["kind"], o["metadata"]["name"])
