@@ -141,11 +141,19 @@ def requirements(mode: str, pool: PoolPlan) -> list[dict[str, Any]]:
     return reqs
 
 
+def static_node_limit(pool: PoolPlan) -> int:
+    """A static pool's default node limit: one above `replicas`, so that a drifted node's replacement
+    (launched before the old node goes) fits; exactly `replicas` on reserved capacity, which holds
+    no spare instance anyway."""
+    replicas = pool.replicas or 0
+    return replicas if reserves_capacity(pool) else replicas + 1
+
+
 def limits(pool: PoolPlan) -> dict[str, Any]:
     """Static pools may only limit `nodes` (the API rejects more); dynamic pools take the config's."""
     configured = pool.config.limits
     if pool.provisioning == "static":
-        return {"nodes": configured.nodes if configured.nodes is not None else pool.replicas}
+        return {"nodes": configured.nodes if configured.nodes is not None else static_node_limit(pool)}
     out: dict[str, Any] = {}
     if configured.cpu is not None:
         out["cpu"] = configured.cpu

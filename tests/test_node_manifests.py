@@ -87,7 +87,9 @@ def test_static_pools_have_replicas_and_limit_only_nodes(variant: planning.Plan)
         spec = objects[name]["spec"]
         if pool.provisioning == "static":
             assert spec["replicas"] == pool.replicas
-            assert spec["limits"] == {"nodes": pool.replicas}
+            # room for one replacement node, except on reserved capacity (no spare instance there)
+            spare = 0 if pool.capacity in ("reserved", "capacity-block") or pool.config.limits.nodes else 1
+            assert spec["limits"] == {"nodes": (pool.config.limits.nodes or pool.replicas) + spare}
             assert "disruption" not in spec
         else:
             assert "replicas" not in spec

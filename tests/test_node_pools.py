@@ -215,7 +215,9 @@ def test_karpenter_static_pools_have_replicas_and_node_limits(staging: Run) -> N
     for name in ("gpu-mig", "trn-static"):
         spec = pools[name].inputs["spec"]
         assert spec["replicas"] == staging.plan.pools[name].replicas
-        assert spec["limits"] == {"nodes": staging.plan.pools[name].replicas}
+        assert spec["limits"] == {"nodes": nm.static_node_limit(staging.plan.pools[name])}
+    assert spec["limits"] == {"nodes": staging.plan.pools["trn-static"].replicas}  # a Capacity Block: no spare
+    assert pools["gpu-mig"].inputs["spec"]["limits"] == {"nodes": staging.plan.pools["gpu-mig"].replicas + 1}
     assert "replicas" not in pools["gpu-dra"].inputs["spec"]
 
 
