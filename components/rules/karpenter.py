@@ -8,7 +8,7 @@ from .. import versions
 from ..node_manifests import refused_template_label
 from ..plan import CONSUMABLE_CAPACITY_ANNOTATION, Plan, karpenter_dra_settings
 from ..values import dig
-from .registry import Finding, at, dra_pools, rule
+from .registry import Finding, at, dra_pools, refused_labels, rule
 
 
 def _karpenter_gates(values: dict) -> set[str]:
@@ -54,13 +54,10 @@ def _node_pool_karpenter_labels(plan: Plan) -> Iterator[Finding]:
     """Auto Mode and Karpenter pools become `karpenter.sh/v1` NodePools, whose CRD refuses template
     labels in the karpenter.sh and karpenter.k8s.aws domains and the labels Karpenter sets on each
     node, so `pulumi up` would fail on the NodePool."""
-    if plan.mode not in ("auto-mode", "karpenter"):
-        return
-    for pool in plan.pools.values():
-        for key in sorted(k for k in pool.labels if refused_template_label(k)):
-            yield Finding("node-pool-karpenter-labels", "error", at(pool, f"labels.{key}"),
-                          f"Karpenter's NodePool refuses the template label {key}: Karpenter keeps it for itself",
-                          "use a label under your own prefix")
+    for pool, key in refused_labels(plan, ("auto-mode", "karpenter"), refused_template_label):
+        yield Finding("node-pool-karpenter-labels", "error", at(pool, f"labels.{key}"),
+                      f"Karpenter's NodePool refuses the template label {key}: Karpenter keeps it for itself",
+                      "use a label under your own prefix")
 
 
 @rule("karpenter-compute-domains-static-only", "Karpenter launches no nodes for ComputeDomains")

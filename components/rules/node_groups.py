@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from .. import catalog
 from ..plan import Plan
-from .registry import Finding, at, rule
+from .registry import Finding, at, refused_labels, rule
 
 RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "eks.amazonaws.com")
 
@@ -19,13 +19,10 @@ def reserved_label(key: str) -> bool:
 
 @rule("managed-node-group-reserved-labels", "managed node groups reject reserved label prefixes")
 def _mng_reserved_labels(plan: Plan) -> Iterator[Finding]:
-    if plan.mode != "managed-node-groups":
-        return
-    for pool in plan.pools.values():
-        for key in sorted(k for k in pool.labels if reserved_label(k)):
-            yield Finding("managed-node-group-reserved-labels", "error", at(pool, f"labels.{key}"),
-                          f"EKS rejects node group label {key}: Label cannot contain reserved prefixes",
-                          "use a label under your own prefix; device managers are in eks-devices.io/ labels")
+    for pool, key in refused_labels(plan, ("managed-node-groups",), reserved_label):
+        yield Finding("managed-node-group-reserved-labels", "error", at(pool, f"labels.{key}"),
+                      f"EKS rejects node group label {key}: Label cannot contain reserved prefixes",
+                      "use a label under your own prefix; device managers are in eks-devices.io/ labels")
 
 
 @rule("managed-node-group-shape", "one managed node group runs one AMI, one reservation, one Capacity Block zone")

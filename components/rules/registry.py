@@ -65,6 +65,15 @@ def dra_pools(plan: Plan, families: Iterable[str] = FAMILIES) -> Iterator[tuple[
                 yield pool, family
 
 
+def refused_labels(plan: Plan, modes: Iterable[str], refused: Callable[[str], bool]) -> Iterator[tuple[PoolPlan, str]]:
+    """(pool, label key) for every pool label the mode's API refuses, pools of other modes skipped."""
+    if plan.mode not in modes:
+        return
+    for pool in plan.pools.values():
+        for key in sorted(k for k in pool.labels if refused(k)):
+            yield pool, key
+
+
 def pool_types(pool: PoolPlan) -> list[catalog.InstanceType]:
     return [catalog.instance_types()[t] for t in pool.instance_types]
 
