@@ -29,8 +29,7 @@ class Platform(pulumi.ComponentResource):
         self.plan = plan
         endpoint_args(spec.cluster.endpoint)  # an unreachable API server is refused before anything is created
         self.network = Network(name, spec.network, cluster_name=spec.cluster.name, tags=spec.cluster.tags, opts=child,
-                               required_zones=[p.availability_zone for p in spec.node_pools.values()
-                                               if p.availability_zone])
+                               required_zones=spec.pinned_zones)
         self.cluster = cluster = Cluster(name, plan, self.network, opts=child)
         self.node_pools = NodePools(name, plan, NodePoolInputs(
             cluster_name=cluster.name, k8s_provider=cluster.k8s_provider,

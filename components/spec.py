@@ -206,6 +206,11 @@ class Spec(Model):
     def mode(self) -> Mode:
         return self.cluster.mode
 
+    @property
+    def pinned_zones(self) -> list[str]:
+        """The zones node pools are pinned to (`availabilityZone`), in name order."""
+        return sorted({p.availability_zone for p in self.node_pools.values() if p.availability_zone})
+
     def provisioning(self, pool: NodePool) -> Provisioning:
         """Managed node groups are static by nature; elsewhere pools default to dynamic."""
         if pool.provisioning:
@@ -266,7 +271,7 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         if provisioning == "static" and (pool.limits.cpu is not None or pool.limits.memory is not None):
             problems.append(ConfigProblem(f"{at}.limits", "cpu or memory limits on a static pool",
                                           "only limits.nodes on a static pool (its size is replicas)"))
-    pinned = sorted({p.availability_zone for p in spec.node_pools.values() if p.availability_zone})
+    pinned = spec.pinned_zones
     count = spec.network.availability_zones
     if spec.network.vpc_id is None and isinstance(count, int) and len(pinned) > count:
         problems.append(ConfigProblem("network.availabilityZones", str(count),
