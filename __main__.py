@@ -2,9 +2,9 @@
 
 import pulumi
 
-from components.platform import Platform
-from components.program import plan_for_stack
-from components.report import plan_data
+from eks_devices.cli.report import plan_data
+from eks_devices.platform import Platform
+from eks_devices.program import plan_for_stack
 
 plan = plan_for_stack()
 platform = Platform(plan.spec.cluster.name, plan)

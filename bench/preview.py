@@ -65,7 +65,7 @@ def probe_program(stack_file: str) -> None:
     import runpy
     import types
 
-    from components import offline
+    from eks_devices.offline import engine as offline
 
     config = yaml.safe_load(Path(stack_file).read_text())["config"]
     runs = []

@@ -22,9 +22,9 @@ import botocore.loaders
 from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
-from components import plan as planning
-from components.preflight import CHECKS, AwsReader, Context, run_check
-from components.spec import parse
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.spec.stack import parse
+from eks_devices.preflight import CHECKS, AwsReader, Context, run_check
 
 REGION = "us-west-2"
 ROLE = "arn:aws:iam::123456789012:role/test"

@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from components import catalog, catalog_refresh
+from eks_devices.core.knowledge import catalog, catalog_refresh
 
 REQUIRED_FAMILIES = {"g4dn", "g5", "g6", "g6e", "g7e", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300",
                      "p6e-gb200", "trn1", "trn1n", "trn2", "inf2"}

@@ -10,10 +10,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from components import plan as planning
-from components.cli import app
-from components.rules import RULES
-from components.spec import parse
+from eks_devices.cli.app import app
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.rules import RULES
+from eks_devices.core.spec.stack import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM_RULES = ("efa-not-shareable", "extended-resource-not-dra", "claim-device-class-missing", "claim-unsatisfiable",
@@ -200,7 +200,7 @@ def test_claims_are_checked_against_the_pool_s_interface_layout() -> None:
 
 
 def test_claim_unsatisfiable_is_quiet_when_the_search_is_undetermined(monkeypatch: pytest.MonkeyPatch) -> None:
-    from components import fit
+    from eks_devices.core.derive import fit
 
     entry = {"pools": ["p5"], "gpus": {"count": 1}, "efa": {"count": 5}, "alignWith": "gpu"}
     monkeypatch.setattr(fit, "SEARCH_BUDGET", 5)

@@ -9,12 +9,16 @@ import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import cel, claims, devices, offline, stack_file
-from components import plan as planning
-from components.claim_resources import TYPE_TOKEN, ClaimTemplates
-from components.plan import CD_CHANNEL_CEL, CD_DAEMON_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL, VFIO_CEL
-from components.program import plan_for_stack
-from components.spec import ConfigError, parse
+from eks_devices.claims import TYPE_TOKEN, ClaimTemplates
+from eks_devices.core import cel
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.derive.pools import CD_CHANNEL_CEL, CD_DAEMON_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL, VFIO_CEL
+from eks_devices.core.knowledge import devices
+from eks_devices.core.manifests import claims
+from eks_devices.core.spec import stack_file
+from eks_devices.core.spec.stack import ConfigError, parse
+from eks_devices.offline import engine as offline
+from eks_devices.program import plan_for_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSIONS = ("1.34", "1.35", "1.36", "1.37")

@@ -14,7 +14,7 @@ ROOT = Path(__file__).parent.parent
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "components", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "eks_devices", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120)
 
 

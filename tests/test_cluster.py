@@ -12,11 +12,12 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import iam, offline
-from components import plan as planning
-from components.karpenter import INTERRUPTION_EVENTS, controller_values
-from components.network import DISCOVERY_TAG
-from components.spec import parse
+from eks_devices import iam
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.spec.stack import parse
+from eks_devices.karpenter import INTERRUPTION_EVENTS, controller_values
+from eks_devices.network import DISCOVERY_TAG
+from eks_devices.offline import engine as offline
 
 MAIN = str(Path(__file__).resolve().parent.parent / "__main__.py")
 NAME = "t"

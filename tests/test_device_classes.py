@@ -11,8 +11,12 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from components import catalog, cel, device_manifests, plan, stack_file
-from components.spec import ConfigError, parse
+from eks_devices.core import cel
+from eks_devices.core.derive import pools as plan
+from eks_devices.core.knowledge import catalog
+from eks_devices.core.manifests import software as device_manifests
+from eks_devices.core.spec import stack_file
+from eks_devices.core.spec.stack import ConfigError, parse
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 KUBERNETES = ("1.34", "1.35", "1.36", "1.37")

@@ -12,10 +12,13 @@ import pytest
 import yaml
 
 import stackbuild
-from components import device_manifests, offline, plan, stack_file
-from components.device_software import TYPE, DeviceSoftware
-from components.program import PlanRejected, plan_for_stack
-from components.spec import parse
+from eks_devices.core.derive import pools as plan
+from eks_devices.core.manifests import software as device_manifests
+from eks_devices.core.spec import stack_file
+from eks_devices.core.spec.stack import parse
+from eks_devices.device_software import TYPE, DeviceSoftware
+from eks_devices.offline import engine as offline
+from eks_devices.program import PlanRejected, plan_for_stack
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 RELEASE = "kubernetes:helm.sh/v3:Release"

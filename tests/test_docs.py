@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from components.rules import RULES
-from components.spec import Spec
+from eks_devices.core.rules import RULES
+from eks_devices.core.spec.stack import Spec
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()

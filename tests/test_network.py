@@ -9,9 +9,9 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import offline
-from components.network import DISCOVERY_TAG, INTERNAL_ELB_TAG, PUBLIC_ELB_TAG, Network, subnet_layout
-from components.spec import ConfigError, parse
+from eks_devices.core.spec.stack import ConfigError, parse
+from eks_devices.network import DISCOVERY_TAG, INTERNAL_ELB_TAG, PUBLIC_ELB_TAG, Network, subnet_layout
+from eks_devices.offline import engine as offline
 
 CLUSTER = "net-test"
 

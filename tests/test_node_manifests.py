@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from components import catalog, crd_schemas, stack_file
-from components import node_manifests as nm
-from components import plan as planning
-from components.spec import FAMILIES, parse
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.knowledge import catalog, crd_schemas
+from eks_devices.core.manifests import nodes as nm
+from eks_devices.core.spec import stack_file
+from eks_devices.core.spec.stack import FAMILIES, parse
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 FACTS = nm.ClusterFacts(cluster_name="ml", node_role_name="ml-node", discovery_tag="ml",

@@ -14,13 +14,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import crd_schemas, offline, stack_file
-from components import launch_templates as lt
-from components import node_manifests as nm
-from components import plan as planning
-from components.node_pools import TYPE_TOKEN, NodePoolInputs, NodePools, NodePoolsRejected
-from components.rules.node_groups import reserved_label
-from components.spec import parse
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.knowledge import crd_schemas
+from eks_devices.core.manifests import launch_templates as lt
+from eks_devices.core.manifests import nodes as nm
+from eks_devices.core.rules.node_groups import reserved_label
+from eks_devices.core.spec import stack_file
+from eks_devices.core.spec.stack import parse
+from eks_devices.node_pools import TYPE_TOKEN, NodePoolInputs, NodePools, NodePoolsRejected
+from eks_devices.offline import engine as offline
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 ZONES = {"us-west-2a": "subnet-0a", "us-west-2b": "subnet-0b", "us-west-2c": "subnet-0c"}

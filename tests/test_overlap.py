@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 
 import stackbuild
-from components import catalog, charts, plan, scope, stack_file
-from components.spec import FAMILIES, parse
+from eks_devices.core.derive import pools as plan
+from eks_devices.core.derive import scope
+from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.spec import stack_file
+from eks_devices.core.spec.stack import FAMILIES, parse
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import stackbuild
-from components import plan as planning
-from components import scope, stack_file
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.derive import scope
+from eks_devices.core.spec import stack_file
 
 STACKS = Path(__file__).parent.parent / "stacks"
 STATIC = {"provisioning": "static", "replicas": 1}

@@ -11,11 +11,11 @@ import pulumi
 import pytest
 import yaml
 
-from components import offline
-from components import plan as planning
-from components.platform import Platform
-from components.program import PlanRejected
-from components.spec import parse
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.spec.stack import parse
+from eks_devices.offline import engine as offline
+from eks_devices.platform import Platform
+from eks_devices.program import PlanRejected
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "__main__.py")

@@ -10,8 +10,8 @@ import boto3
 import pytest
 
 import preflight_aws as aws
-from components.preflight import CheckResult
-from components.preflight.capacity import CAPACITY
+from eks_devices.preflight import CheckResult
+from eks_devices.preflight.capacity import CAPACITY
 
 CR1, CR2 = "cr-0123456789abcdef0", "cr-0fedcba9876543210"
 

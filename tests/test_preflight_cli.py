@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 import preflight_aws as aws
-from components import preflight
-from components.cli import app
+from eks_devices import preflight
+from eks_devices.cli.app import app
 
 ROOT = Path(__file__).parent.parent
 NO_AWS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
@@ -76,7 +76,7 @@ def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in NO_AWS}
     clean.update({"AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
                   "AWS_EC2_METADATA_DISABLED": "true", "AWS_ENDPOINT_URL": "http://127.0.0.1:9", **env})
-    command = [sys.executable, "-c", "from components.cli import main; main()", "preflight", *args]
+    command = [sys.executable, "-c", "from eks_devices.cli import main; main()", "preflight", *args]
     return subprocess.run(command, cwd=ROOT, env=clean,
                           capture_output=True, text=True, timeout=120)
 

@@ -11,9 +11,9 @@ import boto3
 import pytest
 
 import preflight_aws as aws
-from components.plan import POOL_LABEL, manager_label
-from components.preflight import CheckResult, run_preflight
-from components.preflight import cluster as checks
+from eks_devices.core.derive.pools import POOL_LABEL, manager_label
+from eks_devices.preflight import CheckResult, run_preflight
+from eks_devices.preflight import cluster as checks
 
 DRA_POOL = {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}
 PLUGIN_POOL = {"replicas": 1, "instanceTypes": ["g6e.2xlarge"], "devices": {"nvidia": "device-plugin"}}

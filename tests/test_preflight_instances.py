@@ -9,8 +9,8 @@ import boto3
 import pytest
 
 import preflight_aws as aws
-from components import catalog
-from components.preflight.instances import INSTANCES
+from eks_devices.core.knowledge import catalog
+from eks_devices.preflight.instances import INSTANCES
 
 
 def test_catalogued_types_agree_with_ec2(session: boto3.Session) -> None:

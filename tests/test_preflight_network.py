@@ -6,8 +6,8 @@ from __future__ import annotations
 import boto3
 
 import preflight_aws as aws
-from components.preflight import CheckResult
-from components.preflight.network import EGRESS, REQUIRED_ENDPOINTS, ZONES
+from eks_devices.preflight import CheckResult
+from eks_devices.preflight.network import EGRESS, REQUIRED_ENDPOINTS, ZONES
 
 EFA_POOL = {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}
 GPU_POOL = {"replicas": 1, "instanceTypes": ["g6e.2xlarge"]}

@@ -12,7 +12,7 @@ import pytest
 from botocore.stub import Stubber
 
 import preflight_aws as aws
-from components.preflight import (
+from eks_devices.preflight import (
     API_CALLS,
     CHECKS,
     AwsReader,
@@ -21,8 +21,8 @@ from components.preflight import (
     run_check,
     run_preflight,
 )
-from components.preflight.cluster import BOTTLEROCKET
-from components.preflight.instances import INSTANCES
+from eks_devices.preflight.cluster import BOTTLEROCKET
+from eks_devices.preflight.instances import INSTANCES
 
 ROOT = Path(__file__).parent.parent
 POLICY = json.loads((ROOT / "policies" / "preflight-readonly.json").read_text())

@@ -13,14 +13,16 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components import offline, render, stack_file
+from eks_devices.core.spec import stack_file
+from eks_devices.offline import engine as offline
+from eks_devices.offline import render
 
 ROOT = Path(__file__).parent.parent
 STACKS = ("dev", "staging", "prod")
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "components", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "eks_devices", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import stackbuild
-from components.rules import RULES
+from eks_devices.core.rules import RULES
 
 STATIC = {"provisioning": "static", "replicas": 1}
 P5 = {"instanceTypes": ["p5.48xlarge"]}
@@ -227,7 +227,7 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
 
 def test_every_rule_has_a_case() -> None:
     """Claim rules have their own both-ways tests in test_claim_rules.py; every other rule is here."""
-    claim_rules = {slug for slug, r in RULES.items() if r.check.__module__ == "components.rules.claims"}
+    claim_rules = {slug for slug, r in RULES.items() if r.check.__module__ == "eks_devices.core.rules.claims"}
     from test_claim_rules import CLAIM_RULES
 
     assert claim_rules == set(CLAIM_RULES)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import stackbuild
-from components import spec as spec_module
-from components import stack_file
-from components.spec import ConfigError, parse
+from eks_devices.core.spec import stack as spec_module
+from eks_devices.core.spec import stack_file
+from eks_devices.core.spec.stack import ConfigError, parse
 
 
 def problems(cfg: dict) -> dict[str, spec_module.ConfigProblem]:

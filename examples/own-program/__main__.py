@@ -1,9 +1,9 @@
 """A platform team's own Pulumi program: its stack config in code, eks-devices' platform on it."""
 import pulumi
 
-from components import plan as planning
-from components.platform import Platform
-from components.spec import parse
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.spec.stack import parse
+from eks_devices.platform import Platform
 
 spec = parse({
     "aws:region": "us-east-2",

@@ -1,0 +1,55 @@
+"""`ClaimTemplates`: the stack's declared claims as Kubernetes objects.
+
+Reads the Plan's claims (already built and fit-checked by the pure core) and creates each one with
+pulumi-kubernetes: a typed `resource.k8s.io/v1` ResourceClaimTemplate or ResourceClaim, or, for a
+ComputeDomain channel, the `resource.nvidia.com/v1beta1` ComputeDomain whose controller creates the
+channel template. Entries of kind `extended-resource` create nothing (Pods request the resource).
+The namespaces must exist; claims depend on `depends_on` (the device software that creates the
+DeviceClasses and CRDs) so they are applied after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from eks_devices.core.derive.pools import Plan
+
+TYPE_TOKEN = "eks-devices:index:ClaimTemplates"
+
+
+class ClaimTemplates(pulumi.ComponentResource):
+    """One Kubernetes object per declared claim, parented here and applied through `k8s_provider`."""
+
+    objects: dict[str, pulumi.CustomResource]
+
+    def __init__(self, name: str, plan: Plan, k8s_provider: pulumi.ProviderResource,
+                 depends_on: Sequence[pulumi.Resource] | None, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on or []))
+        self.objects = {}
+        summary: dict[str, Any] = {}
+        for claim in plan.claims:
+            built = claim.built
+            if built is None:
+                continue
+            manifest = built.manifest
+            resource_name = f"{name}-{claim.name}"
+            if built.kind == "ResourceClaimTemplate":
+                obj: pulumi.CustomResource = k8s.resource.v1.ResourceClaimTemplate(
+                    resource_name, metadata=manifest["metadata"], spec=manifest["spec"], opts=child)
+            elif built.kind == "ResourceClaim":
+                obj = k8s.resource.v1.ResourceClaim(
+                    resource_name, metadata=manifest["metadata"], spec=manifest["spec"], opts=child)
+            else:
+                obj = k8s.apiextensions.CustomResource(
+                    resource_name, api_version=manifest["apiVersion"], kind=manifest["kind"],
+                    metadata=manifest["metadata"], spec=manifest["spec"], opts=child)
+            self.objects[claim.name] = obj
+            summary[claim.name] = {"kind": built.kind, "namespace": built.namespace,
+                                   "podClaim": built.pod_claim(), "nodeSelector": built.node_selector}
+        self.claims = summary
+        self.register_outputs({"claims": summary})

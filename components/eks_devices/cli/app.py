@@ -1,0 +1,262 @@
+"""`eks-devices`: preview a stack's device plan, list the rules and the instance catalogue.
+
+Exit codes: 0 clean (warnings allowed), 1 error findings, 2 unreadable or invalid configuration.
+Every verb takes `--json` for machines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from eks_devices.cli import report
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.knowledge import catalog
+from eks_devices.core.rules import RULES
+from eks_devices.core.spec import stack_file
+from eks_devices.core.spec.stack import ConfigError
+from eks_devices.offline import render as rendering
+from eks_devices.offline.preview import ProgramRun, print_tree, resources_data, run_program
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode="markdown")
+out = Console(soft_wrap=False, width=160)
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _show_version(show: bool) -> None:
+    if show:
+        sys.stdout.write(f"eks-devices {package_version('eks-devices')}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                                   help="Print the toolkit's version and exit.")] = False) -> None:
+    """Plan, check and preview EKS clusters for GPUs, EFA and Neuron devices."""
+
+STACK_HELP = "Stack name: reads `stacks/Pulumi.<STACK>.yaml`."  # a code span: markdown would drop `<STACK>`
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ProjectDir = Annotated[Path | None, typer.Option("--project-dir", help="Directory holding Pulumi.yaml "
+                                                 "(default: the nearest one above the current directory).")]
+
+
+def _emit(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def _stacks_dir(project_dir: Path | None) -> Path:
+    return stack_file.find_project(project_dir) / "stacks"
+
+
+def load_plan(stack: str, project_dir: Path | None, as_json: bool) -> planning.Plan:
+    """Load and plan a stack, or exit 2 with every configuration problem."""
+    try:
+        spec = stack_file.load(stack, _stacks_dir(project_dir))
+    except stack_file.StackNotFound as exc:
+        _fail(2, str(exc), as_json, {"stacks": exc.existing})
+    except ConfigError as exc:
+        problems = [{"path": p.path, "given": p.given, "accepted": p.accepted} for p in exc.problems]
+        _fail(2, str(exc), as_json, {"problems": problems})
+    return planning.build(spec)
+
+
+def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoReturn:
+    if as_json:
+        _emit({"error": message.splitlines()[0], **extra})
+    else:
+        err.print(message, markup=False, highlight=False)
+    raise typer.Exit(code)
+
+
+def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> ProgramRun:
+    """Run the project's program for a stack under the mock engine, with progress on stderr."""
+    started = time.monotonic()
+    err.print(f"running the Pulumi program for stack {stack} under the mock engine…", highlight=False)
+    config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")
+    try:
+        run = run_program(stack_file.find_project(project_dir), stack, config)
+    except FileNotFoundError as exc:
+        _fail(2, str(exc), as_json, {})
+    except Exception as exc:  # the program failed as `pulumi up` would: one line, the innermost reason
+        if os.environ.get("EKS_DEVICES_TRACEBACK"):
+            raise
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        _fail(1, f"the Pulumi program failed for stack {stack}: {reason} "
+                 "(EKS_DEVICES_TRACEBACK=1 shows where)", as_json, {})
+    err.print(f"program finished in {time.monotonic() - started:.1f}s: "
+              f"{len(run.recording.resources)} resources", highlight=False)
+    return run
+
+
+@app.command()
+def preview(
+    stack: Annotated[str, typer.Argument(help=STACK_HELP)] = "dev",
+    as_json: JsonFlag = False,
+    project_dir: ProjectDir = None,
+) -> None:
+    """Run the project's Pulumi program for a stack under Pulumi's mock engine and show what
+    `pulumi up` would build: the resource tree, the device plan (per pool and family the manager,
+    why, and the release serving it) and the findings. Needs no AWS account and no Pulumi CLI."""
+    plan = load_plan(stack, project_dir, as_json)
+    run = _run_offline(stack, project_dir, as_json)
+    if as_json:
+        _emit({"stack": stack, "resources": resources_data(run.recording),
+               "resourceCounts": run.recording.counts(), **report.plan_data(plan)})
+    else:
+        print_tree(out, run.recording, f"Stack {stack}")
+        report.print_plan(out, plan, f"Stack {stack}")
+        if run.rejected:
+            out.print("Nothing would be deployed: the program refuses stacks with error findings.")
+    raise typer.Exit(1 if plan.errors else 0)
+
+
+@app.command("preflight")
+def preflight_command(
+    stack: Annotated[str, typer.Argument(help=STACK_HELP)],
+    region: Annotated[str | None, typer.Option(help="AWS region (default: the stack's aws:region).")] = None,
+    profile: Annotated[str | None, typer.Option(
+        help="AWS profile (default: the stack's aws:profile, else the standard credential chain).")] = None,
+    as_json: JsonFlag = False,
+    project_dir: ProjectDir = None,
+) -> None:
+    """Check the AWS account before `pulumi up`, read-only: subnets and NAT, zones, instance types,
+    capacity reservations, and an existing cluster. Exit 0 when nothing failed, 1 on failures, 2 when
+    the stack or the credentials cannot be used."""
+    from eks_devices import preflight as pf  # boto3 loads only for this verb
+
+    plan = load_plan(stack, project_dir, as_json)
+    target = region or plan.spec.region
+    try:
+        results = pf.run_preflight(plan, pf.open_session(profile or plan.spec.aws_profile, region), region=target)
+    except pf.PreflightAborted as exc:  # one line, never wrapped: scripts grep it
+        if as_json:
+            _emit({"error": f"preflight: {exc}"})
+        else:
+            err.print(f"preflight: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    failed = any(r.status == "fail" for r in results)
+    if as_json:
+        _emit({"stack": stack, "region": target, "planErrors": len(plan.errors), **pf.results_data(results)})
+    else:
+        pf.print_results(out, results, f"Preflight of stack {stack} in {target}")
+        if plan.errors:
+            out.print(f"The plan itself has {len(plan.errors)} error finding(s): run `eks-devices preview {stack}`.")
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command()
+def render(
+    stack: Annotated[str, typer.Argument(help=STACK_HELP)],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the manifests into.")],
+    as_json: JsonFlag = False,
+    project_dir: ProjectDir = None,
+) -> None:
+    """Write every Kubernetes object the program would apply (DeviceClasses, NodePools, NodeClasses,
+    claims, namespaces) and each Helm release's values as YAML, one folder per kind, for GitOps and
+    review. Every object is validated first; nothing is written unless all of them pass."""
+    plan = load_plan(stack, project_dir, as_json)
+    if plan.errors:
+        if as_json:
+            _emit({"stack": stack, "written": [], "findings": [f.as_dict() for f in plan.findings]})
+        else:
+            report.print_findings(out, list(plan.findings))
+            out.print("Nothing rendered: the program refuses stacks with error findings.")
+        raise typer.Exit(1)
+    items = rendering.objects(_run_offline(stack, project_dir, as_json).recording)
+    version = rendering.schema_version(plan.spec.cluster.kubernetes)
+    invalid = {item.path: found for item in items if (found := rendering.problems(item, version))}
+    if invalid:
+        lines = [f"{path}: {problem}" for path, found in invalid.items() for problem in found]
+        _fail(1, f"{len(lines)} schema problem(s) (Kubernetes {version}), nothing written\n" + "\n".join(lines),
+              as_json, {"problems": lines})
+    written = rendering.write(items, out_dir)
+    if as_json:
+        _emit({"stack": stack, "kubernetesSchema": version,
+               "written": [str(p.relative_to(out_dir)) for p in written]})
+        return
+    counts: dict[str, int] = {}
+    for item in items:
+        folder = item.path.split("/", 1)[0]
+        counts[folder] = counts.get(folder, 0) + 1
+    out.print(f"{len(written)} files written to {out_dir}, validated against Kubernetes {version}")
+    table = Table()
+    table.add_column("folder")
+    table.add_column("files", justify="right")
+    for folder, count in sorted(counts.items()):
+        table.add_row(folder, str(count))
+    out.print(table)
+
+
+@app.command()
+def rules(as_json: JsonFlag = False) -> None:
+    """List the rule catalogue: every check run before deploy."""
+    if as_json:
+        _emit([{"slug": r.slug, "summary": r.summary} for r in RULES.values()])
+        return
+    table = Table(title=f"{len(RULES)} rules")
+    table.add_column("slug")
+    table.add_column("checks")
+    for r in RULES.values():
+        table.add_row(r.slug, r.summary)
+    out.print(table)
+
+
+@app.command("catalog")
+def show_catalog(
+    as_json: JsonFlag = False,
+    refresh: Annotated[bool, typer.Option(help="Rewrite the snapshot from EC2 DescribeInstanceTypes "
+                                               "(needs AWS credentials; read-only).")] = False,
+    region: Annotated[str, typer.Option(help="Region to describe when refreshing.")] = "us-east-1",
+) -> None:
+    """List the accelerated instance types the toolkit knows."""
+    if refresh:
+        from eks_devices.core.knowledge.catalog_refresh import refresh as do_refresh
+
+        try:
+            count = do_refresh(region)
+        except Exception as exc:  # botocore raises many kinds; all mean the same to the user here
+            err.print(f"catalog refresh failed: {exc}", markup=False)
+            raise typer.Exit(1) from None
+        catalog.instance_types.cache_clear()
+        err.print(f"wrote {count} instance types")
+    types = catalog.instance_types()
+    if as_json:
+        _emit([{**t.__dict__, "migCapable": t.mig_capable, "karpenterDraMetadata": t.karpenter_dra_metadata,
+                "autoModeDraMetadata": t.auto_mode_dra_metadata} for t in types.values()])
+        return
+    table = Table(title=f"{len(types)} instance types")
+    for column in ("type", "arch", "GPUs", "Neuron", "EFA", "MIG", "DRA metadata (Karpenter / Auto Mode)"):
+        table.add_column(column)
+    for t in types.values():
+        gpus = f"{t.gpu_count} x {t.gpu_model}" if t.has_nvidia else "-"
+        neuron = f"{t.neuron_count} x {t.neuron_model}" if t.has_neuron else "-"
+        table.add_row(t.name, t.architecture, gpus, neuron, str(t.max_efa_interfaces) if t.has_efa else "-",
+                      "yes" if t.mig_capable else "-",
+                      f"{'yes' if t.karpenter_dra_metadata else 'no'} / {'yes' if t.auto_mode_dra_metadata else 'no'}")
+    out.print(table)
+
+
+def main() -> NoReturn:
+    """Run the command and end the process without interpreter teardown: tearing down the Pulumi
+    SDK modules a preview loads takes about half a second and nothing needs it (no files are open,
+    no exit handler of ours runs); the output is flushed and the exit code kept."""
+    try:
+        app()
+        code = 0
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            sys.stderr.write(exc.code + "\n")
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,224 @@
+"""The EKS cluster, one code path per mode, built on `pulumi_eks.Cluster`.
+
+Secure defaults in every mode: private endpoint on and the public one only for listed CIDRs,
+control-plane logs per `cluster.logging`, Kubernetes secrets encrypted with a KMS key (created with
+rotation unless `cluster.kmsKeyArn`), access entries only (authentication mode API, no aws-auth
+ConfigMap), and IMDSv2 with a hop limit of 1 on the nodes the toolkit launches itself.
+
+- `auto-mode`: compute, block storage and load balancing on together (pulumi-eks sets all three
+  from `autoMode.enabled`, FACTS §7), self-managed add-ons off, the built-in `system` pool (and
+  `general-purpose` if asked); custom NodeClasses get their own node role with an EC2 access entry.
+- `karpenter`: a small system node group, then Karpenter (`components/karpenter.py`).
+- `managed-node-groups`: a small system node group; the node pools add their own groups.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from eks_devices import iam
+from eks_devices.core.derive.pools import Plan
+from eks_devices.core.spec import stack as specs
+from eks_devices.karpenter import Karpenter
+from eks_devices.network import DISCOVERY_TAG, Network
+
+SYSTEM_LABELS = {"eks-devices.io/system": "true"}
+GRAVITON = re.compile(r"^[a-z]+\d+g[a-z]*\.")  # m7g.large, c7gn.xlarge, t4g.medium, r8gd.large
+
+
+def system_ami_type(instance_type: str) -> str:
+    """The EKS AL2023 AMI type for the system node group's instance type (Arm for Graviton)."""
+    return "AL2023_ARM_64_STANDARD" if GRAVITON.match(instance_type) else "AL2023_x86_64_STANDARD"
+
+
+def auto_mode_node_pools(cluster: specs.Cluster) -> list[str]:
+    """Auto Mode's built-in pools: `system` always, `general-purpose` only when asked for."""
+    return ["system", "general-purpose"] if cluster.auto_mode.general_purpose_pool else ["system"]
+
+
+def endpoint_args(endpoint: specs.Endpoint) -> dict[str, Any]:
+    """API endpoint access: the public endpoint exists only for the listed CIDRs."""
+    cidrs = list(endpoint.public_access_cidrs)
+    if not endpoint.private_access and not cidrs:
+        raise pulumi.RunError("cluster.endpoint: the private endpoint is off and no publicAccessCidrs are listed, "
+                              "so nothing could reach the API server; keep privateAccess: true or list CIDRs")
+    return {"endpoint_private_access": endpoint.private_access, "endpoint_public_access": bool(cidrs),
+            "public_access_cidrs": cidrs or None}
+
+
+class Cluster(pulumi.ComponentResource):
+    """An EKS cluster in the stack's mode, with a Kubernetes provider for the components on top."""
+
+    name: pulumi.Output[str]
+    eks: eks.Cluster
+    k8s_provider: k8s.Provider
+    node_role_name: pulumi.Output[str]
+    node_role_arn: pulumi.Output[str]
+    cluster_security_group_id: pulumi.Output[str]
+    kms_key_arn: pulumi.Output[str]
+    ready: list[pulumi.Resource]
+    interruption_queue_name: pulumi.Output[str] | None = None
+    controller_role_arn: pulumi.Output[str] | None = None
+    karpenter: Karpenter | None = None
+
+    def __init__(self, name: str, plan: Plan, network: Network, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("eks-devices:index:Cluster", name, None, opts)
+        self._base = name
+        self._plan = plan
+        self._spec = plan.spec.cluster
+        self._region = plan.spec.region
+        self._network = network
+        self._tags = dict(self._spec.tags)
+        self._child = pulumi.ResourceOptions(parent=self)
+        modes: dict[str, tuple[Callable[[], tuple[dict[str, Any], list[pulumi.Resource]]], Callable[[], None]]] = {
+            "auto-mode": (self._auto_mode_args, self._auto_mode_nodes),
+            "karpenter": (self._self_managed_args, self._karpenter_nodes),
+            "managed-node-groups": (self._self_managed_args, self._managed_node_groups_nodes),
+        }
+        mode_args, mode_prerequisites = modes[plan.mode][0]()
+        self.eks = self._cluster(mode_args, mode_prerequisites)
+        self.name = self.eks.eks_cluster.name
+        self.cluster_security_group_id = self.eks.cluster_security_group_id
+        aws.ec2.Tag(f"{name}-cluster-sg-discovery", resource_id=self.cluster_security_group_id, key=DISCOVERY_TAG,
+                    value=self._spec.name, opts=self._child)
+        self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.eks.kubeconfig_json, opts=self._child)
+        modes[plan.mode][1]()
+        outputs: dict[str, Any] = {"name": self.name, "nodeRoleArn": self.node_role_arn,
+                                   "clusterSecurityGroupId": self.cluster_security_group_id}
+        if self.karpenter is not None:
+            outputs.update(interruptionQueueName=self.interruption_queue_name,
+                           controllerRoleArn=self.controller_role_arn)
+        self.register_outputs(outputs)
+
+    # --- the cluster itself -------------------------------------------------------------------------
+
+    def _cluster(self, mode_args: dict[str, Any], prerequisites: list[pulumi.Resource]) -> eks.Cluster:
+        """pulumi-eks creates the control-plane role itself: AmazonEKSClusterPolicy, plus the Compute,
+        BlockStorage, LoadBalancing and Networking policies and `sts:TagSession` in Auto Mode (FACTS §4.1).
+
+        Every mode says `skipDefaultNodeGroup` and `createInstanceRole: false` outright: pulumi-eks
+        decides whether to make its default-node-group instance role (with an instance profile and an
+        EC2_LINUX access entry) from the *given* `skipDefaultNodeGroup`, not from Auto Mode, so an
+        Auto Mode cluster that leaves it unset gets a node role no node ever uses. Its CoreDNS add-on
+        is off too: outside Auto Mode it would clash with the one the toolkit installs after the
+        system nodes, and in Auto Mode (where pulumi-eks makes it by default, its issue #1726) EKS
+        serves DNS on the nodes itself and the add-on is not for Auto Mode clusters."""
+        spec = self._spec
+        self.kms_key_arn = self._encryption_key()
+        prerequisites = [*prerequisites, self._log_group()]
+        profile = self._plan.spec.aws_profile  # the kubeconfig asks for tokens with the stack's own profile
+        if profile:
+            mode_args = {**mode_args, "provider_credential_opts": eks.KubeconfigOptionsArgs(profile_name=profile)}
+        return eks.Cluster(
+            f"{self._base}-eks", name=spec.name, version=spec.version, vpc_id=self._network.vpc_id,
+            subnet_ids=self._network.private_subnet_ids, authentication_mode=eks.AuthenticationMode.API,
+            bootstrap_self_managed_addons=False, skip_default_node_group=True, create_instance_role=False,
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
+            enabled_cluster_log_types=list(spec.logging),
+            encryption_config_key_arn=self.kms_key_arn, tags=self._tags, **endpoint_args(spec.endpoint),
+            **mode_args, opts=pulumi.ResourceOptions(parent=self, depends_on=prerequisites))
+
+    def _log_group(self) -> aws.cloudwatch.LogGroup:
+        """The control-plane log group, made before the cluster so that it has a retention (EKS
+        would otherwise create it with logs kept forever)."""
+        return aws.cloudwatch.LogGroup(
+            f"{self._base}-control-plane-logs", name=f"/aws/eks/{self._spec.name}/cluster",
+            retention_in_days=self._spec.log_retention_days, tags=self._tags, opts=self._child)
+
+    def _encryption_key(self) -> pulumi.Output[str]:
+        """The secrets-encryption key: the configured one, or a new key with yearly rotation."""
+        if self._spec.kms_key_arn:
+            return pulumi.Output.from_input(self._spec.kms_key_arn)
+        key = aws.kms.Key(f"{self._base}-secrets", description=f"EKS secrets encryption for {self._spec.name}",
+                          enable_key_rotation=True, deletion_window_in_days=30, tags=self._tags, opts=self._child)
+        aws.kms.Alias(f"{self._base}-secrets-alias", name=f"alias/eks/{self._spec.name}", target_key_id=key.key_id,
+                      opts=self._child)
+        return key.arn
+
+    def _node_role(self, suffix: str, policies: tuple[str, ...], what: str) -> iam.ServiceRole:
+        return iam.service_role(f"{self._base}-{suffix}", "ec2.amazonaws.com", policies, region=self._region,
+                                description=f"{what} of {self._spec.name}", tags=self._tags, opts=self._child)
+
+    def _expose_node_role(self, role: aws.iam.Role) -> None:
+        self.node_role_name = role.name
+        self.node_role_arn = role.arn
+
+    # --- auto-mode ------------------------------------------------------------------------------------
+
+    def _auto_mode_args(self) -> tuple[dict[str, Any], list[pulumi.Resource]]:
+        builtin = self._node_role("auto-node", iam.AUTO_MODE_NODE_POLICIES, "Auto Mode built-in pool nodes")
+        compute = eks.ClusterComputeConfigArgs(node_pools=auto_mode_node_pools(self._spec),
+                                               node_role_arn=builtin.role.arn)
+        auto = eks.AutoModeOptionsArgs(enabled=True, create_node_role=False, compute_config=compute)
+        return {"auto_mode": auto}, builtin.ready
+
+    def _auto_mode_nodes(self) -> None:
+        """The role custom NodeClasses name; EKS creates access only for the built-in pools' role, so
+        this one gets an EC2 access entry with AmazonEKSAutoNodePolicy (FACTS §4.1)."""
+        role = self._node_role("nodeclass", iam.AUTO_MODE_NODE_POLICIES, "Auto Mode custom NodeClass nodes")
+        entry = aws.eks.AccessEntry(f"{self._base}-nodeclass-access", cluster_name=self.name,
+                                    principal_arn=role.role.arn, type="EC2", tags=self._tags, opts=self._child)
+        association = aws.eks.AccessPolicyAssociation(
+            f"{self._base}-nodeclass-auto-node-policy", cluster_name=self.name, principal_arn=role.role.arn,
+            policy_arn=iam.access_policy_arn(iam.partition(self._region), iam.AUTO_NODE_ACCESS_POLICY),
+            access_scope={"type": "cluster"}, opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]))
+        self._expose_node_role(role.role)
+        self.ready = [self.eks, *role.ready, entry, association]
+
+    # --- karpenter and managed-node-groups --------------------------------------------------------------
+
+    def _self_managed_args(self) -> tuple[dict[str, Any], list[pulumi.Resource]]:
+        """No extra security groups: nodes use the EKS cluster security group (Auto Mode skips them itself)."""
+        return {"skip_default_security_groups": True}, []
+
+    def _system_nodes(self, role: iam.ServiceRole) -> list[pulumi.Resource]:
+        """The small managed node group for system pods (IMDSv2, hop limit 1, encrypted root volume),
+        and CoreDNS once it has somewhere to run."""
+        name, system = self._base, self._spec.system_node_group
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-system-template", description=f"System nodes of {self._spec.name}", update_default_version=True,
+            metadata_options={"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 1},
+            block_device_mappings=[{"device_name": "/dev/xvda",
+                                    "ebs": {"volume_size": 50, "volume_type": "gp3", "encrypted": "true"}}],
+            tag_specifications=[{"resource_type": "instance", "tags": {**self._tags, "Name": f"{name}-system"}}],
+            tags=self._tags, opts=self._child)
+        group = aws.eks.NodeGroup(
+            f"{name}-system", cluster_name=self.name, node_role_arn=role.role.arn,
+            subnet_ids=self._network.private_subnet_ids, instance_types=[system.instance_type],
+            version=self._spec.version,
+            ami_type=system_ami_type(system.instance_type), capacity_type="ON_DEMAND",
+            scaling_config={"desired_size": system.size, "min_size": system.size, "max_size": system.size},
+            update_config={"max_unavailable": 1}, labels=SYSTEM_LABELS,
+            launch_template={"id": template.id, "version": template.latest_version.apply(str)}, tags=self._tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=role.ready))
+        coredns = aws.eks.Addon(f"{name}-coredns", cluster_name=self.name, addon_name="coredns",
+                                resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
+                                tags=self._tags, opts=pulumi.ResourceOptions(parent=self, depends_on=[group]))
+        return [group, coredns]
+
+    def _karpenter_nodes(self) -> None:
+        system = self._node_role("system-node", iam.NODE_POLICIES, "System node group")
+        system_nodes = self._system_nodes(system)
+        assert self._plan.karpenter is not None  # the plan has Karpenter settings in karpenter mode
+        self.karpenter = Karpenter(
+            f"{self._base}-karpenter", plan=self._plan.karpenter, cluster_name=self.name,
+            spec_cluster_name=self._spec.name, region=self._region, k8s_provider=self.k8s_provider,
+            controller_depends_on=system_nodes, tags=self._tags, opts=self._child)
+        self._expose_node_role(self.karpenter.node_role)
+        self.interruption_queue_name = self.karpenter.queue.name
+        self.controller_role_arn = self.karpenter.controller_role.arn
+        self.ready = [self.karpenter.crd_release, self.karpenter.release]
+
+    def _managed_node_groups_nodes(self) -> None:
+        """One node role for the system group and every node pool's group (EKS creates their access entries)."""
+        role = self._node_role("node", iam.NODE_POLICIES, "Managed node group nodes")
+        system_nodes = self._system_nodes(role)
+        self._expose_node_role(role.role)
+        self.ready = [*role.ready, *system_nodes]

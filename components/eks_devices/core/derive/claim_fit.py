@@ -1,0 +1,164 @@
+"""Claims against pools: each declared claim built, and checked on every pool it targets.
+
+The pool-level half of the fit check (the node-level allocator is `eks_devices.core.derive.fit`): a pool whose
+manager for a claimed family is not DRA cannot serve a DRA claim at all; otherwise every instance
+type the pool allows is tried with the devices its DRA drivers would publish. Extended-resource
+claims are counted against the hardware on device-plugin pools, and on DRA pools served only by a
+DeviceClass with that `extendedResourceName`. A failure is settled unless the search gave up or
+it depends only on a modelled device layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eks_devices.core.derive.fit import NodeFit, describe, fit_node, walk
+from eks_devices.core.derive.pools import CONSUMABLE_CAPACITY_ANNOTATION, DeviceClassPlan, PoolPlan
+from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge.devices import inventory
+from eks_devices.core.manifests import claims
+from eks_devices.core.spec.claims import EXTENDED_RESOURCES, Claim
+from eks_devices.core.spec.stack import FAMILIES, Family, Spec
+
+UNSETTLED = frozenset({"undetermined", "topology-modelled"})  # causes the model cannot stand behind
+
+
+@dataclass(frozen=True)
+class PoolFit:
+    """A claim on one of the pools meant to serve it."""
+
+    pool: str
+    nodes: tuple[NodeFit, ...]
+    summary: str
+    blocked: str = ""  # why the pool cannot serve the claim at all (no DRA driver for a family)
+
+    @property
+    def fits(self) -> bool:
+        return any(n.fits for n in self.nodes)
+
+    @property
+    def reason(self) -> str:
+        return self.blocked or "; ".join(n.reason for n in self.nodes if not n.fits)
+
+    @property
+    def causes(self) -> set[str]:
+        return {"blocked"} if self.blocked else {n.cause for n in self.nodes if not n.fits}
+
+    @property
+    def settled(self) -> bool:
+        """Whether a failure to fit is certain: not a search that gave up, nor a topology failure on
+        an instance type whose layout is modelled rather than published."""
+        return self.fits or not self.causes <= UNSETTLED
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    """A declared claim: its object, the families and nodeSelector, and its fit per pool."""
+
+    name: str
+    config: Claim
+    built: claims.BuiltClaim | None  # None for kind: extended-resource
+    families: tuple[Family, ...]
+    node_selector: dict[str, str]
+    pools: dict[str, PoolFit]
+    missing_classes: tuple[str, ...] = ()
+
+    @property
+    def shared(self) -> bool:
+        return self.built is not None and self.built.shared
+
+
+def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -> str:
+    for family in families:
+        actual = pool.manager(family)
+        if actual == "none":
+            return f"pool {pool.name} has no {family} devices ({', '.join(pool.instance_types)})"
+        if actual != manager:
+            return (f"pool {pool.name} runs the {family} {actual}, so no DRA driver publishes its devices "
+                    f"there (devices.{family} is {actual})")
+    return ""
+
+
+def _node_kwargs(pool: PoolPlan) -> dict[str, Any]:
+    sharing = pool.config.gpu_sharing
+    shares = pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)
+    layout = pool.config.efa.network_interfaces  # a declared layout may attach fewer EFAs than cards
+    return {"mig_profile": sharing.profile if sharing.strategy == "mig" else None,
+            "gpu_shares": int(shares) if shares and shares.isdigit() else None,
+            "compute_domains": pool.config.compute_domains,
+            "efa_interfaces": None if layout is None else sum(n.interface_type != "interface" for n in layout)}
+
+
+def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Sequence[str]]) -> PoolFit:
+    """The claim on every instance type of the pool, with the devices its DRA drivers publish."""
+    blocked = _blocked(pool, built.families)
+    if blocked:
+        return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
+    dra = tuple(f for f in FAMILIES if pool.manager(f) == "dra")
+    nodes = tuple(fit_node(built.devices, classes, inventory(t, dra, **_node_kwargs(pool)), t, built.shared)
+                  for t in pool.instance_types)
+    return PoolFit(pool.name, nodes, describe(nodes, built.shared))
+
+
+def _hardware(itype: catalog.InstanceType, family: str) -> int:
+    return {"nvidia": itype.gpu_count, "efa": itype.max_efa_interfaces if itype.has_efa else 0,
+            "neuron": itype.neuron_count}[family]
+
+
+def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: Sequence[DeviceClassPlan],
+                 kubernetes: tuple[int, int]) -> PoolFit:
+    """Extended resources: counted against the hardware on device-plugin pools; on DRA pools only a
+    DeviceClass with that `extendedResourceName` serves them (DRAExtendedResource, on from 1.36)."""
+    per_type: dict[str, list[NodeFit]] = {t: [] for t in pool.instance_types}
+    classes = {c.name: [c.expression] for c in device_classes}
+    for resource, count in sorted(resources.items()):
+        family: Family = EXTENDED_RESOURCES[resource]  # type: ignore[assignment]
+        manager = pool.manager(family)
+        if manager == "none":
+            blocked = _blocked(pool, [family])
+            return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
+        serving = [c for c in device_classes if c.extended_resource_name == resource]
+        if manager == "dra" and (not serving or kubernetes < (1, 36)):
+            blocked = (f"pool {pool.name} runs the {family} DRA driver: {resource} is served there only by a "
+                       "DeviceClass with extendedResourceName on Kubernetes 1.36+")
+            return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
+        for t in pool.instance_types:
+            if manager == "dra":
+                request = {"requests": [claims.exact("extended", serving[0].name, count)]}
+                dra = tuple(f for f in FAMILIES if pool.manager(f) == "dra")
+                per_type[t].append(fit_node(request, classes, inventory(t, dra, **_node_kwargs(pool)), t))
+                continue
+            have = _hardware(catalog.instance_types()[t], family)
+            sharing = pool.config.gpu_sharing
+            if family == "nvidia" and sharing.strategy == "time-slicing" and sharing.replicas:
+                have *= sharing.replicas
+            per_type[t].append(NodeFit(t, have // count, "" if have >= count else
+                                       f"{t} offers {have} {resource}, the request needs {count}", "too-few"))
+    nodes = tuple(min(fits, key=lambda f: f.per_node) for fits in per_type.values())
+    return PoolFit(pool.name, nodes, describe(nodes))
+
+
+def plan_claims(spec: Spec, pools: Mapping[str, PoolPlan],
+                device_classes: Sequence[DeviceClassPlan]) -> tuple[ClaimPlan, ...]:
+    """Build every declared claim and check it against each pool it targets."""
+    drivers = {c.name: c.driver for c in device_classes}
+    classes = {c.name: [c.expression] for c in device_classes}
+    out = []
+    for name, claim in sorted(spec.claims.items()):
+        built = claims.from_config(name, claim, drivers)
+        targets = [pools[p] for p in claim.pools if p in pools]
+        if built is None:
+            families = claims.extended_families(claim.extended_resources)
+            fits = {p.name: fit_extended(claim.extended_resources, p, device_classes, spec.cluster.kubernetes)
+                    for p in targets}
+            managers = {pools[p].manager(f) for p in claim.pools for f in families if p in pools}
+            selector = ({claims.manager_label(f): managers.pop() for f in families}
+                        if len(managers) == 1 and managers <= {"dra", "device-plugin"} else {})
+            out.append(ClaimPlan(name, claim, None, families, selector, fits))
+            continue
+        missing = tuple(sorted({c for _, c in walk(built.devices["requests"]) if c not in classes}))
+        fits = {p.name: fit_pool(built, p, classes) for p in targets}
+        out.append(ClaimPlan(name, claim, built, built.families, built.node_selector, fits, missing))
+    return tuple(out)

@@ -1,0 +1,282 @@
+"""Spec → Plan: per pool its device managers (with reasons), labels and taints; the device
+software releases and their node scope; the DeviceClasses and their owners; Karpenter's DRA
+settings. Pure data: components, preview and render all read this and never re-decide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from eks_devices.core.derive.resolve import Resolution, resolve_pool
+from eks_devices.core.derive.software import (  # noqa: F401  (CEL constants re-exported: the plan's vocabulary)
+    CD_CHANNEL_CEL,
+    CD_DAEMON_CEL,
+    EFA_CEL,
+    GPU_CEL,
+    MIG_CEL,
+    NEURON_CEL,
+    VFIO_CEL,
+    DeviceClassPlan,
+    bundled_manager,
+    device_classes,
+    release_values,
+)
+from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.spec.stack import FAMILIES, Family, NodePool, Spec
+from eks_devices.core.values import merge
+
+TOOLKIT_PREFIX = "eks-devices.io"
+POOL_LABEL = f"{TOOLKIT_PREFIX}/pool"
+NVIDIA_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+NVIDIA_GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+CONSUMABLE_CAPACITY_ANNOTATION = "karpenter.k8s.aws/nvidia-consumable-capacity"
+DEFAULT_TAINTS: dict[Family, str] = {"nvidia": "nvidia.com/gpu", "neuron": "aws.amazon.com/neuron"}
+
+
+def manager_label(family: Family) -> str:
+    """The toolkit's device-manager label, valid in every mode (managed node groups included)."""
+    return f"{TOOLKIT_PREFIX}/device-manager-{family}"
+
+
+def eks_manager_label(family: Family) -> str:
+    """The Auto Mode label that selects a node's device manager (NVIDIA and EFA only)."""
+    return f"eks.amazonaws.com/device-manager-{family}"
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """Everything the components need to build one node pool."""
+
+    name: str
+    provisioning: str
+    replicas: int | None
+    instance_types: tuple[str, ...]
+    architecture: str
+    capacity: str
+    ami: str
+    managers: dict[Family, Resolution]
+    labels: dict[str, str]
+    taints: tuple[dict[str, str], ...]
+    releases: dict[Family, str]  # family → release key serving it ("auto-mode" when built in)
+    network_interfaces: tuple[dict[str, Any], ...] | None
+    bottlerocket_settings: dict[str, Any]
+    node_class_annotations: dict[str, str]
+    config: NodePool
+
+    def manager(self, family: Family) -> str:
+        return self.managers[family].manager
+
+    def has_hardware(self, family: Family) -> bool:
+        return any(catalog.instance_types()[t].has(family) for t in self.instance_types)
+
+    @property
+    def identity(self) -> str:
+        """The pool's device-manager identity; a change must replace its nodes."""
+        return ",".join(f"{f}={self.manager(f)}" for f in FAMILIES)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One Helm release of device software, scoped by label to the pools that chose it."""
+
+    key: str
+    family: Family
+    manager: str
+    chart: str
+    repository: str
+    version: str
+    namespace: str
+    pools: tuple[str, ...]
+    scope: dict[str, str]
+    toolkit_values: dict[str, Any]
+    values: dict[str, Any]  # toolkit values with the stack's overrides merged last
+
+
+@dataclass(frozen=True)
+class KarpenterPlan:
+    version: str
+    dra_settings: dict[str, Any]
+    static_capacity: bool
+    toolkit_values: dict[str, Any]
+    values: dict[str, Any]
+    reuse_values: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    spec: Spec
+    pools: dict[str, PoolPlan]
+    releases: dict[str, Release]
+    device_classes: tuple[DeviceClassPlan, ...]
+    karpenter: KarpenterPlan | None
+    findings: tuple[Any, ...] = field(default=())
+    claims: tuple[Any, ...] = field(default=())  # claim_fit.ClaimPlan per declared claim, with its fit per pool
+
+    @property
+    def mode(self) -> str:
+        return self.spec.mode
+
+    @property
+    def errors(self) -> tuple[Any, ...]:
+        return tuple(f for f in self.findings if f.severity == "error")
+
+
+def efa_interface_layout(itype: catalog.InstanceType) -> tuple[dict[str, Any], ...]:
+    """The EKS-recommended launch-template interfaces for an EFA instance type: an ENA `interface`
+    at card 0 / device 0, then an `efa-only` interface on every EFA-capable card (device 1 on card 0,
+    which the primary interface holds). Where the sources do not say which cards take an EFA, the
+    first `max_efa_interfaces` cards are assumed."""
+    cards = itype.efa_cards if itype.efa_cards is not None else tuple(range(itype.max_efa_interfaces))
+    layout: list[dict[str, Any]] = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]
+    for card in cards:
+        layout.append({"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0,
+                       "interfaceType": "efa-only"})
+    return tuple(layout)
+
+
+def _labels(spec: Spec, name: str, pool: NodePool, managers: dict[Family, Resolution]) -> dict[str, str]:
+    labels = {POOL_LABEL: name}
+    for family, res in managers.items():
+        if res.manager == "none":
+            continue
+        labels[manager_label(family)] = res.manager
+        if spec.mode == "auto-mode" and family in ("nvidia", "efa"):
+            labels[eks_manager_label(family)] = res.manager
+    nvidia = managers["nvidia"].manager
+    if spec.mode != "auto-mode" and nvidia == "dra" and pool.ami != "al2023":
+        labels[NVIDIA_GPU_PRESENT_LABEL] = "true"  # the DRA kubelet plugin's affinity needs it
+    if nvidia == "device-plugin" and pool.gpu_sharing.strategy == "time-slicing" and spec.mode != "auto-mode":
+        labels[NVIDIA_PLUGIN_CONFIG_LABEL] = f"time-slicing-{pool.gpu_sharing.replicas}"
+    labels.update(pool.labels)
+    return labels
+
+
+def _taints(pool: NodePool, managers: dict[Family, Resolution]) -> tuple[dict[str, str], ...]:
+    taints = [t.model_dump(exclude_none=True) for t in pool.taints]
+    keys = {t["key"] for t in taints}
+    for family, key in DEFAULT_TAINTS.items():
+        if managers[family].manager != "none" and key not in keys:
+            taints.append({"key": key, "value": "true", "effect": "NoSchedule"})
+    return tuple(taints)
+
+
+def _bottlerocket(pool: NodePool, managers: dict[Family, Resolution]) -> dict[str, Any]:
+    """Bottlerocket NVIDIA variants bundle the device plugin: switch it off on NVIDIA DRA pools."""
+    if pool.ami != "bottlerocket":
+        return {}
+    derived: dict[str, Any] = {}
+    if managers["nvidia"].manager == "dra":
+        derived = {"kubelet-device-plugins": {"nvidia": {"enabled": False}}}
+    return merge(derived, pool.bottlerocket_settings)
+
+
+def _uses_consumable_capacity(spec: Spec, pool: NodePool, managers: dict[Family, Resolution]) -> bool:
+    """Karpenter's consumable capacity (FACTS §3.4) is for dynamic provisioning only: a static pool's
+    nodes exist first, Karpenter never simulates their claims, so they time-slice through the
+    driver's GpuConfig (gate TimeSlicingSettings) as on managed node groups, on any version."""
+    return (spec.mode == "karpenter" and spec.provisioning(pool) == "dynamic"
+            and managers["nvidia"].manager == "dra" and pool.gpu_sharing.strategy == "time-slicing")
+
+
+def _pool_plan(spec: Spec, name: str, pool: NodePool) -> PoolPlan:
+    managers = resolve_pool(spec, pool)
+    types = [catalog.instance_types()[t] for t in pool.instance_types]
+    layout: tuple[dict[str, Any], ...] | None = None
+    if pool.efa.network_interfaces is not None:
+        layout = tuple(n.model_dump(by_alias=True) for n in pool.efa.network_interfaces)
+    elif spec.mode == "managed-node-groups" and managers["efa"].manager != "none":
+        layout = efa_interface_layout(min(types, key=lambda t: t.max_efa_interfaces))
+    annotations = {}
+    if _uses_consumable_capacity(spec, pool, managers):
+        annotations[CONSUMABLE_CAPACITY_ANNOTATION] = str(pool.gpu_sharing.replicas)
+    releases: dict[Family, str] = {}
+    for family, res in managers.items():
+        if res.manager != "none":
+            releases[family] = (bundled_manager(spec, pool.ami, family, res.manager)
+                                or charts.RELEASE_FOR[(family, res.manager)])
+    return PoolPlan(
+        name=name,
+        provisioning=spec.provisioning(pool),
+        replicas=pool.replicas,
+        instance_types=tuple(pool.instance_types),
+        architecture="arm64" if all(t.architecture == "arm64" for t in types) else "x86_64",
+        capacity=pool.capacity,
+        ami=pool.ami,
+        managers=managers,
+        labels=_labels(spec, name, pool, managers),
+        taints=_taints(pool, managers),
+        releases=releases,
+        network_interfaces=layout,
+        bottlerocket_settings=_bottlerocket(pool, managers),
+        node_class_annotations=annotations,
+        config=pool,
+    )
+
+
+def _releases(spec: Spec, pools: dict[str, PoolPlan]) -> dict[str, Release]:
+    if spec.mode == "auto-mode":
+        return {}
+    out: dict[str, Release] = {}
+    for (family, manager), key in charts.RELEASE_FOR.items():
+        served = [p for p in pools.values() if p.releases.get(family) == key]
+        if not served:
+            continue
+        chart = charts.CHARTS[key]
+        scope = {manager_label(family): manager}
+        toolkit_values = release_values(spec, key, scope, served, list(pools.values()))
+        out[key] = Release(
+            key=key, family=family, manager=manager, chart=chart.reference, repository=chart.repository,
+            version=spec.chart_versions.get(key, chart.version),  # type: ignore[call-overload]
+            namespace=chart.namespace, pools=tuple(p.name for p in served), scope=scope,
+            toolkit_values=toolkit_values,
+            values=merge(toolkit_values, spec.helm_values.get(key, {})),  # type: ignore[call-overload]
+        )
+    return out
+
+
+def karpenter_dra_settings(pools: dict[str, PoolPlan]) -> dict[str, Any]:
+    """Karpenter's DRA settings from the DRA drivers its dynamic pools run: `enableDRA` when both
+    NVIDIA and EFA DRA run, else the one gate, else nothing (FACTS §3.2)."""
+    dynamic = [p for p in pools.values() if p.provisioning == "dynamic"]
+    nvidia = any(p.manager("nvidia") == "dra" for p in dynamic)
+    efa = any(p.manager("efa") == "dra" for p in dynamic)
+    if nvidia and efa:
+        return {"enableDRA": True}
+    if nvidia:
+        return {"awsFeatureGates": {"draNVIDIAGPU": True}}
+    if efa:
+        return {"awsFeatureGates": {"draEFA": True}}
+    return {}
+
+
+def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:
+    if spec.mode != "karpenter":
+        return None
+    dra = karpenter_dra_settings(pools)
+    static = any(p.provisioning == "static" for p in pools.values())
+    settings: dict[str, Any] = dict(dra)
+    if static:
+        settings["featureGates"] = {"staticCapacity": True}
+    toolkit_values = {"settings": settings}
+    return KarpenterPlan(
+        version=spec.chart_versions.get("karpenter", spec.cluster.karpenter.version),
+        dra_settings=dra, static_capacity=static, toolkit_values=toolkit_values,
+        values=merge(toolkit_values, spec.helm_values.get("karpenter", {})),
+        reuse_values=spec.cluster.karpenter.reuse_values,
+    )
+
+
+def build(spec: Spec) -> Plan:
+    """Derive the plan and run every rule on it; the findings travel with the plan."""
+    from eks_devices.core.derive.claim_fit import (
+        plan_claims,  # claims and the fit check read pools and classes; one-way as well
+    )
+    from eks_devices.core.rules import evaluate  # rules read plans; imported here to keep the module graph one-way
+
+    pools = {name: _pool_plan(spec, name, pool) for name, pool in sorted(spec.node_pools.items())}
+    releases = _releases(spec, pools)
+    classes = device_classes(spec, pools, releases)
+    plan = Plan(spec=spec, pools=pools, releases=releases, device_classes=classes,
+                karpenter=_karpenter(spec, pools), claims=plan_claims(spec, pools, classes))
+    return Plan(**{**plan.__dict__, "findings": tuple(evaluate(plan))})

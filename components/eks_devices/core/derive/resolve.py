@@ -1,0 +1,83 @@
+"""Device-manager resolution: `auto` becomes `dra`, `device-plugin` or `none` per pool and family,
+with the reason recorded. `auto` picks DRA (recommended by EKS from Kubernetes 1.34) wherever
+the mode, the versions, the instance types and the pool's GPU features allow it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.spec.stack import FAMILIES, Family, NodePool, Spec
+
+FAMILY_NAMES = {"nvidia": "NVIDIA GPU", "efa": "EFA", "neuron": "Neuron"}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    family: Family
+    manager: str  # dra | device-plugin | none
+    requested: str  # the config's choice: dra | device-plugin | none | auto
+    reason: str
+
+
+def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog.InstanceType]) -> str | None:
+    """Why DRA cannot serve this family on this pool, or None when it can."""
+    k8s = spec.cluster.kubernetes
+    mode = spec.mode
+    dynamic = spec.provisioning(pool) == "dynamic"
+    sharing = pool.gpu_sharing.strategy
+    if k8s < (1, 34):
+        return f"Kubernetes {spec.cluster.version} is below 1.34, where DRA is GA and recommended"
+    if mode == "auto-mode":
+        if family == "neuron":
+            return "Auto Mode runs Neuron devices with the device plugin only"
+        if k8s < (1, 36):
+            return f"Auto Mode needs Kubernetes 1.36 for DRA (cluster is {spec.cluster.version})"
+        unsupported = sorted(t.name for t in types if not t.auto_mode_dra_metadata)
+        if unsupported:
+            return f"Auto Mode has no DRA device metadata for {', '.join(unsupported)}"
+        if family == "nvidia" and sharing in ("time-slicing", "mig"):
+            return f"Auto Mode offers no {sharing} through DRA"
+        return None
+    if family == "neuron":
+        inferentia = sorted(t.name for t in types if t.has_neuron and t.name.startswith(charts.INFERENTIA))
+        if inferentia:
+            return f"the Neuron DRA driver serves Trainium only (the chart keeps it off {', '.join(inferentia)})"
+    if family == "efa" and k8s < (1, 35):
+        return f"aws-dranet needs Kubernetes 1.35 (cluster is {spec.cluster.version})"
+    if mode == "karpenter" and dynamic:
+        if spec.cluster.karpenter_version < (1, 15, 0):
+            return f"Karpenter {spec.cluster.karpenter.version} cannot provision for DRA claims (needs 1.15)"
+        missing = sorted(t.name for t in types if t.has(family) and not t.karpenter_dra_metadata)
+        if missing:
+            return f"Karpenter ships no DRA metadata for {', '.join(missing)}"
+        if family == "nvidia" and sharing == "mig":
+            return "Karpenter does not launch nodes for MIG claims (use a static pool)"
+        if family == "nvidia" and sharing == "time-slicing" and k8s < (1, 36):
+            return "Karpenter time-slicing through consumable capacity needs Kubernetes 1.36"
+    return None
+
+
+def _auto(spec: Spec, pool: NodePool, family: Family, types: list[catalog.InstanceType]) -> tuple[str, str]:
+    blocker = _dra_blocker(spec, pool, family, types)
+    if blocker is None:
+        return "dra", f"DRA is supported here ({spec.mode}, Kubernetes {spec.cluster.version})"
+    return "device-plugin", blocker
+
+
+def resolve_pool(spec: Spec, pool: NodePool) -> dict[Family, Resolution]:
+    """Resolve every family for one pool."""
+    types = [catalog.instance_types()[t] for t in pool.instance_types]
+    out: dict[Family, Resolution] = {}
+    for family in FAMILIES:
+        choice = getattr(pool.devices, family)
+        if not any(t.has(family) for t in types):
+            out[family] = Resolution(family, "none", choice,
+                                     f"the instance types have no {FAMILY_NAMES[family]} devices")
+        elif choice != "auto":
+            out[family] = Resolution(family, choice, choice, "set in the stack configuration")
+        else:
+            manager, reason = _auto(spec, pool, family, types)
+            out[family] = Resolution(family, manager, choice, reason)
+    return out

@@ -1,0 +1,262 @@
+"""The device-software part of the plan: each release's toolkit values and the DeviceClasses.
+
+Pure data derived from the Spec and the pool plans (`plan.build` calls in here). Every value
+below is a chart value checked against the chart's templates (FACTS §2, `charts.py`):
+
+- scope: the release's DaemonSet nodeSelector is the toolkit label
+  `eks-devices.io/device-manager-<family>: <manager>`, so it lands on exactly the pools that chose it;
+- tolerations: every NoSchedule/NoExecute taint of those pools (GPU, Neuron, and the user's own);
+- instance types: the EFA and Neuron charts' built-in affinity lists are narrowed to the pools' types;
+- the per-chart settings the pools ask for (gates, sharing, MIG, compute domains).
+
+The stack's `helmValues` for a chart are merged over these last (in `plan._releases`) and the
+overlap proof (`scope.py`) then re-checks the merged result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.spec.stack import FAMILIES, Family, Spec
+from eks_devices.core.values import dig
+
+if TYPE_CHECKING:
+    from eks_devices.core.derive.pools import PoolPlan, Release
+
+GPU_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+MIG_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"
+VFIO_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'vfio'"
+CD_DAEMON_CEL = ("device.driver == 'compute-domain.nvidia.com' && "
+                 "device.attributes['compute-domain.nvidia.com'].type == 'daemon'")
+CD_CHANNEL_CEL = ("device.driver == 'compute-domain.nvidia.com' && "
+                  "device.attributes['compute-domain.nvidia.com'].type == 'channel' && "
+                  "device.attributes['compute-domain.nvidia.com'].id == 0")
+EFA_CEL = ("device.driver == \"dra.net\" && "
+           "device.attributes[\"dra.net\"].pciDevice == 'Elastic Fabric Adapter (EFA)'")
+NEURON_CEL = 'device.driver == "neuron.aws.com"'
+
+# Upstream classes an extra (toolkit-named) class may narrow: (driver, CEL).
+BASE_CLASSES: dict[str, tuple[str, str]] = {
+    "gpu.nvidia.com": ("gpu.nvidia.com", GPU_CEL),
+    "mig.nvidia.com": ("gpu.nvidia.com", MIG_CEL),
+    "efa.networking.k8s.aws": ("dra.net", EFA_CEL),
+    "neuron.aws.com": ("neuron.aws.com", NEURON_CEL),
+}
+RESOURCE_API_V1 = "resource.k8s.io/v1"
+POOL_LABEL = "eks-devices.io/pool"
+PLUGIN_CONFIG_PREFIX = "time-slicing-"  # + replicas: the `nvidia.com/device-plugin.config` label value
+
+
+@dataclass(frozen=True)
+class DeviceClassPlan:
+    name: str
+    driver: str
+    expression: str
+    owner: str  # "toolkit" (created by eks-devices) or the release key whose chart creates it
+    extended_resource_name: str | None = None
+
+    @property
+    def created_by_toolkit(self) -> bool:
+        return self.owner == "toolkit"
+
+
+def bundled_manager(spec: Spec, ami: str, family: Family, manager: str) -> str | None:
+    """What serves a family on a pool's nodes without a toolkit release: Auto Mode's runtime, or
+    the NVIDIA device plugin that Bottlerocket's NVIDIA variants bundle (on plugin pools it stays on
+    and is the pool's plugin; on DRA pools the node settings switch it off)."""
+    if spec.mode == "auto-mode":
+        return "auto-mode"
+    if ami == "bottlerocket" and family == "nvidia" and manager == "device-plugin":
+        return "bottlerocket"
+    return None
+
+
+def _tolerations(pools: list[PoolPlan]) -> list[dict[str, str]]:
+    """Tolerations for every NoSchedule/NoExecute taint of the pools a release serves."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    for pool in pools:
+        for taint in pool.taints:
+            if taint["effect"] != "PreferNoSchedule":
+                seen[(taint["key"], taint["effect"])] = {
+                    "key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
+    return [seen[k] for k in sorted(seen)]
+
+
+def _types(pools: list[PoolPlan], family: Family) -> list[str]:
+    return sorted({t for p in pools for t in p.instance_types if catalog.instance_types()[t].has(family)})
+
+
+def _not_in_pools(names: list[str]) -> dict[str, Any]:
+    term = {"matchExpressions": [{"key": POOL_LABEL, "operator": "NotIn", "values": names}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+
+
+def _dynamic_mig(spec: Spec, mig_pools: list[PoolPlan]) -> bool:
+    """DynamicMIG partitions on demand, but destroys partitions it did not create and works only on
+    Hopper and later with partitionable devices (on by default from Kubernetes 1.36). Turn it on only
+    when every DRA MIG pool can use it; otherwise MIG stays static (partitions made on the node)."""
+    models = {catalog.instance_types()[t].gpu_model for p in mig_pools for t in p.instance_types
+              if catalog.instance_types()[t].has_nvidia}
+    return bool(mig_pools) and spec.cluster.kubernetes >= (1, 36) and models <= charts.DYNAMIC_MIG_GPU_MODELS
+
+
+# The NVIDIA driver's gate for a sharing strategy of its opaque GpuConfig: without it the driver
+# refuses the config when it prepares the claim (v0.4.1 `validate.go`), so the Pod never starts.
+# MPS (gate MPSSupport) is left to helmValues: that gate excludes DynamicMIG, which the toolkit sets.
+SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings"}
+
+
+def claim_sharing_gates(spec: Spec, pool_names: set[str]) -> dict[str, bool]:
+    """The driver gates the declared claims' NVIDIA sharing configs need (`timeSlicing`, or a raw
+    `gpu.nvidia.com` opaque config naming a strategy), for claims aimed at any of `pool_names`."""
+    gates: dict[str, bool] = {}
+    for claim in spec.claims.values():
+        if not pool_names & set(claim.pools):
+            continue
+        strategies = ["TimeSlicing"] if claim.time_slicing else []
+        strategies += [dig(c.opaque.parameters, "sharing.strategy") for c in claim.config
+                       if c.opaque.driver == "gpu.nvidia.com"]
+        gates.update({SHARING_GATES[s]: True for s in strategies if s in SHARING_GATES})
+    return gates
+
+
+def _nvidia_dra(spec: Spec, scope: dict[str, str], pools: list[PoolPlan]) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "gpuResourcesEnabledOverride": True,  # the render fails without it while gpus are on
+        "resourceApiVersion": RESOURCE_API_V1,
+        "nvidiaDriverRoot": "/",  # EKS AMIs ship the host driver
+        "resources": {"gpus": {"enabled": True},
+                      "computeDomains": {"enabled": any(p.config.compute_domains for p in pools)}},
+        "kubeletPlugin": {"nodeSelector": scope, "tolerations": _tolerations(pools)},
+        # EKS has no control-plane nodes to schedule on: drop any control-plane placement and let
+        # the controller (rendered with computeDomains only) run on the system nodes.
+        "controller": {"nodeSelector": None, "affinity": None,
+                       "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}]},
+    }
+    gates: dict[str, bool] = {}
+    sliced = [p for p in pools if p.config.gpu_sharing.strategy == "time-slicing"]
+    consumable = [p for p in sliced if p.node_class_annotations]
+    if consumable:  # Karpenter consumable capacity (FACTS §3.4): one share count for the driver
+        gates["ConsumableShares"] = True
+        values["consumableShares"] = max(p.config.gpu_sharing.replicas or 0 for p in consumable)
+    if len(consumable) < len(sliced):  # claims carry a GpuConfig with TimeSlicing
+        gates["TimeSlicingSettings"] = True
+    gates.update(claim_sharing_gates(spec, {p.name for p in pools}))
+    if _dynamic_mig(spec, [p for p in pools if p.config.gpu_sharing.strategy == "mig"]):
+        gates["DynamicMIG"] = True
+    if gates:
+        values["featureGates"] = gates
+    return values
+
+
+def _plugin_config(replicas: int) -> str:
+    return ("version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: false\n"
+            "    failRequestsGreaterThanOne: true\n    resources:\n"
+            f"    - name: nvidia.com/gpu\n      replicas: {replicas}\n")
+
+
+def _nvidia_plugin(scope: dict[str, str], pools: list[PoolPlan], bundled: list[str]) -> dict[str, Any]:
+    sharing = [p.config.gpu_sharing for p in pools]
+    values: dict[str, Any] = {
+        "nodeSelector": scope, "tolerations": _tolerations(pools),
+        "mofedEnabled": False,  # 0.19.0-0.19.2 default it on and break the EFA plugin (EKS-EFA)
+        "migStrategy": "mixed" if any(s.strategy == "mig" for s in sharing) else "none",
+    }
+    if bundled:  # Bottlerocket plugin pools run the bundled plugin; keep this one off them
+        values["affinity"] = _not_in_pools(bundled)
+    slicing = sorted({s.replicas for s in sharing if s.strategy == "time-slicing" and s.replicas})
+    if slicing:  # per-node config: the config-manager sidecar follows nvidia.com/device-plugin.config
+        configs = {"default": "version: v1\n"}
+        configs.update({f"{PLUGIN_CONFIG_PREFIX}{r}": _plugin_config(r) for r in slicing})
+        values["config"] = {"map": configs, "default": "default"}
+    return values
+
+
+def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[PoolPlan],
+                   all_pools: list[PoolPlan]) -> dict[str, Any]:
+    """The toolkit's values for one release: scope, tolerations and the settings its pools need.
+    `pools` are the pools it serves; `all_pools` lets a release keep off pools that match its
+    scope label but are served by the node image (Bottlerocket's bundled NVIDIA plugin)."""
+    ecr = f"{charts.EKS_ECR_ACCOUNT}.dkr.ecr.{spec.region}.amazonaws.com/eks"
+    if key == "nvidia-dra-driver":
+        return _nvidia_dra(spec, scope, pools)
+    if key == "nvidia-device-plugin":
+        bundled = sorted(p.name for p in all_pools if p.manager("nvidia") == "device-plugin"
+                         and bundled_manager(spec, p.ami, "nvidia", "device-plugin"))
+        return _nvidia_plugin(scope, pools, bundled)
+    if key in ("aws-dranet", "aws-efa-k8s-device-plugin"):
+        values: dict[str, Any] = {
+            "nodeSelector": scope, "tolerations": _tolerations(pools),
+            "image": {"repository": f"{ecr}/{'dranet' if key == 'aws-dranet' else key}"},
+            "supportedInstanceLabels": {"values": _types(pools, "efa")},
+        }
+        if key == "aws-dranet":
+            values["deviceClass"] = {"create": True, "name": "efa.networking.k8s.aws"}
+        return values
+    neuron = {"npd": {"enabled": False}, "scheduler": {"enabled": False}, "neuronInstances": _types(pools, "neuron")}
+    if key == "neuron-dra-driver":
+        return {**neuron, "devicePlugin": {"enabled": False},
+                "draDriver": {"enabled": True, "nodeSelector": scope, "tolerations": _tolerations(pools)}}
+    if key == "neuron-device-plugin":
+        return {**neuron, "draDriver": {"enabled": False},
+                "devicePlugin": {"enabled": True, "nodeSelector": scope, "tolerations": _tolerations(pools)}}
+    raise KeyError(key)
+
+
+def _chart_classes(spec: Spec, releases: dict[str, Release]) -> list[DeviceClassPlan]:
+    """The DeviceClasses the driver charts create with the merged values (FACTS §2.1, §2.4, §2.5)."""
+    out: list[DeviceClassPlan] = []
+    if "nvidia-dra-driver" in releases:
+        values, owner = releases["nvidia-dra-driver"].values, "nvidia-dra-driver"
+        api = dig(values, "resourceApiVersion") or (RESOURCE_API_V1 if spec.cluster.kubernetes >= (1, 34) else "")
+        if dig(values, "resources.gpus.enabled", True):
+            out += [DeviceClassPlan("gpu.nvidia.com", "gpu.nvidia.com", GPU_CEL, owner,
+                                    "nvidia.com/gpu" if api == RESOURCE_API_V1 else None),
+                    DeviceClassPlan("mig.nvidia.com", "gpu.nvidia.com", MIG_CEL, owner),
+                    DeviceClassPlan("vfio.gpu.nvidia.com", "gpu.nvidia.com", VFIO_CEL, owner)]
+        if dig(values, "resources.computeDomains.enabled", True):
+            out += [DeviceClassPlan("compute-domain-daemon.nvidia.com", "compute-domain.nvidia.com",
+                                    CD_DAEMON_CEL, owner),
+                    DeviceClassPlan("compute-domain-default-channel.nvidia.com", "compute-domain.nvidia.com",
+                                    CD_CHANNEL_CEL, owner)]
+    if "aws-dranet" in releases and dig(releases["aws-dranet"].values, "deviceClass.create", True):
+        name = dig(releases["aws-dranet"].values, "deviceClass.name") or "efa.networking.k8s.aws"
+        out.append(DeviceClassPlan(name, "dra.net", EFA_CEL, "aws-dranet"))
+    if "neuron-dra-driver" in releases:
+        out.append(DeviceClassPlan("neuron.aws.com", "neuron.aws.com", NEURON_CEL, "neuron-dra-driver"))
+    return out
+
+
+def _extra_classes(spec: Spec) -> list[DeviceClassPlan]:
+    """`eks-devices:deviceClasses`: toolkit-owned classes under other names, each narrowing a base class."""
+    out = []
+    for name, extra in sorted(spec.device_classes.items()):
+        driver, base = BASE_CLASSES[extra.base]
+        parts = [base]
+        if extra.product_name:
+            parts.append(f"device.attributes['gpu.nvidia.com'].productName == '{extra.product_name}'")
+        if extra.expression:
+            parts.append(f"({extra.expression})")
+        out.append(DeviceClassPlan(name, driver, " && ".join(parts), "toolkit"))
+    return out
+
+
+def device_classes(spec: Spec, pools: dict[str, PoolPlan], releases: dict[str, Release]) -> tuple[
+        DeviceClassPlan, ...]:
+    """Auto Mode: the toolkit creates the upstream-named classes its DRA pools need (same names and
+    CEL as the charts, so claims are portable). Elsewhere the driver charts create and own them; they
+    are listed so claims can be checked against them. Extra classes are the toolkit's in every mode."""
+    out: list[DeviceClassPlan] = []
+    if spec.mode == "auto-mode":
+        dra = {f for p in pools.values() for f in FAMILIES if p.manager(f) == "dra"}
+        if spec.cluster.auto_mode.create_device_classes:
+            if "nvidia" in dra:
+                out.append(DeviceClassPlan("gpu.nvidia.com", "gpu.nvidia.com", GPU_CEL, "toolkit",
+                                           "nvidia.com/gpu" if spec.cluster.kubernetes >= (1, 36) else None))
+            if "efa" in dra:
+                out.append(DeviceClassPlan("efa.networking.k8s.aws", "dra.net", EFA_CEL, "toolkit"))
+    else:
+        out += _chart_classes(spec, releases)
+    return tuple(out + _extra_classes(spec))

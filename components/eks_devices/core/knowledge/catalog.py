@@ -1,0 +1,92 @@
+"""Accelerated instance types: GPUs, EFA interfaces, Neuron devices, and DRA metadata coverage.
+
+Hardware figures come from the committed snapshot of EC2 `DescribeInstanceTypes`
+(`components/data/instance_types.json`, written by `eks-devices catalog refresh`). The DRA
+coverage facts come from the EKS device-management page and Karpenter's DRA docs (FACTS.md §3.2,
+§4.4) and are kept here, beside the hardware they qualify.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+
+from eks_devices.core.knowledge.catalog_refresh import SNAPSHOT
+
+# Karpenter 1.15 ships DRA device metadata for these families only (KARP `dra.md`).
+KARPENTER_DRA_FAMILIES: frozenset[str] = frozenset(
+    {"g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "gr6f",
+     "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300"}
+)
+# Auto Mode has no DRA device metadata for g7e (EKS-DM "g7e is not supported").
+AUTO_MODE_DRA_UNSUPPORTED_FAMILIES: frozenset[str] = frozenset({"g7e"})
+# GPU models with Multi-Instance GPU (NVIDIA MIG user guide, supported GPUs).
+MIG_GPU_MODELS: frozenset[str] = frozenset(
+    {"NVIDIA A100", "NVIDIA H100", "NVIDIA H200", "NVIDIA B200", "NVIDIA B300", "NVIDIA GB200",
+     "NVIDIA RTX PRO Server 6000"}
+)
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """One EC2 instance type and the accelerated hardware it carries."""
+
+    name: str
+    architecture: str  # x86_64 | arm64
+    gpu_count: int
+    gpu_model: str | None
+    gpu_memory_mib: int | None
+    neuron_count: int
+    neuron_model: str | None
+    efa_supported: bool
+    max_efa_interfaces: int
+    network_cards: int
+    efa_cards: tuple[int, ...] | None  # network cards that take an EFA; None where the sources do not say
+    source: str
+
+    @property
+    def family(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def has_nvidia(self) -> bool:
+        return self.gpu_count > 0
+
+    @property
+    def has_neuron(self) -> bool:
+        return self.neuron_count > 0
+
+    @property
+    def has_efa(self) -> bool:
+        return self.efa_supported and self.max_efa_interfaces > 0
+
+    @property
+    def mig_capable(self) -> bool:
+        return self.gpu_model in MIG_GPU_MODELS
+
+    @property
+    def karpenter_dra_metadata(self) -> bool:
+        """Karpenter 1.15 can simulate DRA claims against this type (dynamic provisioning)."""
+        return self.family in KARPENTER_DRA_FAMILIES
+
+    @property
+    def auto_mode_dra_metadata(self) -> bool:
+        """Auto Mode can launch this type for NVIDIA / EFA DRA claims."""
+        return self.family not in AUTO_MODE_DRA_UNSUPPORTED_FAMILIES and not self.has_neuron
+
+    def has(self, family: str) -> bool:
+        """Whether the type carries devices of a device family (`nvidia`, `efa`, `neuron`)."""
+        return {"nvidia": self.has_nvidia, "efa": self.has_efa, "neuron": self.has_neuron}[family]
+
+
+@cache
+def instance_types() -> dict[str, InstanceType]:
+    """All catalogued instance types by name."""
+    entries = json.loads(SNAPSHOT.read_text())
+    return {e["name"]: InstanceType(**{**e, "efa_cards": None if e["efa_cards"] is None else tuple(e["efa_cards"])})
+            for e in entries}
+
+
+def get(name: str) -> InstanceType | None:
+    return instance_types().get(name)

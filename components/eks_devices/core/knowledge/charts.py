@@ -1,0 +1,168 @@
+"""The Helm charts the toolkit installs: one table of names, sources, versions and namespaces,
+and where in each chart's values the device-managing DaemonSets take their node scope.
+
+Versions are FACTS.md's; a stack overrides any of them with `eks-devices:chartVersions`.
+Each `Agent` records what the chart's templates do with the values (checked against the chart
+sources: dra-driver-nvidia-gpu 0.4.1, nvidia-device-plugin 0.20.0, eks-charts aws-dranet 1.0.0
+and aws-efa-k8s-device-plugin v0.5.30, neuron-helm-chart), so the overlap proof in `scope.py`
+can tell where each DaemonSet lands from the merged values alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eks_devices.core.spec.stack import Family
+
+ManagerName = str  # "dra" | "device-plugin"
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """One toleration of a chart's default `tolerations` list: `Exists` on `key` (any value), or
+    `Equal` to `value` when one is given; `effect` None tolerates every effect of the key."""
+
+    key: str
+    effect: str | None = None
+    value: str | None = None
+
+    def render(self) -> dict[str, str]:
+        out = {"key": self.key, "operator": "Equal" if self.value is not None else "Exists"}
+        if self.value is not None:
+            out["value"] = self.value
+        if self.effect:
+            out["effect"] = self.effect
+        return out
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A DaemonSet in a chart that manages one device family with one manager.
+
+    `enabled` / `node_selector` / `affinity` / `tolerations` / `instance_types` are dotted paths
+    into the release's values. `builtin_tolerations` are taints the template tolerates whatever
+    the values say (hard-coded in the template, not list defaults a value would replace).
+    `enabled_default` is the chart's default for the `enabled` path; `default_tolerations` the
+    chart's default `tolerations` list while the value is unset (a null removes them, as Helm
+    deletes null keys). `instance_types` names a list of instance types the template's required
+    affinity admits (None: the chart's own affinity admits every node with the device, which the
+    proof models as "has the hardware"). With `instance_types_in_affinity` that list reaches the
+    DaemonSet only through the chart's default `affinity` value (a placeholder the template fills
+    in), so an affinity value with its own required terms, or a null, drops it; otherwise the
+    template hard-codes it. `excluded_prefixes` are instance types the template drops from it.
+    """
+
+    family: Family
+    manager: ManagerName
+    node_selector: str
+    affinity: str | None
+    tolerations: str | None
+    builtin_tolerations: tuple[str, ...] = ()
+    enabled: str | None = None
+    enabled_default: bool = True
+    instance_types: str | None = None
+    default_tolerations: tuple[Toleration, ...] = ()
+    excluded_prefixes: tuple[str, ...] = ()
+    instance_types_in_affinity: bool = False
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str
+    chart: str
+    repository: str  # an https Helm repository or an oci:// registry path
+    version: str
+    namespace: str
+    agents: tuple[Agent, ...] = ()
+
+    @property
+    def reference(self) -> str:
+        """What `helm install` takes: `oci://…/chart` for OCI charts, else the bare chart name."""
+        return f"{self.repository}/{self.chart}" if self.repository.startswith("oci://") else self.chart
+
+    @property
+    def is_oci(self) -> bool:
+        return self.repository.startswith("oci://")
+
+
+INFERENTIA = ("inf", "ml.inf")  # instance-type prefixes the Neuron chart keeps its DRA driver off
+# Placeholders the Neuron chart's default affinity carries and its template fills in: the
+# instance-type label key and the `neuronInstances` list (without Inferentia for the DRA driver).
+NEURON_INSTANCE_TYPE_KEY = "__INSTANCE_TYPE_KEY__"
+NEURON_INSTANCES = "__NEURON_INSTANCES__"
+
+# The Neuron chart (1.10.0): both DaemonSets take their tolerations only from the values list,
+# which defaults to CriticalAddonsOnly, the Neuron taint (NoSchedule) and SageMaker's
+# node-health taint. Both modes' default required affinity admits only the instance types listed in
+# `neuronInstances` (through the placeholders above), and the DRA driver's drops the Inferentia
+# ones (`inf*`): the Neuron DRA driver serves Trainium.
+_NEURON_TOLERATIONS = (Toleration("CriticalAddonsOnly"), Toleration("aws.amazon.com/neuron", "NoSchedule"),
+                       Toleration("sagemaker.amazonaws.com/node-health-status", "NoSchedule", "Unschedulable"))
+_NEURON_DRA = Agent("neuron", "dra", "draDriver.nodeSelector", "draDriver.affinity", "draDriver.tolerations",
+                    enabled="draDriver.enabled", enabled_default=False, instance_types="neuronInstances",
+                    default_tolerations=_NEURON_TOLERATIONS, excluded_prefixes=INFERENTIA,
+                    instance_types_in_affinity=True)
+_NEURON_PLUGIN = Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", "devicePlugin.affinity",
+                       "devicePlugin.tolerations", enabled="devicePlugin.enabled", enabled_default=True,
+                       instance_types="neuronInstances", default_tolerations=_NEURON_TOLERATIONS,
+                       instance_types_in_affinity=True)
+
+CHARTS: dict[str, Chart] = {
+    c.key: c
+    for c in (
+        Chart("karpenter-crd", "karpenter-crd", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system"),
+        Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system"),
+        # kubeletPlugin.tolerations defaults to [nvidia.com/gpu NoSchedule]; a value replaces it. The
+        # kubelet plugin manages GPUs only while `resources.gpus.enabled` (default true); with it off
+        # it serves ComputeDomains at most, or is not rendered at all.
+        Chart("nvidia-dra-driver", "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts",
+              "0.4.1", "nvidia",
+              (Agent("nvidia", "dra", "kubeletPlugin.nodeSelector", "kubeletPlugin.affinity",
+                     "kubeletPlugin.tolerations", enabled="resources.gpus.enabled", enabled_default=True,
+                     default_tolerations=(Toleration("nvidia.com/gpu", "NoSchedule"),)),)),
+        # tolerations defaults to [CriticalAddonsOnly, nvidia.com/gpu NoSchedule]; a value replaces both.
+        Chart("nvidia-device-plugin", "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin",
+              "0.20.0", "nvidia",
+              (Agent("nvidia", "device-plugin", "nodeSelector", "affinity", "tolerations",
+                     enabled="devicePlugin.enabled",
+                     default_tolerations=(Toleration("CriticalAddonsOnly"),
+                                          Toleration("nvidia.com/gpu", "NoSchedule"))),)),
+        # Both eks-charts templates hard-code CriticalAddonsOnly and append `tolerations`, and
+        # require the node's instance type to be in supportedInstanceLabels.values.
+        Chart("aws-dranet", "aws-dranet", "https://aws.github.io/eks-charts", "1.0.0", "kube-system",
+              (Agent("efa", "dra", "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",),
+                     instance_types="supportedInstanceLabels.values"),)),
+        Chart("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "https://aws.github.io/eks-charts",
+              "v0.5.30", "kube-system",
+              (Agent("efa", "device-plugin", "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",),
+                     instance_types="supportedInstanceLabels.values"),)),
+        # One chart, two releases: DRA mode and plugin mode are exclusive per release (FACTS §2.5).
+        # In DRA mode the chart itself renders the `neuron-dra-driver` Namespace its DaemonSet runs in
+        # (`draDriver.namespaceOverride`, no switch to turn that off), so the release lives in
+        # kube-system: installed into neuron-dra-driver, Helm could neither create the namespace
+        # first (the chart's own object would collide) nor store the release without it.
+        Chart("neuron-dra-driver", "neuron-helm-chart", "oci://public.ecr.aws/neuron", "1.10.0",
+              "kube-system", (_NEURON_DRA, _NEURON_PLUGIN)),
+        Chart("neuron-device-plugin", "neuron-helm-chart", "oci://public.ecr.aws/neuron", "1.10.0",
+              "kube-system", (_NEURON_DRA, _NEURON_PLUGIN)),
+    )
+}
+
+# Which chart key runs a (family, manager) in the self-managed modes.
+RELEASE_FOR: dict[tuple[Family, ManagerName], str] = {
+    ("nvidia", "dra"): "nvidia-dra-driver",
+    ("nvidia", "device-plugin"): "nvidia-device-plugin",
+    ("efa", "dra"): "aws-dranet",
+    ("efa", "device-plugin"): "aws-efa-k8s-device-plugin",
+    ("neuron", "dra"): "neuron-dra-driver",
+    ("neuron", "device-plugin"): "neuron-device-plugin",
+}
+
+# ECR account that serves EKS add-on images in most commercial regions.
+EKS_ECR_ACCOUNT = "602401143452"
+
+# GPU models on which the NVIDIA DRA driver's DynamicMIG gate can switch MIG on and partition on
+# demand: Hopper and later (EKS-MIG). Ampere (A100) needs partitions created before the driver starts.
+DYNAMIC_MIG_GPU_MODELS: frozenset[str] = frozenset(
+    {"NVIDIA H100", "NVIDIA H200", "NVIDIA B200", "NVIDIA B300", "NVIDIA GB200", "NVIDIA RTX PRO Server 6000"}
+)

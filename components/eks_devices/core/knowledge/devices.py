@@ -1,0 +1,306 @@
+"""The simulated device inventory each catalogued instance type publishes through DRA.
+
+A DRA driver publishes a node's devices as ResourceSlices once the node runs; the fit check needs
+them before any node exists, as Karpenter's DRA metadata does. This module derives them from the
+instance catalogue, shaped as the real drivers publish them:
+
+- NVIDIA (`gpu.nvidia.com`): `gpu-<minor>` devices with `type`, `uuid`, `productName`, `brand`,
+  `architecture`, `cudaComputeCapability`, `driverVersion`, `cudaDriverVersion`, `index`, `minor`,
+  `resource.kubernetes.io/pciBusID`, `resource.kubernetes.io/pcieRoot` and a `memory` capacity
+  (FACTS.md §2.1). On a MIG pool each GPU publishes MIG devices of the pool's profile instead.
+- DRANET (`dra.net`): every network interface, the primary ENA included; EFAs carry
+  `dra.net/pciDevice = "Elastic Fabric Adapter (EFA)"`, `dra.net/rdma`, `dra.net/numaNode`,
+  `dra.net/pciAddress`, `dra.net/pciVendor`, `resource.kubernetes.io/pcieRoot` and, on Trainium,
+  `resource.aws.com/devicegroup{1,4,8,16}_id` (FACTS.md §2.4).
+- Neuron (`neuron.aws.com`): `neurondevice<i>` with `instanceType`, `neuronDriverVersion` and
+  `resource.aws.com/devicegroup{1,4,8,16}_id` (FACTS.md §2.5; device names as the Neuron DRA docs show).
+
+Topology figures and their sources (each is a modelling assumption where no source gives it):
+- GPU ↔ EFA: the GPUs and EFAs of an instance are spread evenly over `min(GPUs, EFAs)` PCIe roots.
+  That reproduces p5.48xlarge / p5e.48xlarge: 8 roots of 1 GPU + 4 EFAs (Karpenter `dra.md`: "each of
+  the eight GPUs in a p5.48xlarge shares a PCIe root with four EFAs"; 32 EFAs, FACTS §6);
+  p5en.48xlarge and p6-b300.48xlarge: 1 GPU + 2 EFAs (16 EFAs, FACTS §6); p6-b200.48xlarge: 1 + 1;
+  p4d/p4de.24xlarge and g6e.48xlarge: 4 roots of 2 GPUs + 1 EFA (4 EFAs, FACTS §6 — "2 GPUs per EFA"
+  is an assumption from the counts); single-EFA types (g5.48xlarge, p3dn.24xlarge, ...): one root
+  holding every GPU and the EFA (an assumption; no source gives their PCIe layout). Without EFA,
+  each GPU has a root of its own.
+- Neuron ↔ EFA: device `i` belongs to group `i // N` for each group size N ≤ its device count
+  (the Neuron DRA docs' connected subsets of 1, 4, 8, 16). EFAs are spread evenly over the devices:
+  trn2.48xlarge and trn1n.32xlarge have one EFA per device (16 / 16, FACTS §6); trn1.32xlarge has one
+  EFA per two devices (8 / 16), so its EFAs carry group ids for groups of 4, 8 and 16 but no
+  `devicegroup1_id` (an EFA shared by two devices belongs to no single device; an assumption).
+- Only p5.48xlarge's layout is published (`PUBLISHED_TOPOLOGY`): a claim that fails only on a
+  `layout_attribute` of another type is undetermined in the fit check (a warning), never an error.
+- Memory: the NVIDIA driver publishes what NVML reports, a little below the nominal size; Karpenter's
+  metadata gives H100 as `81152Mi`. Other models use the EC2 `DescribeInstanceTypes` figure.
+- Versions (`driverVersion` 580.82.7, `cudaDriverVersion` 13.0.0) are Karpenter's example values;
+  the fit check never depends on them (Karpenter allows them in matchAttribute only).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from eks_devices.core.knowledge import catalog
+
+NVIDIA_DRIVER = "gpu.nvidia.com"
+COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+DRANET_DRIVER = "dra.net"
+NEURON_DRIVER = "neuron.aws.com"
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
+DEVICE_GROUP_SIZES = (1, 4, 8, 16)
+EFA_PCI_DEVICE = "Elastic Fabric Adapter (EFA)"
+ENA_PCI_DEVICE = "Elastic Network Adapter (ENA)"
+SLICE_DEVICE_LIMIT = 128
+# The only PCIe layout a source gives (Karpenter `dra.md`: each of p5.48xlarge's eight GPUs shares a
+# root with four EFAs); every other layout below is modelled from device counts.
+PUBLISHED_TOPOLOGY = frozenset({"p5.48xlarge"})
+
+
+def topology_published(instance_type: str) -> bool:
+    """Whether the instance type's GPU/Neuron-to-EFA layout comes from a source (not the model)."""
+    return instance_type in PUBLISHED_TOPOLOGY
+
+
+def layout_attribute(name: str) -> bool:
+    """Attributes whose values come from the modelled layout: the PCIe root and Neuron device groups."""
+    return name == PCIE_ROOT or name.startswith("resource.aws.com/devicegroup")
+
+
+def device_group(size: int) -> str:
+    """The Neuron connected-subset attribute shared by Neuron devices and their EFAs."""
+    return f"resource.aws.com/devicegroup{size}_id"
+
+
+# productName as the NVIDIA driver reports it, per instance family (Karpenter `dra.md`,
+# "Supported Instance Types"); families it does not list fall back to the catalogue's model.
+PRODUCT_NAMES = {
+    "g4dn": "Tesla T4", "g5": "NVIDIA A10G", "g5g": "NVIDIA T4G", "g6": "NVIDIA L4", "gr6": "NVIDIA L4",
+    "g6e": "NVIDIA L40S", "p3dn": "Tesla V100-SXM2-32GB", "p4d": "NVIDIA A100-SXM4-40GB",
+    "p4de": "NVIDIA A100-SXM4-80GB", "p5": "NVIDIA H100 80GB HBM3", "p5e": "NVIDIA H200",
+    "p5en": "NVIDIA H200", "p6-b200": "NVIDIA B200", "p6-b300": "NVIDIA B300 SXM6 AC",
+}
+# architecture and CUDA compute capability per catalogue GPU model (NVIDIA's published figures).
+GPU_GENERATIONS = {
+    "NVIDIA T4": ("Turing", "7.5.0"), "NVIDIA T4g": ("Turing", "7.5.0"), "NVIDIA A10G": ("Ampere", "8.6.0"),
+    "NVIDIA L4": ("Ada Lovelace", "8.9.0"), "NVIDIA L40S": ("Ada Lovelace", "8.9.0"),
+    "NVIDIA V100": ("Volta", "7.0.0"), "NVIDIA A100": ("Ampere", "8.0.0"), "NVIDIA H100": ("Hopper", "9.0.0"),
+    "NVIDIA H200": ("Hopper", "9.0.0"), "NVIDIA B200": ("Blackwell", "10.0.0"),
+    "NVIDIA B300": ("Blackwell", "10.3.0"), "NVIDIA RTX PRO Server 6000": ("Blackwell", "12.0.0"),
+}
+# NVML-reported memory where a source gives it (Karpenter `dra.md`: H100 81152Mi).
+PUBLISHED_MEMORY_MIB = {"p5": 81152}
+DRIVER_VERSION = "580.82.7"
+CUDA_DRIVER_VERSION = "13.0.0"
+NEURON_DRIVER_VERSION = "2.24.7.0"
+MIG_SLICES = 7  # compute slices of a MIG-capable GPU: `<g>g.<mem>gb` profiles fit 7 // g times
+
+
+@dataclass(frozen=True)
+class Device:
+    """One published device: attributes and capacity in ResourceSlice spelling."""
+
+    driver: str
+    name: str
+    attributes: dict[str, dict[str, Any]]  # name (driver-local or qualified) → {"string"|"int"|"bool"|"version": v}
+    capacity: dict[str, str] = field(default_factory=dict)  # name → quantity
+    allocations: int = 1  # claims that may hold it at once (consumable shares); 1 = exclusive
+
+    def attribute(self, qualified: str) -> tuple[str, Any] | None:
+        """The typed value of a fully qualified attribute (as `matchAttribute` names it), or None."""
+        domain, _, name = qualified.rpartition("/")
+        for key in (qualified, name if domain == self.driver else None):
+            if key is not None and key in self.attributes:
+                (kind, value), = self.attributes[key].items()
+                return kind, value
+        return None
+
+    def cel(self) -> dict[str, Any]:
+        """The device as CEL sees it (`eks_devices.core.cel.evaluate`'s device shape)."""
+        attributes: dict[str, dict[str, Any]] = {}
+        for key, typed in self.attributes.items():
+            domain, _, name = key.rpartition("/")
+            (kind, value), = typed.items()
+            attributes.setdefault(domain or self.driver, {})[name] = typed if kind == "version" else value
+        capacity: dict[str, dict[str, str]] = {}
+        for key, quantity in self.capacity.items():
+            domain, _, name = key.rpartition("/")
+            capacity.setdefault(domain or self.driver, {})[name] = quantity
+        return {"driver": self.driver, "attributes": attributes, "capacity": capacity}
+
+    def slice_entry(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": self.name, "attributes": dict(self.attributes)}
+        if self.capacity:
+            entry["capacity"] = {k: {"value": v} for k, v in self.capacity.items()}
+        if self.allocations > 1:
+            entry["allowMultipleAllocations"] = True
+        return entry
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"string": value}
+
+
+def _i(value: int) -> dict[str, int]:
+    return {"int": value}
+
+
+def _root_name(index: int) -> str:
+    return f"pci0000:{0x10 + 0x08 * index:02x}"
+
+
+def gpu_efa_roots(itype: catalog.InstanceType) -> list[tuple[list[int], list[int]]]:
+    """Per PCIe root, the GPU indices and EFA indices on it (see the module docstring)."""
+    gpus, efas = itype.gpu_count, itype.max_efa_interfaces if itype.has_efa else 0
+    if gpus and not efas:
+        return [([g], []) for g in range(gpus)]
+    units = min(gpus, efas) if gpus else efas
+    roots: list[tuple[list[int], list[int]]] = [([], []) for _ in range(units)]
+    for g in range(gpus):
+        roots[g * units // gpus][0].append(g)
+    for e in range(efas):
+        roots[e * units // efas][1].append(e)
+    return roots
+
+
+def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str) -> dict[str, dict[str, Any]]:
+    model = itype.gpu_model or "NVIDIA GPU"
+    architecture, capability = GPU_GENERATIONS.get(model, ("unknown", "0.0.0"))
+    bus = f"0000:{int(root[-2:], 16) + 1:02x}:00.0"
+    return {
+        "type": _s("gpu"),
+        "uuid": _s(f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{itype.name}/gpu/{index}')}"),
+        "productName": _s(PRODUCT_NAMES.get(itype.family, model)),
+        "brand": _s("Nvidia"),
+        "architecture": _s(architecture),
+        "cudaComputeCapability": {"version": capability},
+        "driverVersion": {"version": DRIVER_VERSION},
+        "cudaDriverVersion": {"version": CUDA_DRIVER_VERSION},
+        "index": _i(index),
+        "minor": _i(index),
+        PCI_BUS_ID: _s(bus),
+        PCIE_ROOT: _s(root),
+    }
+
+
+def _mig_devices(gpu: Device, profile: str) -> list[Device]:
+    """A GPU's MIG devices of one profile; a `+me` profile (with the media engines) fits once per GPU."""
+    base, _, extension = profile.partition("+")
+    slices, _, memory = base.partition(".")
+    count = 1 if extension else MIG_SLICES // int(slices.rstrip("g"))
+    parent = gpu.attributes["uuid"]["string"]
+    keep = ("productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",
+            "cudaDriverVersion", PCIE_ROOT)
+    out = []
+    for j in range(count):
+        attributes = {k: gpu.attributes[k] for k in keep}
+        attributes.update({"type": _s("mig"), "profile": _s(profile), "parentUUID": _s(parent),
+                           "uuid": _s(f"MIG-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{parent}/{profile}/{j}')}")})
+        out.append(Device(NVIDIA_DRIVER, f"{gpu.name}-mig-{base.replace('.', '')}{extension}-{j}", attributes,
+                          {"memory": f"{int(memory.rstrip('gb'))}Gi"}))
+    return out
+
+
+def gpus(itype: catalog.InstanceType, mig_profile: str | None = None, shares: int | None = None) -> list[Device]:
+    """The NVIDIA DRA driver's devices: whole GPUs, or MIG devices of `mig_profile` on MIG pools.
+    `shares` models Karpenter's consumable-capacity time-slicing: each GPU serves that many claims."""
+    out: list[Device] = []
+    memory = PUBLISHED_MEMORY_MIB.get(itype.family, itype.gpu_memory_mib or 0)
+    for r, (gpu_indices, _) in enumerate(gpu_efa_roots(itype)):
+        for g in gpu_indices:
+            capacity = {"memory": f"{memory}Mi"}
+            if shares:
+                capacity["shares"] = str(shares)
+            gpu = Device(NVIDIA_DRIVER, f"gpu-{g}", _gpu_attributes(itype, g, _root_name(r)), capacity,
+                         allocations=shares or 1)
+            out.extend(_mig_devices(gpu, mig_profile) if mig_profile and itype.mig_capable else [gpu])
+    return sorted(out, key=lambda d: (int(d.name.split("-")[1]), d.name))
+
+
+def _neuron_groups(index: int, span: int, devices: int) -> dict[str, dict[str, int]]:
+    """Device-group ids for something near `span` Neuron devices starting at `index`."""
+    return {device_group(n): _i(index // n) for n in DEVICE_GROUP_SIZES if n <= devices and n >= span}
+
+
+def efas(itype: catalog.InstanceType, limit: int | None = None) -> list[Device]:
+    """DRANET's devices: the primary ENA interface and one EFA per EFA network card — or only the
+    first `limit` cards' EFAs when a static interface layout attaches fewer."""
+    out = [Device(DRANET_DRIVER, "eth0", {
+        "dra.net/pciDevice": _s(ENA_PCI_DEVICE), "dra.net/pciVendor": _s("Amazon.com, Inc."),
+        "dra.net/rdma": {"bool": False}, "dra.net/numaNode": _i(0), "dra.net/pciAddress": _s("0000:00:05.0"),
+        PCIE_ROOT: _s("pci0000:00")})]
+    if not itype.has_efa:
+        return out
+    roots = gpu_efa_roots(itype) if itype.has_nvidia else [([], [e]) for e in range(itype.max_efa_interfaces)]
+    count = itype.max_efa_interfaces
+    for r, (_, efa_indices) in enumerate(roots):
+        for e in efa_indices:
+            if limit is not None and e >= limit:
+                continue
+            attributes: dict[str, dict[str, Any]] = {
+                "dra.net/pciDevice": _s(EFA_PCI_DEVICE), "dra.net/pciVendor": _s("Amazon.com, Inc."),
+                "dra.net/rdma": {"bool": True}, "dra.net/numaNode": _i(0 if r < len(roots) / 2 else 1),
+                "dra.net/pciAddress": _s(f"0000:{int(_root_name(r)[-2:], 16) + 2:02x}:{e % 32:02x}.0"),
+                "dra.net/rdmaDevice": _s(f"rdmap{e}"), PCIE_ROOT: _s(_root_name(r)),
+            }
+            if itype.has_neuron:
+                span = max(1, itype.neuron_count // count)
+                attributes.update(_neuron_groups(e * itype.neuron_count // count, span, itype.neuron_count))
+            out.append(Device(DRANET_DRIVER, f"efa{e}", attributes))
+    return out
+
+
+def neurons(itype: catalog.InstanceType) -> list[Device]:
+    """The Neuron DRA driver's devices with their connected-subset group ids."""
+    return [Device(NEURON_DRIVER, f"neurondevice{i}", {
+        "instanceType": _s(itype.name), "neuronDriverVersion": _s(NEURON_DRIVER_VERSION),
+        **_neuron_groups(i, 1, itype.neuron_count)}) for i in range(itype.neuron_count)]
+
+
+def compute_domain_devices() -> list[Device]:
+    """What the ComputeDomain kubelet plugin offers a node: the default channel (id 0) and the
+    daemon device. One workload Pod per node holds the channel (the IMEX model)."""
+    return [Device(COMPUTE_DOMAIN_DRIVER, "channel-0", {"type": _s("channel"), "id": _i(0)}),
+            Device(COMPUTE_DOMAIN_DRIVER, "daemon-0", {"type": _s("daemon"), "id": _i(0)})]
+
+
+def inventory(itype: catalog.InstanceType | str, families: tuple[str, ...] = ("nvidia", "efa", "neuron"), *,
+              mig_profile: str | None = None, gpu_shares: int | None = None,
+              compute_domains: bool = False, efa_interfaces: int | None = None) -> tuple[Device, ...]:
+    """Every device the DRA drivers of `families` publish on one node of `itype`
+    (`efa_interfaces`: how many EFA interfaces a static layout attaches; default every EFA card)."""
+    if isinstance(itype, str):
+        itype = catalog.instance_types()[itype]
+    out: list[Device] = []
+    if "nvidia" in families and itype.has_nvidia:
+        out += gpus(itype, mig_profile, gpu_shares)
+        if compute_domains:
+            out += compute_domain_devices()
+    if "efa" in families and (itype.has_efa or itype.has_nvidia or itype.has_neuron):
+        out += efas(itype, efa_interfaces)
+    if "neuron" in families and itype.has_neuron:
+        out += neurons(itype)
+    return tuple(out)
+
+
+def resource_slices(itype: catalog.InstanceType | str, node_name: str = "ip-10-0-0-10.ec2.internal",
+                    **kwargs: Any) -> list[dict[str, Any]]:
+    """The inventory as `resource.k8s.io/v1` ResourceSlices, one pool per driver per node."""
+    by_driver: dict[str, list[Device]] = {}
+    for device in inventory(itype, **kwargs):
+        by_driver.setdefault(device.driver, []).append(device)
+    slices = []
+    for driver, devices in by_driver.items():
+        chunks = [devices[i:i + SLICE_DEVICE_LIMIT] for i in range(0, len(devices), SLICE_DEVICE_LIMIT)]
+        for n, chunk in enumerate(chunks):
+            slices.append({
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": f"{node_name}-{driver}-{n}"},
+                "spec": {"driver": driver, "nodeName": node_name,
+                         "pool": {"name": node_name, "generation": 1, "resourceSliceCount": len(chunks)},
+                         "devices": [d.slice_entry() for d in chunk]},
+            })
+    return slices

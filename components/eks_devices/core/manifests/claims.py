@@ -1,0 +1,306 @@
+"""Workload-side claims: ResourceClaimTemplate / ResourceClaim builders as plain dicts.
+
+Every builder returns a `BuiltClaim`: the Kubernetes object (`resource.k8s.io/v1`, or the NVIDIA
+`ComputeDomain` whose controller creates the channel template), the `devices` part the scheduler
+allocates (what the fit check evaluates), the device families claimed, and the nodeSelector that
+keeps a Pod on pools whose manager is DRA for those families — the toolkit's own
+`eks-devices.io/device-manager-<family>` label, valid in every mode. Shapes follow FACTS.md §5:
+the aligned GPU+EFA template matches on `resource.kubernetes.io/pcieRoot`, the aligned Neuron+EFA
+template on `resource.aws.com/devicegroup<N>_id`, time-slicing uses the opaque `GpuConfig`, Logical
+NeuronCore the opaque `NeuronConfig`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eks_devices.core.derive.pools import manager_label
+from eks_devices.core.knowledge.devices import PCIE_ROOT, device_group
+from eks_devices.core.spec.claims import EXTENDED_RESOURCES, Claim
+from eks_devices.core.spec.stack import FAMILIES, Family
+
+API_VERSION = "resource.k8s.io/v1"
+NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
+NEURON_CONFIG_API = "neuron.aws.com/v1"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "eks-devices"}
+GPU_CLASS = "gpu.nvidia.com"
+MIG_CLASS = "mig.nvidia.com"
+EFA_CLASS = "efa.networking.k8s.aws"
+NEURON_CLASS = "neuron.aws.com"
+CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
+# DRA driver → device family, for claims naming classes by their driver.
+DRIVER_FAMILIES: dict[str, Family] = {
+    "gpu.nvidia.com": "nvidia", "compute-domain.nvidia.com": "nvidia", "dra.net": "efa", "neuron.aws.com": "neuron"}
+# The upstream DeviceClasses and the driver each selects (FACTS.md §2.1, §2.4, §2.5).
+CLASS_DRIVERS = {
+    GPU_CLASS: "gpu.nvidia.com", MIG_CLASS: "gpu.nvidia.com", "vfio.gpu.nvidia.com": "gpu.nvidia.com",
+    CHANNEL_CLASS: "compute-domain.nvidia.com", "compute-domain-daemon.nvidia.com": "compute-domain.nvidia.com",
+    EFA_CLASS: "dra.net", NEURON_CLASS: "neuron.aws.com",
+}
+
+
+@dataclass(frozen=True)
+class BuiltClaim:
+    """A claim object plus what a Pod needs to use it."""
+
+    name: str
+    namespace: str
+    manifest: dict[str, Any]
+    devices: dict[str, Any]  # `spec.devices`: requests, constraints, config
+    families: tuple[Family, ...]
+    node_selector: dict[str, str]
+
+    @property
+    def kind(self) -> str:
+        return str(self.manifest["kind"])
+
+    @property
+    def shared(self) -> bool:
+        """A ResourceClaim is shared by every Pod naming it; a template gives each Pod its own."""
+        return self.kind == "ResourceClaim"
+
+    @property
+    def request_names(self) -> tuple[str, ...]:
+        return tuple(r["name"] for r in self.devices["requests"])
+
+    def pod_claim(self, name: str | None = None) -> dict[str, str]:
+        """The Pod's `spec.resourceClaims` entry (containers list `resources.claims: [{name}]`)."""
+        key = "resourceClaimName" if self.shared else "resourceClaimTemplateName"
+        return {"name": name or self.name, key: self.name}
+
+
+# --- requests, constraints, config ------------------------------------------------------------
+
+def exact(name: str, device_class: str, count: int | str = 1, selectors: Iterable[str] = ()) -> dict[str, Any]:
+    """A request for `count` devices of a class (or every matching device with count="all")."""
+    body: dict[str, Any] = {"deviceClassName": device_class}
+    if count == "all":
+        body["allocationMode"] = "All"
+    else:
+        body.update({"allocationMode": "ExactCount", "count": int(count)})
+    exprs = list(selectors)
+    if exprs:
+        body["selectors"] = [{"cel": {"expression": e}} for e in exprs]
+    return {"name": name, "exactly": body}
+
+
+def first_available(name: str, alternatives: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A request satisfied by the first alternative that fits (`exact()` dicts, tried in order)."""
+    subs = [{"name": alt["name"], **alt["exactly"]} for alt in alternatives]
+    return {"name": name, "firstAvailable": subs}
+
+
+def match(attribute: str, requests: Sequence[str] = ()) -> dict[str, Any]:
+    """Devices of `requests` (all requests when empty) must share `attribute`."""
+    return {"requests": list(requests), "matchAttribute": attribute}
+
+
+def opaque(driver: str, parameters: dict[str, Any], requests: Sequence[str] = ()) -> dict[str, Any]:
+    return {"requests": list(requests), "opaque": {"driver": driver, "parameters": parameters}}
+
+
+def gpu_selectors(model: str | None = None, min_memory_gib: int | None = None) -> list[str]:
+    """CEL for a GPU model (a substring of the driver's `productName`) and a minimum memory."""
+    out = []
+    if model:
+        out.append(f"device.attributes['gpu.nvidia.com'].productName.contains('{model}')")
+    if min_memory_gib:
+        out.append(f"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{min_memory_gib}Gi')) >= 0")
+    return out
+
+
+def time_slicing_config(requests: Sequence[str], interval: str = "Default") -> dict[str, Any]:
+    return opaque("gpu.nvidia.com", {"apiVersion": NVIDIA_CONFIG_API, "kind": "GpuConfig", "sharing": {
+        "strategy": "TimeSlicing", "timeSlicingConfig": {"interval": interval}}}, requests)
+
+
+def neuron_config(requests: Sequence[str], logical_neuron_core: int) -> dict[str, Any]:
+    return opaque("neuron.aws.com", {"apiVersion": NEURON_CONFIG_API, "kind": "NeuronConfig",
+                                     "logicalNeuronCore": logical_neuron_core}, requests)
+
+
+def families_of(devices: Mapping[str, Any], class_drivers: Mapping[str, str] | None = None) -> tuple[Family, ...]:
+    """The device families a claim's requests draw on, from their DeviceClasses' drivers."""
+    drivers = {**CLASS_DRIVERS, **(class_drivers or {})}
+    found: set[Family] = set()
+    for request in devices.get("requests", []):
+        alternatives = [request["exactly"]] if "exactly" in request else request.get("firstAvailable", [])
+        for alt in alternatives:
+            family = DRIVER_FAMILIES.get(drivers.get(alt["deviceClassName"], ""))
+            if family:
+                found.add(family)
+    return tuple(f for f in FAMILIES if f in found)
+
+
+def node_selector(families: Iterable[Family]) -> dict[str, str]:
+    """Keeps a Pod on nodes whose manager is DRA for every family it claims."""
+    return {manager_label(f): "dra" for f in FAMILIES if f in set(families)}
+
+
+# --- objects ----------------------------------------------------------------------------------
+
+def build(name: str, requests: Sequence[dict[str, Any]], constraints: Sequence[dict[str, Any]] = (),
+          config: Sequence[dict[str, Any]] = (), *, shared: bool = False, namespace: str = "default",
+          class_drivers: Mapping[str, str] | None = None) -> BuiltClaim:
+    """A ResourceClaimTemplate (or, `shared`, a ResourceClaim) from raw requests."""
+    devices: dict[str, Any] = {"requests": [dict(r) for r in requests]}
+    if constraints:
+        devices["constraints"] = [dict(c) for c in constraints]
+    if config:
+        devices["config"] = [dict(c) for c in config]
+    metadata = {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)}
+    if shared:
+        manifest = {"apiVersion": API_VERSION, "kind": "ResourceClaim", "metadata": metadata,
+                    "spec": {"devices": devices}}
+    else:
+        manifest = {"apiVersion": API_VERSION, "kind": "ResourceClaimTemplate", "metadata": metadata,
+                    "spec": {"spec": {"devices": devices}}}
+    families = families_of(devices, class_drivers)
+    return BuiltClaim(name, namespace, manifest, devices, families, node_selector(families))
+
+
+def gpu_claim(name: str, count: int = 1, *, model: str | None = None, min_memory_gib: int | None = None,
+              time_slicing: str | None = None, shared: bool = False, namespace: str = "default") -> BuiltClaim:
+    """`count` whole GPUs, optionally of a model and a minimum memory, optionally time-sliced."""
+    config = [time_slicing_config(["gpu"], time_slicing)] if time_slicing else []
+    return build(name, [exact("gpu", GPU_CLASS, count, gpu_selectors(model, min_memory_gib))], (), config,
+                 shared=shared, namespace=namespace)
+
+
+def time_sliced_gpu_claim(name: str, interval: str = "Default", *, namespace: str = "default") -> BuiltClaim:
+    """A shared ResourceClaim on one GPU that its Pods time-slice (driver gate TimeSlicingSettings)."""
+    return gpu_claim(name, 1, time_slicing=interval, shared=True, namespace=namespace)
+
+
+def mig_claim(name: str, profile: str, count: int = 1, *, shared: bool = False,
+              namespace: str = "default") -> BuiltClaim:
+    """MIG devices of one profile, all from the same parent GPU (FACTS.md §5)."""
+    selector = f"device.attributes['gpu.nvidia.com'].profile == '{profile}'"
+    return build(name, [exact("mig", MIG_CLASS, count, [selector])], [match("gpu.nvidia.com/parentUUID")],
+                 shared=shared, namespace=namespace)
+
+
+def efa_claim(name: str, count: int | str = 1, *, namespace: str = "default") -> BuiltClaim:
+    """EFA devices (never shared: one Pod per EFA, so always a template)."""
+    return build(name, [exact("efa", EFA_CLASS, count)], namespace=namespace)
+
+
+def gpu_efa_aligned_claim(name: str, gpus: int = 1, efas: int | str = 1, *, model: str | None = None,
+                          min_memory_gib: int | None = None, time_slicing: str | None = None,
+                          shared: bool = False, namespace: str = "default") -> BuiltClaim:
+    """GPUs and EFAs aligned on `resource.kubernetes.io/pcieRoot`.
+
+    The devices split into `min(gpus, efas)` units, each its own request pair and constraint
+    (`gpu-<i>`/`efa-<i>`; just `gpu`/`efa` for one unit): 8 GPUs + 32 EFAs are 8 units of 1 GPU + 4
+    EFAs, 8 GPUs + 4 EFAs are 4 units of 2 GPUs + 1 EFA. `efas="all"` is one unit: the GPUs plus
+    every EFA on the node, all on one PCIe root (FACTS.md §5's `allocationMode: All` variant)."""
+    selectors = gpu_selectors(model, min_memory_gib)
+    units = 1 if efas == "all" else min(gpus, int(efas))
+    if units > 1 and (gpus % units or int(efas) % units):
+        raise ValueError(f"{gpus} GPUs and {efas} EFAs do not split evenly over PCIe roots")
+    requests, constraints = [], []
+    for u in range(units):
+        gpu, efa = ("gpu", "efa") if units == 1 else (f"gpu-{u}", f"efa-{u}")
+        requests += [exact(gpu, GPU_CLASS, gpus // units, selectors),
+                     exact(efa, EFA_CLASS, "all" if efas == "all" else int(efas) // units)]
+        constraints.append(match(PCIE_ROOT, [gpu, efa]))
+    gpu_names = [r["name"] for r in requests if r["name"].startswith("gpu")]
+    config = [time_slicing_config(gpu_names, time_slicing)] if time_slicing else []
+    return build(name, requests, constraints, config, shared=shared, namespace=namespace)
+
+
+def neuron_claim(name: str, count: int | str = 1, *, logical_neuron_core: int | None = None,
+                 instance_type: str | None = None, connected: bool = False, shared: bool = False,
+                 namespace: str = "default") -> BuiltClaim:
+    """Neuron devices; `connected` keeps them in one device group of their count (1, 4, 8, 16);
+    `logical_neuron_core` adds the opaque NeuronConfig (LNC 1 or 2)."""
+    selectors = [f"device.attributes['neuron.aws.com'].instanceType == '{instance_type}'"] if instance_type else []
+    constraints = [match(device_group(int(count)), ["neurons"])] if connected and count != "all" else []
+    config = [neuron_config(["neurons"], logical_neuron_core)] if logical_neuron_core else []
+    return build(name, [exact("neurons", NEURON_CLASS, count, selectors)], constraints, config,
+                 shared=shared, namespace=namespace)
+
+
+def neuron_efa_aligned_claim(name: str, neurons: int | str = 4, efas: int | str = 4, *,
+                             logical_neuron_core: int | None = None, shared: bool = False,
+                             namespace: str = "default") -> BuiltClaim:
+    """Connected Neuron devices and EFAs in one Neuron device group: `devicegroup<N>_id` with N
+    the Neuron count (16 for every device), as FACTS.md §5's `aligned-efa-neuron` template."""
+    group = 16 if neurons == "all" else int(neurons)
+    requests = [exact("neurons", NEURON_CLASS, neurons), exact("efa", EFA_CLASS, efas)]
+    config = [neuron_config(["neurons"], logical_neuron_core)] if logical_neuron_core else []
+    return build(name, requests, [match(device_group(group), ["neurons", "efa"])], config, shared=shared,
+                 namespace=namespace)
+
+
+def compute_domain_channel(name: str, allocation_mode: str = "Single", *, namespace: str = "default") -> BuiltClaim:
+    """A ComputeDomain (multi-node NVLink); its controller creates the channel ResourceClaimTemplate
+    named `name`, which Pods reference. `devices` is that template's channel request: one device of
+    the default-channel class in either mode. `All` does not reach the scheduler; the controller puts
+    it in the template's opaque `ComputeDomainChannelConfig` (with the domain's UID, known only once
+    the ComputeDomain exists), and the kubelet plugin then injects every IMEX channel."""
+    manifest = {"apiVersion": NVIDIA_CONFIG_API, "kind": "ComputeDomain",
+                "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)},
+                "spec": {"channel": {"resourceClaimTemplate": {"name": name}, "allocationMode": allocation_mode}}}
+    devices = {"requests": [exact("channel", CHANNEL_CLASS, 1)]}
+    return BuiltClaim(name, namespace, manifest, devices, ("nvidia",), node_selector(["nvidia"]))
+
+
+def extended_resources(resources: Mapping[str, int]) -> dict[str, Any]:
+    """A container's `resources` for device-plugin extended resources (limits; requests equal them)."""
+    limits = {key: str(count) for key, count in sorted(resources.items())}
+    return {"limits": limits, "requests": dict(limits)}
+
+
+def extended_families(resources: Mapping[str, int]) -> tuple[Family, ...]:
+    found = {EXTENDED_RESOURCES[k] for k in resources if k in EXTENDED_RESOURCES}
+    return tuple(f for f in FAMILIES if f in found)  # type: ignore[misc]
+
+
+def from_config(name: str, claim: Claim, class_drivers: Mapping[str, str] | None = None) -> BuiltClaim | None:
+    """The object a stack's `claims.<name>` entry declares (None for kind: extended-resource)."""
+    shared, ns = claim.kind == "claim", claim.namespace
+    if claim.kind == "extended-resource":
+        return None
+    if claim.requests is not None:
+        requests = [r.model_dump(by_alias=True, exclude_none=True) for r in claim.requests]
+        return build(name, requests, [c.model_dump(by_alias=True, exclude_none=True) for c in claim.constraints],
+                     [c.model_dump(by_alias=True, exclude_none=True) for c in claim.config],
+                     shared=shared, namespace=ns, class_drivers=class_drivers)
+    if claim.compute_domain_channel is not None:
+        return compute_domain_channel(name, claim.compute_domain_channel.allocation_mode, namespace=ns)
+    slicing = claim.time_slicing.interval if claim.time_slicing else None
+    efas: int | str | None = None
+    if claim.efa is not None:
+        efas = "all" if claim.efa.all_ else int(claim.efa.count or 1)
+    neurons: int | str | None = None
+    if claim.neurons is not None:
+        neurons = "all" if claim.neurons.all_ else int(claim.neurons.count or 1)
+    if claim.align_with == "gpu" and claim.gpus and efas is not None:
+        return gpu_efa_aligned_claim(name, claim.gpus.count, efas, model=claim.gpus.model,
+                                     min_memory_gib=claim.gpus.min_memory_gib, time_slicing=slicing,
+                                     shared=shared, namespace=ns)
+    if claim.align_with == "neuron" and neurons is not None and efas is not None:
+        return neuron_efa_aligned_claim(name, neurons, efas, logical_neuron_core=claim.logical_neuron_core,
+                                        shared=shared, namespace=ns)
+    requests: list[dict[str, Any]] = []
+    config: list[dict[str, Any]] = []
+    constraints: list[dict[str, Any]] = []
+    if claim.gpus:
+        requests.append(exact("gpu", GPU_CLASS, claim.gpus.count,
+                              gpu_selectors(claim.gpus.model, claim.gpus.min_memory_gib)))
+        if slicing:
+            config.append(time_slicing_config(["gpu"], slicing))
+    if claim.mig:
+        mig = mig_claim(name, claim.mig.profile, claim.mig.count)
+        requests += mig.devices["requests"]
+        constraints += [{**c, "requests": ["mig"]} for c in mig.devices["constraints"]]
+    if neurons is not None:
+        requests.append(exact("neurons", NEURON_CLASS, neurons))
+        if claim.logical_neuron_core:
+            config.append(neuron_config(["neurons"], claim.logical_neuron_core))
+    if efas is not None:
+        requests.append(exact("efa", EFA_CLASS, efas))
+    return build(name, requests, constraints, config, shared=shared, namespace=ns)

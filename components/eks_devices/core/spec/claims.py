@@ -1,0 +1,320 @@
+"""The `eks-devices:claims` stack key: named device claims the platform hands to workloads.
+
+Each entry names the node pool(s) meant to serve it, whether it is a ResourceClaimTemplate (one
+claim per Pod, the default), a shared ResourceClaim, or a plain extended-resource request, and the
+devices it asks for — as a short shape (`gpus`, `efa`, `alignWith`, `neurons`, `mig`, ...) or as
+raw `resource.k8s.io/v1` requests. The models here only check form; `_problems` checks what needs
+several fields (the spec module reports both with config paths), and the fit check
+(`eks_devices.core.derive.fit`) decides whether the pools can allocate it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from eks_devices.core.spec.base import Model
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+# A DRA driver name (`opaque.driver`, and an attribute's domain): a DNS subdomain in any letter
+# case, at most 63 characters (the API server checks it like a CSI driver name).
+DRIVER_NAME = r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$"
+# A device attribute's fully qualified name, as the API server checks `matchAttribute` and
+# `distinctAttribute`: a driver-name domain, a slash, and a C identifier of at most 32 characters
+# (`pcieRoot`, `devicegroup4_id`; `pcie-root` is refused).
+QUALIFIED_NAME = re.compile(r"^(?=[^/]{1,63}/)" + DRIVER_NAME[1:-1] + r"/[A-Za-z_][A-Za-z0-9_]{0,31}$")
+# The API server's limit on one opaque config's `parameters`, as serialized JSON.
+OPAQUE_PARAMETERS_MAX_BYTES = 10 * 1024
+# NVML's MIG profile names: `<slices>g.<memory>gb`, `+me` for the instance that owns the media engines
+MIG_PROFILE = r"^\d+g\.\d+gb(\+me)?$"
+# Extended resources a workload may request instead of a claim, and their device family.
+EXTENDED_RESOURCES = {"nvidia.com/gpu": "nvidia", "vpc.amazonaws.com/efa": "efa", "aws.amazon.com/neuron": "neuron"}
+NEURON_GROUP_SIZES = (1, 4, 8, 16)
+
+
+class Gpus(Model):
+    count: int = Field(default=1, ge=1, le=16)
+    model: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,40}$")
+    min_memory_gib: int | None = Field(default=None, ge=1, le=4096, alias="minMemoryGiB")
+
+
+class _CountOrAll(Model):
+    count: int | None = Field(default=None, ge=1, le=32)
+    all_: bool = Field(default=False, alias="all")
+
+    @model_validator(mode="after")
+    def _one(self) -> _CountOrAll:
+        if (self.count is None) == (not self.all_):
+            raise ValueError("either count: N or all: true")
+        return self
+
+
+class Efa(_CountOrAll):
+    """EFA devices: a count, or every EFA on the node (`all: true`)."""
+
+
+class Neurons(_CountOrAll):
+    """Neuron devices: a count, or every device on the node (`all: true`)."""
+
+    count: int | None = Field(default=None, ge=1, le=16)
+
+
+class Mig(Model):
+    profile: str = Field(pattern=MIG_PROFILE)
+    count: int = Field(default=1, ge=1, le=7)
+
+
+class TimeSlicing(Model):
+    interval: Literal["Default", "Short", "Medium", "Long"] = "Default"
+
+
+class ComputeDomainChannel(Model):
+    allocation_mode: Literal["Single", "All"] = "Single"
+
+
+class CelSelector(Model):
+    expression: str = Field(min_length=1, max_length=10 * 1024)
+
+
+class DeviceSelector(Model):
+    cel: CelSelector
+
+
+class ExactDeviceRequest(Model):
+    device_class_name: str = Field(pattern=DNS_SUBDOMAIN.pattern)
+    selectors: list[DeviceSelector] = Field(default_factory=list, max_length=32)
+    allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
+    count: int | None = Field(default=None, ge=1)
+
+
+class DeviceSubRequest(ExactDeviceRequest):
+    name: str = Field(pattern=DNS_LABEL)
+
+
+class DeviceRequest(Model):
+    name: str = Field(pattern=DNS_LABEL)
+    exactly: ExactDeviceRequest | None = None
+    first_available: list[DeviceSubRequest] | None = Field(default=None, min_length=1, max_length=8)
+
+
+class DeviceConstraint(Model):
+    requests: list[str] = Field(default_factory=list)
+    match_attribute: str | None = None
+    distinct_attribute: str | None = None
+
+
+class OpaqueConfig(Model):
+    driver: str = Field(pattern=DRIVER_NAME, max_length=63)
+    parameters: dict[str, Any]
+
+
+class DeviceClaimConfig(Model):
+    requests: list[str] = Field(default_factory=list)
+    opaque: OpaqueConfig
+
+
+class Claim(Model):
+    """One named claim: where it should fit, what object it is, and the devices it asks for."""
+
+    pools: list[str] = Field(min_length=1)
+    kind: Literal["template", "claim", "extended-resource"] = "template"
+    namespace: str = Field(default="default", pattern=DNS_LABEL)
+    gpus: Gpus | None = None
+    mig: Mig | None = None
+    time_slicing: TimeSlicing | None = None
+    efa: Efa | None = None
+    neurons: Neurons | None = None
+    logical_neuron_core: Literal[1, 2] | None = None
+    align_with: Literal["none", "gpu", "neuron"] = "none"
+    compute_domain_channel: ComputeDomainChannel | None = None
+    requests: list[DeviceRequest] | None = Field(default=None, min_length=1, max_length=32)
+    constraints: list[DeviceConstraint] = Field(default_factory=list, max_length=32)
+    config: list[DeviceClaimConfig] = Field(default_factory=list, max_length=32)
+    extended_resources: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def shorthand(self) -> tuple[str, ...]:
+        """The short-shape keys this claim uses, in config spelling."""
+        keys = {"gpus": self.gpus, "mig": self.mig, "timeSlicing": self.time_slicing, "efa": self.efa,
+                "neurons": self.neurons, "logicalNeuronCore": self.logical_neuron_core,
+                "computeDomainChannel": self.compute_domain_channel}
+        out = tuple(k for k, v in keys.items() if v is not None)
+        return out + (("alignWith",) if self.align_with != "none" else ())
+
+
+Problem = tuple[str, str, str]  # (config path, what was given, what is accepted)
+
+# The opaque config each known driver decodes: its apiVersion and kinds (NVIDIA DRA driver v0.4.1
+# `api/nvidia.com/resource/v1beta1`; Neuron DRA docs, FACTS §2.5). Anything else the driver refuses
+# when it prepares the claim, after the Pod was scheduled.
+DRIVER_CONFIG_KINDS = {
+    "gpu.nvidia.com": ("resource.nvidia.com/v1beta1", ("GpuConfig", "MigDeviceConfig", "VfioDeviceConfig")),
+    "compute-domain.nvidia.com": ("resource.nvidia.com/v1beta1",
+                                  ("ComputeDomainChannelConfig", "ComputeDomainDaemonConfig")),
+    "neuron.aws.com": ("neuron.aws.com/v1", ("NeuronConfig",)),
+}
+TIME_SLICE_INTERVALS = ("Default", "Short", "Medium", "Long")
+
+
+def problems(name: str, claim: Claim, pools: set[str]) -> list[Problem]:
+    """Checks across a claim's fields; the spec module turns them into ConfigProblems."""
+    at = f"claims.{name}"
+    out: list[Problem] = []
+    if not DNS_SUBDOMAIN.match(name) or len(name) > 253:
+        out.append((at, repr(name), "a Kubernetes object name: lower-case letters, digits, '-' and '.'"))
+    known = ", ".join(sorted(pools)) or "it declares none"
+    for i, pool in enumerate(claim.pools):
+        if pool not in pools:
+            out.append((f"{at}.pools.{i}", repr(pool), f"a node pool of this stack ({known})"))
+    short = claim.shorthand
+    if claim.kind == "extended-resource":
+        out += _extended_problems(at, claim, short)
+    elif claim.extended_resources:
+        out.append((f"{at}.extendedResources", "extended resources on a DRA claim",
+                    "extendedResources only with kind: extended-resource"))
+    elif claim.requests is not None:
+        if short:
+            out.append((at, f"requests together with {', '.join(short)}",
+                        "either raw requests (with constraints/config) or the short shape, not both"))
+        out += _raw_problems(at, claim)
+    else:
+        if claim.constraints or claim.config:
+            out.append((at, "constraints/config without requests", "constraints and config only with raw requests"))
+        out += _short_problems(at, claim, short)
+    return out
+
+
+def _extended_problems(at: str, claim: Claim, short: tuple[str, ...]) -> list[Problem]:
+    out: list[Problem] = []
+    if not claim.extended_resources:
+        out.append((f"{at}.extendedResources", "nothing", "a map such as {nvidia.com/gpu: 1}"))
+    for key, count in claim.extended_resources.items():
+        if key not in EXTENDED_RESOURCES:
+            out.append((f"{at}.extendedResources.{key}", repr(key), ", ".join(EXTENDED_RESOURCES)))
+        if count < 1:
+            out.append((f"{at}.extendedResources.{key}", repr(count), "a count of 1 or more"))
+    if short or claim.requests is not None:
+        out.append((at, "device requests on an extended-resource entry",
+                    "only extendedResources with kind: extended-resource"))
+    return out
+
+
+def _short_problems(at: str, claim: Claim, short: tuple[str, ...]) -> list[Problem]:
+    out: list[Problem] = []
+    if claim.compute_domain_channel is not None:
+        if set(short) != {"computeDomainChannel"}:
+            out.append((at, ", ".join(short), "computeDomainChannel on its own (the ComputeDomain makes the claim)"))
+        if claim.kind != "template":
+            out.append((f"{at}.kind", repr(claim.kind), "'template': the ComputeDomain creates a claim template"))
+        return out
+    if not {"gpus", "mig", "efa", "neurons"} & set(short):
+        out.append((at, "no devices", "gpus, mig, efa, neurons, computeDomainChannel, requests or extendedResources"))
+    if claim.gpus and claim.mig:
+        out.append((f"{at}.mig", "mig together with gpus", "either whole GPUs (gpus) or MIG devices (mig)"))
+    if (claim.gpus or claim.mig) and claim.neurons:
+        out.append((f"{at}.neurons", "neurons together with GPUs", "GPUs or Neuron devices in one claim, not both"))
+    if claim.time_slicing and not claim.gpus:
+        out.append((f"{at}.timeSlicing", "time-slicing without gpus", "timeSlicing together with gpus"))
+    if claim.logical_neuron_core and not claim.neurons:
+        out.append((f"{at}.logicalNeuronCore", repr(claim.logical_neuron_core), "logicalNeuronCore with neurons"))
+    if claim.align_with == "gpu":
+        if not (claim.gpus and claim.efa):
+            out.append((f"{at}.alignWith", "'gpu'", "alignWith: gpu together with gpus and efa"))
+        elif claim.efa.count is not None:
+            low, high = sorted((claim.gpus.count, claim.efa.count))
+            if high % low:
+                out.append((f"{at}.efa.count", repr(claim.efa.count),
+                            f"a multiple or divisor of gpus.count ({claim.gpus.count}): aligned devices are "
+                            "split evenly over PCIe roots"))
+    elif claim.align_with == "neuron":
+        if not (claim.neurons and claim.efa):
+            out.append((f"{at}.alignWith", "'neuron'", "alignWith: neuron together with neurons and efa"))
+        elif claim.neurons.count is not None and claim.neurons.count not in NEURON_GROUP_SIZES:
+            out.append((f"{at}.neurons.count", repr(claim.neurons.count),
+                        "1, 4, 8 or 16 connected devices (the Neuron device groups) when aligned with EFA"))
+    return out
+
+
+def _raw_problems(at: str, claim: Claim) -> list[Problem]:
+    from eks_devices.core.cel import CelError, compile_expression  # parses CEL only when raw requests are used
+
+    out: list[Problem] = []
+    names: set[str] = set()
+    for i, request in enumerate(claim.requests or []):
+        where = f"{at}.requests.{i}"
+        if request.name in names:
+            out.append((f"{where}.name", repr(request.name), "a request name used once"))
+        names.add(request.name)
+        if (request.exactly is None) == (request.first_available is None):
+            out.append((where, "both or neither of exactly and firstAvailable", "exactly one of them"))
+        alternatives = [("exactly", request.exactly)] if request.exactly else []
+        alternatives += [(f"firstAvailable.{j}", sub) for j, sub in enumerate(request.first_available or [])]
+        for path, exact in alternatives:
+            if exact is None:
+                continue
+            if isinstance(exact, DeviceSubRequest):
+                if f"{request.name}/{exact.name}" in names:
+                    out.append((f"{where}.{path}.name", repr(exact.name), "a subrequest name used once in its request"))
+                names.add(f"{request.name}/{exact.name}")
+            if exact.allocation_mode == "All" and exact.count is not None:
+                out.append((f"{where}.{path}.count", repr(exact.count), "no count with allocationMode: All"))
+            for k, selector in enumerate(exact.selectors):
+                try:
+                    compile_expression(selector.cel.expression)
+                except CelError as exc:
+                    out.append((f"{where}.{path}.selectors.{k}.cel.expression", repr(selector.cel.expression)[:60],
+                                f"a CEL expression that compiles ({exc})"))
+    for kind, entries in (("constraints", claim.constraints), ("config", claim.config)):
+        for i, entry in enumerate(entries):
+            for j, ref in enumerate(entry.requests):
+                if ref not in names:
+                    out.append((f"{at}.{kind}.{i}.requests.{j}", repr(ref), "the name of a request of this claim"))
+                elif ref in entry.requests[:j]:
+                    out.append((f"{at}.{kind}.{i}.requests.{j}", repr(ref), "each request named once per entry"))
+    for i, config in enumerate(claim.config):
+        out += _driver_config_problems(f"{at}.config.{i}.opaque.parameters", config.opaque)
+        size = len(json.dumps(config.opaque.parameters, separators=(",", ":")).encode())
+        if size > OPAQUE_PARAMETERS_MAX_BYTES:
+            out.append((f"{at}.config.{i}.opaque.parameters", f"{size} bytes of JSON",
+                        f"at most {OPAQUE_PARAMETERS_MAX_BYTES} bytes (the API server's limit)"))
+    for i, constraint in enumerate(claim.constraints):
+        attrs = [a for a in (constraint.match_attribute, constraint.distinct_attribute) if a]
+        if len(attrs) != 1:
+            out.append((f"{at}.constraints.{i}", "matchAttribute and distinctAttribute" if attrs else "neither",
+                        "exactly one of matchAttribute or distinctAttribute"))
+        for attr in attrs:
+            if not QUALIFIED_NAME.match(attr):
+                out.append((f"{at}.constraints.{i}", repr(attr), "a fully qualified attribute such as "
+                            "resource.kubernetes.io/pcieRoot"))
+    return out
+
+
+def _driver_config_problems(at: str, opaque: OpaqueConfig) -> list[Problem]:
+    """An opaque config for a driver the toolkit knows: the apiVersion and kind it decodes, and the
+    NVIDIA sharing strategy and time-slice interval it accepts."""
+    known = DRIVER_CONFIG_KINDS.get(opaque.driver)
+    if known is None:
+        return []
+    api_version, kinds = known
+    params = opaque.parameters
+    out: list[Problem] = []
+    if params.get("apiVersion") != api_version:
+        out.append((f"{at}.apiVersion", repr(params.get("apiVersion")),
+                    f"{api_version} (what {opaque.driver} decodes)"))
+    if params.get("kind") not in kinds:
+        out.append((f"{at}.kind", repr(params.get("kind")), f"one of {', '.join(kinds)}"))
+    sharing = params.get("sharing")
+    if params.get("kind") in ("GpuConfig", "MigDeviceConfig") and isinstance(sharing, dict):
+        if sharing.get("strategy") not in ("TimeSlicing", "MPS"):
+            out.append((f"{at}.sharing.strategy", repr(sharing.get("strategy")), "TimeSlicing or MPS"))
+        slicing = sharing.get("timeSlicingConfig")
+        interval = slicing.get("interval", "Default") if isinstance(slicing, dict) else "Default"
+        if interval not in TIME_SLICE_INTERVALS:
+            out.append((f"{at}.sharing.timeSlicingConfig.interval", repr(interval), ", ".join(TIME_SLICE_INTERVALS)))
+    if params.get("kind") == "NeuronConfig" and params.get("logicalNeuronCore", 1) not in (1, 2):
+        out.append((f"{at}.logicalNeuronCore", repr(params.get("logicalNeuronCore")), "1 or 2"))
+    return out

@@ -1,0 +1,156 @@
+"""The cluster-wide part of the stack configuration: the VPC (`eks-devices:network`) and the EKS
+cluster (`eks-devices:cluster`) with its endpoint, logging, tags, system nodes, Auto Mode and
+Karpenter settings. Node pools, claims and the whole Spec are in `spec`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from eks_devices.core.knowledge import versions
+from eks_devices.core.spec.base import Model
+
+Mode = Literal["auto-mode", "karpenter", "managed-node-groups"]
+LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+
+
+class Network(Model):
+    """The VPC: created across N zones with public and private subnets, or brought by the user."""
+
+    cidr: str = "10.42.0.0/16"
+    availability_zones: int | list[str] = Field(default=3)
+    nat_gateways: Literal["one-per-az", "single", "none"] = "one-per-az"
+    vpc_id: str | None = None
+    private_subnet_ids: list[str] = Field(default_factory=list)
+    public_subnet_ids: list[str] = Field(default_factory=list)
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        try:
+            net = ipaddress.ip_network(value)
+        except ValueError:
+            raise ValueError("an IPv4 CIDR block such as 10.42.0.0/16") from None
+        if net.version != 4 or not 16 <= net.prefixlen <= 24:
+            raise ValueError("an IPv4 CIDR block with a prefix between /16 and /24")
+        return value
+
+    @field_validator("availability_zones")
+    @classmethod
+    def _zones(cls, value: int | list[str]) -> int | list[str]:
+        count = value if isinstance(value, int) else len(value)
+        if not 2 <= count <= 6:
+            raise ValueError("between 2 and 6 availability zones (a count or a list of zone names); "
+                             "EKS needs subnets in at least two")
+        return value
+
+    @property
+    def zone_count(self) -> int:
+        return self.availability_zones if isinstance(self.availability_zones, int) else len(self.availability_zones)
+
+    @property
+    def has_nat(self) -> bool:
+        """Whether private subnets get a default route through NAT (unknown for a brought VPC: True,
+        checked by `eks-devices preflight`)."""
+        return self.vpc_id is not None or self.nat_gateways != "none"
+
+
+class Endpoint(Model):
+    """API server endpoint access. The public endpoint is off unless CIDRs are listed."""
+
+    private_access: bool = True
+    public_access_cidrs: list[str] = Field(default_factory=list)
+
+    @field_validator("public_access_cidrs")
+    @classmethod
+    def _cidrs(cls, value: list[str]) -> list[str]:
+        for cidr in value:
+            try:
+                ipaddress.ip_network(cidr)
+            except ValueError:
+                raise ValueError(f"CIDR blocks such as 203.0.113.0/24 (got {cidr!r})") from None
+        return value
+
+
+class SystemNodeGroup(Model):
+    """The small managed node group for system pods (and the Karpenter controller), created in
+    the karpenter and managed-node-groups modes; Auto Mode runs system pods on its `system` pool."""
+
+    instance_type: str = "m7i.large"
+    size: int = Field(default=2, ge=1, le=10)
+
+
+class Karpenter(Model):
+    version: str = "1.15.0"
+    reuse_values: bool = False
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        try:
+            versions.semver(value)
+        except ValueError:
+            raise ValueError("a semantic version such as 1.15.0") from None
+        return value
+
+
+class AutoMode(Model):
+    general_purpose_pool: bool = False
+    create_device_classes: bool = True
+
+
+# Tag keys AWS reserves (`aws:`) or EKS, Karpenter (its EC2NodeClass rejects some of these) and this
+# toolkit set on what they create; EC2 allows 50 tags per resource, ten are left for those.
+RESERVED_TAG_PREFIXES = ("aws:", "eks:", "kubernetes.io/cluster/", "karpenter.sh/", "karpenter.k8s.aws/",
+                         "eks-devices.io/")
+MAX_CLUSTER_TAGS = 40
+
+
+class Cluster(Model):
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
+    version: str
+    mode: Mode
+    endpoint: Endpoint = Endpoint()
+    logging: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = Field(
+        default_factory=lambda: list(LOG_TYPES)
+    )
+    log_retention_days: Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 3653] = 90
+    kms_key_arn: str | None = None
+    system_node_group: SystemNodeGroup = SystemNodeGroup()
+    auto_mode: AutoMode = AutoMode()
+    karpenter: Karpenter = Karpenter()
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError('a quoted Kubernetes minor version such as "1.36" (unquoted 1.30 reads as 1.3)')
+        try:
+            versions.kubernetes(value)
+        except ValueError:
+            raise ValueError('a Kubernetes minor version such as "1.36"') from None
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, tags: dict[str, str]) -> dict[str, str]:
+        reserved = sorted(k for k in tags if k.lower().startswith(RESERVED_TAG_PREFIXES))
+        if (len(tags) > MAX_CLUSTER_TAGS or reserved or any(not 1 <= len(k) <= 128 for k in tags)
+                or any(len(v) > 256 for v in tags.values())):
+            raise ValueError(
+                f"at most {MAX_CLUSTER_TAGS} tags, keys of 1-128 and values of up to 256 characters, no key starting "
+                f"with {', '.join(RESERVED_TAG_PREFIXES)} (AWS, EKS, Karpenter and this toolkit set those)"
+                + (f"; reserved: {', '.join(reserved)}" if reserved else ""))
+        return tags
+
+    @property
+    def kubernetes(self) -> tuple[int, int]:
+        return versions.kubernetes(self.version)
+
+    @property
+    def karpenter_version(self) -> tuple[int, int, int]:
+        return versions.semver(self.karpenter.version)

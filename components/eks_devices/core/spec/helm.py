@@ -1,0 +1,117 @@
+"""The Helm values the toolkit reads back, and the shape each must have.
+
+Per-chart overrides (`eks-devices:helmValues`) are free-form, but the toolkit reads some of them
+to prove one manager per node and to list DeviceClasses: each agent's nodeSelector, affinity,
+tolerations and instance-type list (`charts.Agent`), the NVIDIA driver's featureGates and
+resourceApiVersion, the DRANET DeviceClass name, and Karpenter's settings. Those keys must have
+the Kubernetes shape the chart templates render (a null deletes a key, as in Helm); anything else
+is a config problem with its path, not a crash later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eks_devices.core.knowledge import charts
+from eks_devices.core.spec.errors import ConfigProblem, show
+
+# Values read outside the agents' paths, with the shape each must have.
+EXTRA: dict[str, dict[str, str]] = {
+    "nvidia-dra-driver": {"featureGates": "mapping", "resourceApiVersion": "text"},
+    "aws-dranet": {"deviceClass.name": "text"},
+    "karpenter": {"settings": "mapping", "settings.awsFeatureGates": "mapping", "settings.featureGates": "mapping"},
+}
+ACCEPTED = {
+    "mapping": "a mapping",
+    "text": "text",
+    "texts": "a non-empty list of instance type names (the chart renders it into an `In` term, which needs a value)",
+    "node-selector": "a mapping of label keys to text values (null removes a key)",
+    "tolerations": "a list of tolerations, each a mapping with text key, operator, value and effect",
+    "affinity": "a Kubernetes affinity: nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+                ".nodeSelectorTerms is a list of terms whose matchExpressions list mappings with text key "
+                "and operator and a list of values (the Neuron chart's instance-list placeholder allowed)",
+}
+TOLERATION_FIELDS = ("key", "operator", "value", "effect")
+
+
+def read_paths(key: str) -> dict[str, str]:
+    """Dotted value paths of one chart the toolkit reads, and their shapes."""
+    out: dict[str, str] = {}
+    for agent in charts.CHARTS[key].agents if key in charts.CHARTS else ():
+        out[agent.node_selector] = "node-selector"
+        if agent.affinity:
+            out[agent.affinity] = "affinity"
+        if agent.tolerations:
+            out[agent.tolerations] = "tolerations"
+        if agent.instance_types:
+            out[agent.instance_types] = "texts"
+    return {**out, **EXTRA.get(key, {})}
+
+
+def _fits(shape: str, value: Any) -> bool:
+    if shape == "mapping":
+        return isinstance(value, dict)
+    if shape == "text":
+        return isinstance(value, str)
+    if shape == "texts":
+        return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+    if shape == "node-selector":
+        return isinstance(value, dict) and all(isinstance(k, str) and (v is None or isinstance(v, str))
+                                               for k, v in value.items())
+    if shape == "tolerations":
+        return isinstance(value, list) and all(
+            isinstance(t, dict) and all(t.get(f) is None or isinstance(t.get(f), str) for f in TOLERATION_FIELDS)
+            for t in value)
+    return _affinity_fits(value)
+
+
+def _affinity_fits(value: Any) -> bool:
+    node: Any = value
+    for step in ("nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"):
+        if not isinstance(node, dict):
+            return False
+        node = node.get(step)
+        if node is None:
+            return True
+    if not isinstance(node, dict):
+        return False
+    terms = node.get("nodeSelectorTerms")
+    if terms is None:
+        return True
+    if not isinstance(terms, list) or not all(isinstance(t, dict) for t in terms):
+        return False
+    for term in terms:
+        expressions = term.get("matchExpressions")
+        if expressions is None:
+            continue
+        if not isinstance(expressions, list):
+            return False
+        for e in expressions:
+            if not (isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("operator"), str)
+                    and (e.get("values") is None or isinstance(e.get("values"), list)
+                         or e.get("values") == charts.NEURON_INSTANCES)):
+                return False
+    return True
+
+
+def problems(helm_values: dict[str, dict[str, Any]]) -> list[ConfigProblem]:
+    """Every read value of the overrides that lacks its shape (or sits under a non-mapping)."""
+    out: list[ConfigProblem] = []
+    for key, values in helm_values.items():
+        for path, shape in read_paths(key).items():
+            node: Any = values
+            parts = path.split(".")
+            for i, part in enumerate(parts):
+                if not isinstance(node, dict) or part not in node or node[part] is None:
+                    break
+                node = node[part]
+                here = ".".join(parts[: i + 1])
+                if i < len(parts) - 1 and not isinstance(node, dict):
+                    problem = ConfigProblem(f"helmValues.{key}.{here}", show(node),
+                                            f"a mapping (the toolkit reads {path} inside it)")
+                    if problem not in out:
+                        out.append(problem)
+                    break
+                if i == len(parts) - 1 and not _fits(shape, node):
+                    out.append(ConfigProblem(f"helmValues.{key}.{here}", show(node), ACCEPTED[shape]))
+    return out

@@ -1,0 +1,418 @@
+"""Typed, immutable stack configuration (the `eks-devices:*` keys of `stacks/Pulumi.<stack>.yaml`).
+
+Parsing never raises a bare pydantic error: every problem in a stack is collected into one
+`ConfigError`, each with its config path, what was given and what is accepted, so a user fixes
+everything in one pass and nothing downstream runs on half-valid input.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from eks_devices.core.knowledge import catalog, versions
+from eks_devices.core.spec.base import Model
+from eks_devices.core.spec.bottlerocket import bottlerocket_toml
+from eks_devices.core.spec.claims import MIG_PROFILE, Claim
+from eks_devices.core.spec.claims import problems as claim_problems
+from eks_devices.core.spec.cluster import LOG_TYPES, Cluster, Mode, Network  # noqa: F401  (re-exported: the config vocabulary)
+from eks_devices.core.spec.errors import ConfigError, ConfigProblem, from_validation
+from eks_devices.core.spec.subnets import subnet_layout
+
+NAMESPACE = "eks-devices"
+Provisioning = Literal["dynamic", "static"]
+Capacity = Literal["on-demand", "spot", "reserved", "capacity-block"]
+AmiFamily = Literal["al2023", "bottlerocket"]
+ManagerChoice = Literal["dra", "device-plugin", "none", "auto"]
+Family = Literal["nvidia", "efa", "neuron"]
+FAMILIES: tuple[Family, ...] = ("nvidia", "efa", "neuron")
+# Keys of per-chart settings (`helmValues`, `chartVersions`): one per Helm release the toolkit makes.
+CHART_KEYS: tuple[str, ...] = (
+    "karpenter", "nvidia-dra-driver", "nvidia-device-plugin", "aws-dranet",
+    "aws-efa-k8s-device-plugin", "neuron-dra-driver", "neuron-device-plugin",
+)
+ChartKey = Literal[
+    "karpenter", "nvidia-dra-driver", "nvidia-device-plugin", "aws-dranet",
+    "aws-efa-k8s-device-plugin", "neuron-dra-driver", "neuron-device-plugin",
+]
+LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"  # and at most 253 characters
+# DeviceClass names the driver charts (and, in Auto Mode, the toolkit) use: extra classes take other names.
+UPSTREAM_DEVICE_CLASSES: tuple[str, ...] = (
+    "gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com", "compute-domain-daemon.nvidia.com",
+    "compute-domain-default-channel.nvidia.com", "efa.networking.k8s.aws", "neuron.aws.com",
+)
+
+
+class Devices(Model):
+    """Device manager per family: `auto` resolves with a stated reason."""
+
+    nvidia: ManagerChoice = "auto"
+    efa: ManagerChoice = "auto"
+    neuron: ManagerChoice = "auto"
+
+
+class NetworkInterface(Model):
+    network_card_index: int = Field(ge=0, le=31)
+    device_index: int = Field(ge=0, le=1)
+    interface_type: Literal["interface", "efa", "efa-only"]
+
+
+class Efa(Model):
+    align_with: Literal["gpu", "neuron", "none"] = "none"
+    network_interfaces: list[NetworkInterface] | None = None
+
+
+class GpuSharing(Model):
+    strategy: Literal["none", "time-slicing", "mig", "shared-claim"] = "none"
+    replicas: int | None = Field(default=None, ge=2, le=64)
+    profile: str | None = Field(default=None, pattern=MIG_PROFILE)
+    claim_name: str | None = Field(default=None, max_length=253, pattern=DNS_SUBDOMAIN)
+    # shared-claim: the namespace of the ResourceClaim the toolkit creates (pods must run there)
+    claim_namespace: str = Field(default="default", pattern=DNS_LABEL)
+
+
+class Taint(Model):
+    key: str = Field(pattern=LABEL_KEY.pattern)
+    value: str | None = Field(default=None, pattern=LABEL_VALUE.pattern)
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+    @field_validator("value")
+    @classmethod
+    def _empty_is_absent(cls, value: str | None) -> str | None:
+        """An empty taint value means no value to Kubernetes, but Karpenter's NodePool CRD refuses
+        `value: ""`: keep it absent so every pool kind gets the same, accepted taint."""
+        return value or None
+
+
+class Limits(Model):
+    nodes: int | None = Field(default=None, ge=0)
+    cpu: int | None = Field(default=None, ge=1)
+    memory: str | None = Field(default=None, pattern=r"^\d+(Ki|Mi|Gi|Ti)$")
+
+
+class NodePool(Model):
+    """One node pool: an Auto Mode / Karpenter NodePool or an EKS managed node group."""
+
+    provisioning: Provisioning | None = None
+    replicas: int | None = Field(default=None, ge=0, le=1000)
+    limits: Limits = Limits()
+    instance_types: list[str] = Field(min_length=1)
+    capacity: Capacity = "on-demand"
+    capacity_reservation_ids: list[str] = Field(default_factory=list)
+    ami: AmiFamily = "al2023"
+    devices: Devices = Devices()
+    efa: Efa = Efa()
+    gpu_sharing: GpuSharing = GpuSharing()
+    compute_domains: bool = False
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+    subnets: Literal["private", "public"] = "private"
+    availability_zone: str | None = None
+    placement_group: bool = True
+    disk_size_gib: int = Field(default=200, ge=20, le=16384)
+    bottlerocket_settings: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("instance_types")
+    @classmethod
+    def _known_types(cls, value: list[str]) -> list[str]:
+        known = catalog.instance_types()
+        unknown = [t for t in value if t not in known]
+        if unknown:
+            hints = []
+            for itype in unknown:
+                close = difflib.get_close_matches(itype, known, n=3)
+                hints.append(f"{itype!r} is not catalogued" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+            raise ValueError("catalogued accelerated instance types (`eks-devices catalog` lists them): "
+                             + "; ".join(hints))
+        return value
+
+    @field_validator("bottlerocket_settings")
+    @classmethod
+    def _bottlerocket(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            bottlerocket_toml(value)  # the user data it becomes: every value needs a TOML form
+        except ValueError as exc:
+            raise ValueError("Bottlerocket settings: tables of text keys whose values are text, numbers, "
+                             f"booleans or lists of them ({exc})") from None
+        return value
+
+    @field_validator("capacity_reservation_ids")
+    @classmethod
+    def _reservations(cls, value: list[str]) -> list[str]:
+        for rid in value:
+            if not re.match(r"^cr-[0-9a-f]{8,17}$", rid):
+                raise ValueError(f"capacity reservation ids such as cr-0123456789abcdef0 (got {rid!r})")
+        return value
+
+
+def toolkit_label(key: str) -> bool:
+    """Node labels the plan sets and the overlap proof relies on, so a pool's own labels may not.
+    (Auto Mode's own device-manager labels have a rule of their own: static-pool-device-manager-label.)"""
+    return key.startswith("eks-devices.io/") or key in ("nvidia.com/gpu.present", "nvidia.com/device-plugin.config")
+
+
+class ExtraDeviceClass(Model):
+    """A toolkit-owned DeviceClass under a name of your own that narrows an upstream class, e.g.
+    one GPU model: `{base: gpu.nvidia.com, productName: NVIDIA H100 80GB HBM3}`. Its selector is the
+    base class's CEL AND the product name AND `expression` (a CEL expression over `device`)."""
+
+    base: Literal["gpu.nvidia.com", "mig.nvidia.com", "efa.networking.k8s.aws", "neuron.aws.com"]
+    product_name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,63}$")
+    expression: str | None = None
+
+    @field_validator("expression")
+    @classmethod
+    def _cel(cls, value: str | None) -> str | None:
+        if value is not None:
+            from eks_devices.core.cel import CelError, compile_expression
+
+            try:
+                compile_expression(value)
+            except CelError as exc:
+                raise ValueError(f"a CEL expression over `device` ({exc})") from None
+        return value
+
+    @model_validator(mode="after")
+    def _narrows(self) -> ExtraDeviceClass:
+        if self.product_name is not None and self.base != "gpu.nvidia.com":
+            raise ValueError("productName only with base gpu.nvidia.com (use expression for other classes)")
+        if self.product_name is None and self.expression is None:
+            raise ValueError("productName and/or expression (a class equal to its base adds nothing)")
+        return self
+
+
+class Spec(Model):
+    """A whole stack: network, cluster, node pools and per-chart overrides."""
+
+    region: str = Field(default="us-west-2", pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
+    # `aws:profile`: the named AWS profile the stack deploys with; the cluster's kubeconfig uses it too
+    aws_profile: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.@+=,-]{1,128}$")
+    network: Network = Network()
+    cluster: Cluster
+    node_pools: dict[str, NodePool] = Field(default_factory=dict)
+    helm_values: dict[ChartKey, dict[str, Any]] = Field(default_factory=dict)
+    chart_versions: dict[ChartKey, str] = Field(default_factory=dict)
+    device_classes: dict[str, ExtraDeviceClass] = Field(default_factory=dict)
+    claims: dict[str, Claim] = Field(default_factory=dict)  # workload claims the pools must fit
+
+    @property
+    def mode(self) -> Mode:
+        return self.cluster.mode
+
+    @property
+    def pinned_zones(self) -> list[str]:
+        """The zones node pools are pinned to (`availabilityZone`), in name order."""
+        return sorted({p.availability_zone for p in self.node_pools.values() if p.availability_zone})
+
+    def provisioning(self, pool: NodePool) -> Provisioning:
+        """Managed node groups are static by nature; elsewhere pools default to dynamic."""
+        if pool.provisioning:
+            return pool.provisioning
+        return "static" if self.mode == "managed-node-groups" else "dynamic"
+
+
+def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
+    """Checks that need several fields or the catalogue; every one is a config error (exit 2)."""
+    problems: list[ConfigProblem] = []
+    for name, pool in spec.node_pools.items():
+        at = f"nodePools.{name}"
+        if not POOL_NAME.match(name):
+            problems.append(ConfigProblem(at, repr(name), "lower-case letters, digits and '-', at most 40 characters"))
+        provisioning = spec.provisioning(pool)
+        if provisioning == "static" and pool.replicas is None:
+            problems.append(ConfigProblem(f"{at}.replicas", "nothing", "a node count for a static pool"))
+        if provisioning == "dynamic" and pool.replicas is not None:
+            problems.append(ConfigProblem(f"{at}.replicas", repr(pool.replicas),
+                                          "no replicas on a dynamic pool (use limits, or provisioning: static)"))
+        if spec.mode == "managed-node-groups" and provisioning == "dynamic":
+            problems.append(ConfigProblem(f"{at}.provisioning", "'dynamic'",
+                                          "'static' (managed node groups have a fixed size)"))
+        if pool.capacity in ("reserved", "capacity-block") and not pool.capacity_reservation_ids:
+            problems.append(ConfigProblem(f"{at}.capacityReservationIds", "nothing",
+                                          f"the reservation id(s) a {pool.capacity} pool draws on"))
+        if pool.capacity not in ("reserved", "capacity-block") and pool.capacity_reservation_ids:
+            problems.append(ConfigProblem(f"{at}.capacityReservationIds", repr(pool.capacity_reservation_ids),
+                                          "reservation ids only with capacity: reserved or capacity-block"))
+        sharing = pool.gpu_sharing
+        if sharing.strategy == "time-slicing" and sharing.replicas is None:
+            problems.append(ConfigProblem(f"{at}.gpuSharing.replicas", "nothing",
+                                          "the number of shares per GPU (2-64) for time-slicing"))
+        if sharing.strategy == "mig" and sharing.profile is None:
+            problems.append(ConfigProblem(f"{at}.gpuSharing.profile", "nothing",
+                                          "a MIG profile such as 1g.10gb"))
+        for key, value in pool.labels.items():
+            if not LABEL_KEY.match(key):
+                problems.append(ConfigProblem(f"{at}.labels.{key}", repr(key), "a Kubernetes label key"))
+            elif toolkit_label(key):
+                problems.append(ConfigProblem(
+                    f"{at}.labels.{key}", repr(key), "a label the toolkit does not set itself: it derives "
+                    "eks-devices.io/* and the NVIDIA node labels from devices.* and gpuSharing, and the device "
+                    "software's scope depends on them"))
+            if not LABEL_VALUE.match(value):
+                problems.append(ConfigProblem(f"{at}.labels.{key}", repr(value),
+                                              "a Kubernetes label value (63 characters of [A-Za-z0-9_.-])"))
+        layout = pool.efa.network_interfaces
+        if layout is not None:
+            problems.extend(_layout_problems(f"{at}.efa.networkInterfaces", layout))
+            problems.extend(_layout_card_problems(f"{at}.efa.networkInterfaces", layout, pool.instance_types))
+            if spec.mode != "managed-node-groups":
+                problems.extend(
+                    ConfigProblem(f"{at}.efa.networkInterfaces.{i}.interfaceType", "'efa'",
+                                  "'interface' or 'efa-only' (NodeClasses take no 'efa' interfaces)")
+                    for i, nic in enumerate(layout) if nic.interface_type == "efa")
+        problems.extend(_zone_problems(f"{at}.availabilityZone", pool.availability_zone, spec))
+        if provisioning == "static" and (pool.limits.cpu is not None or pool.limits.memory is not None):
+            problems.append(ConfigProblem(f"{at}.limits", "cpu or memory limits on a static pool",
+                                          "only limits.nodes on a static pool (its size is replicas)"))
+    pinned = spec.pinned_zones
+    count = spec.network.availability_zones
+    if spec.network.vpc_id is None and isinstance(count, int) and len(pinned) > count:
+        problems.append(ConfigProblem("network.availabilityZones", str(count),
+                                      f"at least as many zones as the pools are pinned to ({', '.join(pinned)})"))
+    if isinstance(spec.network.availability_zones, list):
+        for i, zone in enumerate(spec.network.availability_zones):
+            if not _region_zone(zone, spec.region):
+                problems.append(ConfigProblem(f"network.availabilityZones.{i}", repr(zone),
+                                              f"a zone of region {spec.region} such as {spec.region}a"))
+    if spec.network.vpc_id is None:
+        try:
+            subnet_layout(spec.network.cidr, spec.network.zone_count)
+        except ValueError as exc:
+            problems.append(ConfigProblem("network.cidr", repr(spec.network.cidr), str(exc).split(" is ", 1)[-1]))
+    endpoint = spec.cluster.endpoint
+    if not endpoint.private_access and not endpoint.public_access_cidrs:
+        problems.append(ConfigProblem("cluster.endpoint", "privateAccess: false and no publicAccessCidrs",
+                                      "privateAccess: true, or publicAccessCidrs listing who may reach the API server"))
+    if spec.network.vpc_id and not spec.network.private_subnet_ids:
+        problems.append(ConfigProblem("network.privateSubnetIds", "nothing",
+                                      "the private subnet ids of the VPC named by network.vpcId"))
+    for name in spec.device_classes:
+        if len(name) > 253 or not re.match(DNS_SUBDOMAIN, name) or name in UPSTREAM_DEVICE_CLASSES:
+            problems.append(ConfigProblem(f"deviceClasses.{name}", repr(name),
+                                          "a DNS subdomain name other than the upstream classes "
+                                          f"({', '.join(UPSTREAM_DEVICE_CLASSES)})"))
+    for key, text in spec.chart_versions.items():
+        try:
+            versions.semver(text)
+        except ValueError:
+            problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
+    for name, claim in spec.claims.items():
+        problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
+    from eks_devices.core.spec.helm import problems as helm_shape_problems  # charts import this module
+
+    problems.extend(helm_shape_problems(spec.helm_values))
+    return problems
+
+
+def _region_zone(zone: str, region: str) -> bool:
+    """Whether `zone` names an availability zone (`us-west-2a`) or a Local Zone (`us-west-2-lax-1a`) of `region`."""
+    return zone.startswith(region) and re.fullmatch(r"[a-z]|-[a-z0-9-]*[a-z]", zone[len(region):]) is not None
+
+
+def _zone_problems(at: str, zone: str | None, spec: Spec) -> list[ConfigProblem]:
+    """A pool's zone must exist where its nodes go: in the stack's region and, when the stack creates
+    the VPC in listed zones, among them. Nothing else gets subnets, so a node group there fails to
+    create and a NodePool there never launches a node. (The zones of a brought VPC and of a zone
+    count are known only to EC2: `eks-devices preflight` checks those.)"""
+    if zone is None:
+        return []
+    if not _region_zone(zone, spec.region):
+        return [ConfigProblem(at, repr(zone), f"a zone of region {spec.region} such as {spec.region}a")]
+    listed = spec.network.availability_zones
+    if spec.network.vpc_id is None and isinstance(listed, list) and zone not in listed:
+        return [ConfigProblem(at, repr(zone),
+                              f"one of the VPC's zones (network.availabilityZones: {', '.join(listed)})")]
+    if spec.network.vpc_id is None and isinstance(listed, int) and len(zone) != len(spec.region) + 1:
+        # a counted VPC takes the region's zones that need no opt-in: never a Local Zone
+        return [ConfigProblem(at, repr(zone), f"a zone of region {spec.region} such as {spec.region}a (a Local Zone "
+                              "only when network.availabilityZones lists it)")]
+    return []
+
+
+def _layout_card_problems(at: str, layout: list[NetworkInterface], types: list[str]) -> list[ConfigProblem]:
+    """Each interface on a card the instance types have, and EFA interfaces only on EFA-capable cards."""
+    problems = []
+    known = [catalog.instance_types()[t] for t in types]
+    for i, nic in enumerate(layout):
+        card = nic.network_card_index
+        short = sorted(t.name for t in known if card >= t.network_cards)
+        no_efa = sorted(t.name for t in known if nic.interface_type != "interface"
+                        and t.efa_cards is not None and card not in t.efa_cards)
+        if short or no_efa:
+            what = (f"{', '.join(short)} have fewer network cards" if short
+                    else f"card {card} of {', '.join(no_efa)} takes no EFA")
+            problems.append(ConfigProblem(f"{at}.{i}.networkCardIndex", f"{card} ({what})",
+                                          "a card every instance type of the pool has, EFA-capable for EFA interfaces"))
+    return problems
+
+
+def _layout_problems(at: str, layout: list[NetworkInterface]) -> list[ConfigProblem]:
+    problems = []
+    seen = set()
+    for i, nic in enumerate(layout):
+        slot = (nic.network_card_index, nic.device_index)
+        if slot in seen:
+            problems.append(ConfigProblem(f"{at}.{i}", f"card {slot[0]} device {slot[1]} twice",
+                                          "one interface per network card and device index"))
+        seen.add(slot)
+        if slot == (0, 0) and nic.interface_type != "interface":
+            problems.append(ConfigProblem(f"{at}.{i}.interfaceType", repr(nic.interface_type),
+                                          "'interface' for the primary interface (card 0, device 0)"))
+    if (0, 0) not in seen:
+        problems.append(ConfigProblem(at, "no primary interface", "an 'interface' at card 0, device 0"))
+    return problems
+
+
+# The two `aws:` keys read into the Spec: their config path and what is accepted.
+AWS_KEYS = {"region": ("aws:region", "an AWS region such as us-west-2"),
+            "awsProfile": ("aws:profile", "an AWS profile name (letters, digits and _.@+=,-)")}
+
+
+def _aws_key(problem: ConfigProblem) -> ConfigProblem:
+    """A problem with `aws:region` / `aws:profile`, named as the stack file spells the key."""
+    if problem.path not in AWS_KEYS:
+        return problem
+    path, accepted = AWS_KEYS[problem.path]
+    return ConfigProblem(path, problem.given, accepted)
+
+
+def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
+    """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError."""
+    if not isinstance(config, dict):
+        raise ConfigError([ConfigProblem("config", f"a {type(config).__name__}",
+                                         "a mapping of eks-devices:* keys (and aws:region)")], source)
+    problems: list[ConfigProblem] = []
+    data: dict[str, Any] = {}
+    allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions", "deviceClasses", "claims"}
+    for key, value in config.items():
+        namespace, _, name = str(key).partition(":")
+        if key == "aws:region":
+            data["region"] = value
+        elif key == "aws:profile":
+            data["awsProfile"] = value
+        elif namespace == NAMESPACE:
+            if name in allowed:
+                data[name] = value
+            else:
+                problems.append(ConfigProblem(key, f"unknown key {key!r}",
+                                              ", ".join(f"{NAMESPACE}:{k}" for k in sorted(allowed))))
+    if "cluster" not in data:
+        problems.append(ConfigProblem(f"{NAMESPACE}:cluster", "nothing",
+                                      "a cluster section with name, version and mode"))
+    else:
+        try:
+            spec = Spec.model_validate(data)
+        except ValidationError as exc:
+            problems.extend(_aws_key(p) for p in from_validation(exc))
+        else:
+            problems.extend(_semantic_problems(spec))
+            if not problems:
+                return spec
+    raise ConfigError(problems, source)

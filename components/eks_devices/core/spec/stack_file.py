@@ -1,0 +1,112 @@
+"""Reading `stacks/Pulumi.<stack>.yaml`, the same files `pulumi up` reads.
+
+YAML mistakes (syntax, duplicate keys such as a node pool named twice, an empty file) become
+ConfigErrors with the line they are on, like every other configuration problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from eks_devices.core.spec.stack import ConfigError, ConfigProblem, Spec, parse
+
+
+class StackNotFound(Exception):
+    def __init__(self, stack: str, directory: Path, existing: list[str]):
+        self.stack, self.directory, self.existing = stack, directory, existing
+        listing = ", ".join(existing) if existing else "none"
+        super().__init__(f"no stack {stack!r}: {directory / f'Pulumi.{stack}.yaml'} does not exist "
+                         f"(stacks here: {listing})")
+
+
+class _Loader(yaml.SafeLoader):
+    """A safe loader that records duplicate mapping keys instead of silently keeping the last."""
+
+    duplicates: list[ConfigProblem]
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *anchor` merges keys; the base class flattens it, an override is no duplicate
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"mapping keys that are text or numbers (found a {type(key).__name__} as a key)",
+                    key_node.start_mark)
+            if key in seen:
+                self.duplicates.append(ConfigProblem(
+                    f"line {key_node.start_mark.line + 1}", f"a second {key!r}",
+                    "each key once (a node pool's name is its identity; rename one of them)"))
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def find_project(start: Path | None = None) -> Path:
+    """The nearest directory at or above `start` holding Pulumi.yaml (else `start`)."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "Pulumi.yaml").is_file():
+            return candidate
+    return here
+
+
+def stack_names(directory: Path) -> list[str]:
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in directory.glob("Pulumi.*.yaml"))
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The `config:` mapping of a stack file, or ConfigError describing why it cannot be read."""
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError([ConfigProblem(source, "an unreadable file", f"a readable file ({exc.strerror})")],
+                          source) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ConfigError([ConfigProblem(f"line {line}",
+                                         f"byte {raw[exc.start]:#04x}, which is not UTF-8 text",
+                                         "a UTF-8 text file")], source) from None
+    loader: _Loader | None = None
+    try:
+        loader = _Loader(text)  # the reader rejects control characters here, before parsing starts
+        loader.duplicates = []
+        document = loader.get_single_data()
+    except yaml.reader.ReaderError as exc:
+        line = text[:exc.position].count("\n") + 1
+        raise ConfigError([ConfigProblem(f"line {line}",
+                                         f"character #x{exc.character:04x}", f"printable text ({exc.reason})")],
+                          source) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else source
+        raise ConfigError([ConfigProblem(where, "invalid YAML", str(getattr(exc, "problem", exc)))], source) from None
+    except RecursionError:
+        raise ConfigError([ConfigProblem(source, "YAML nested too deeply to read",
+                                         "a stack file nested at most a few hundred levels deep")], source) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if loader.duplicates:
+        raise ConfigError(loader.duplicates, source)
+    if document is None:
+        raise ConfigError([ConfigProblem(source, "an empty file", "a mapping with a config: section")], source)
+    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
+        raise ConfigError([ConfigProblem("config", "no config: mapping",
+                                         "a top-level config: mapping of eks-devices:* keys")], source)
+    return document["config"]
+
+
+def load(stack: str, directory: Path) -> Spec:
+    """Parse `Pulumi.<stack>.yaml` in `directory` into a Spec."""
+    path = directory / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        raise StackNotFound(stack, directory, stack_names(directory))
+    return parse(read_config(path), source=str(path))

@@ -1,0 +1,97 @@
+"""DeviceSoftware: the device software of one cluster, from the Plan.
+
+Self-managed modes (karpenter, managed-node-groups): one Helm release per (device family,
+manager) that some pool uses — `plan.releases`, values already scoped and merged — installed with
+`helm.v3.Release`, in its namespace (created here unless it is kube-system). Auto Mode: no
+release at all; Auto Mode runs its own drivers and plugins. In every mode the DeviceClasses the
+toolkit owns and the shared-claim ResourceClaims (`device_manifests`) become typed
+`resource.k8s.io/v1` objects. The component decides nothing: it translates the Plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from eks_devices.core.derive.pools import Plan
+from eks_devices.core.derive.pools import Release as ReleasePlan
+from eks_devices.core.manifests import software as device_manifests
+
+TYPE = "eks-devices:index:DeviceSoftware"
+
+
+class DeviceSoftware(pulumi.ComponentResource):
+    """Helm releases of the device software, toolkit-owned DeviceClasses and shared GPU claims."""
+
+    releases: dict[str, k8s.helm.v3.Release]
+    namespaces: dict[str, k8s.core.v1.Namespace]
+    device_classes: dict[str, k8s.resource.v1.DeviceClass]
+    claims: dict[str, k8s.resource.v1.ResourceClaim]
+
+    def __init__(self, name: str, plan: Plan, k8s_provider: pulumi.ProviderResource | None,
+                 depends_on: list[pulumi.Resource], opts: pulumi.ResourceOptions | None = None):
+        super().__init__(TYPE, name, None, opts)
+        self._name = name
+        self._provider = k8s_provider
+        self._depends_on = list(depends_on)
+        self.namespaces = {m["metadata"]["name"]: self._namespace(m) for m in device_manifests.namespaces(plan)}
+        self.releases = {key: self._release(r) for key, r in sorted(plan.releases.items())}
+        self.device_classes = {m["metadata"]["name"]: self._device_class(m)
+                               for m in device_manifests.toolkit_device_classes(plan)}
+        self.claims = {f"{m['metadata']['namespace']}/{m['metadata']['name']}": self._claim(m)
+                       for m in device_manifests.shared_claims(plan)}
+        self.register_outputs({
+            "releases": {key: r.status for key, r in self.releases.items()},
+            "deviceClasses": sorted(self.device_classes),
+            "claims": sorted(self.claims),
+        })
+
+    def _opts(self, *extra: pulumi.Resource, **kwargs: Any) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, provider=self._provider,
+                                      depends_on=[*self._depends_on, *extra], **kwargs)
+
+    def _namespace(self, manifest: dict[str, Any]) -> k8s.core.v1.Namespace:
+        return k8s.core.v1.Namespace(f"{self._name}-ns-{manifest['metadata']['name']}",
+                                     metadata=manifest["metadata"], opts=self._opts())
+
+    def _release(self, release: ReleasePlan) -> k8s.helm.v3.Release:
+        """One Helm release: OCI charts by full reference, others from their repository. Values go
+        through with their nulls (a null deletes a chart default, as `helm --set k=null` does)."""
+        oci = release.chart.startswith("oci://")
+        namespace = self.namespaces.get(release.namespace)
+        return k8s.helm.v3.Release(
+            f"{self._name}-{release.key}",
+            k8s.helm.v3.ReleaseArgs(
+                name=release.key,
+                chart=release.chart,
+                repository_opts=None if oci else k8s.helm.v3.RepositoryOptsArgs(repo=release.repository),
+                version=release.version,
+                namespace=release.namespace,
+                create_namespace=False,
+                values=release.values,
+                allow_null_values=True,
+                cleanup_on_fail=True,
+                max_history=10,
+            ),
+            opts=self._opts(*([namespace] if namespace else [])),
+        )
+
+    def _device_class(self, manifest: dict[str, Any]) -> k8s.resource.v1.DeviceClass:
+        # a fixed cluster-wide name: a replacement must delete the old object first
+        return k8s.resource.v1.DeviceClass(
+            f"{self._name}-class-{manifest['metadata']['name']}",
+            metadata=manifest["metadata"], spec=manifest["spec"],
+            opts=self._opts(*self.releases.values(), delete_before_replace=True))
+
+    def _claim(self, manifest: dict[str, Any]) -> k8s.resource.v1.ResourceClaim:
+        # a claim's spec is immutable: a change replaces it (the old one first, the name is fixed)
+        meta = manifest["metadata"]
+        namespace = self.namespaces.get(meta["namespace"])
+        return k8s.resource.v1.ResourceClaim(
+            f"{self._name}-claim-{meta['namespace']}-{meta['name']}",
+            metadata=meta, spec=manifest["spec"],
+            opts=self._opts(*self.releases.values(), *self.device_classes.values(),
+                            *([namespace] if namespace else []),
+                            delete_before_replace=True, replace_on_changes=["spec"]))

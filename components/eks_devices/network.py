@@ -1,0 +1,183 @@
+"""The network a cluster stands on: a VPC with a public and a private subnet per zone, NAT and
+routes, or a VPC the user brings; and the EFA security group every EFA interface carries.
+
+Nodes live in private subnets (multi-ENI EFA nodes get no public IP, FACTS §6), whose default
+route goes through NAT. Private subnets and the EFA security group carry the discovery tag
+`karpenter.sh/discovery=<cluster>` that Auto Mode NodeClasses and Karpenter EC2NodeClasses select on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from eks_devices.core.spec import stack as specs
+from eks_devices.core.spec.subnets import subnet_layout
+
+DISCOVERY_TAG = "karpenter.sh/discovery"
+PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
+INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
+
+
+class Network(pulumi.ComponentResource):
+    """A VPC across availability zones (created or brought) and the EFA security group."""
+
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids: pulumi.Output[list[str]]
+    public_subnet_ids: pulumi.Output[list[str]]
+    private_subnets_by_zone: pulumi.Output[dict[str, str]]
+    public_subnets_by_zone: pulumi.Output[dict[str, str]]
+    efa_security_group_id: pulumi.Output[str]
+    availability_zones: pulumi.Output[list[str]]
+
+    def __init__(self, name: str, network: specs.Network, cluster_name: str,
+                 tags: dict[str, str] | None = None, opts: pulumi.ResourceOptions | None = None,
+                 required_zones: Sequence[str] = ()):
+        """`required_zones`: zones node pools are pinned to; a VPC created from a zone count takes
+        them first and fills up with the region's other zones."""
+        super().__init__("eks-devices:index:Network", name, None, opts)
+        self._name = name
+        self._required = sorted(set(required_zones))
+        self._cluster_name = cluster_name
+        self._tags = dict(tags or {})
+        self._child = pulumi.ResourceOptions(parent=self)
+        if network.vpc_id:
+            self._bring(network)
+        else:
+            self._create(network)
+        self.efa_security_group_id = self._efa_security_group()
+        self.register_outputs({
+            "vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids,
+            "publicSubnetIds": self.public_subnet_ids, "privateSubnetsByZone": self.private_subnets_by_zone,
+            "publicSubnetsByZone": self.public_subnets_by_zone,
+            "efaSecurityGroupId": self.efa_security_group_id, "availabilityZones": self.availability_zones,
+        })
+
+    def _tagged(self, name: str, **extra: str) -> dict[str, str]:
+        return {**self._tags, "Name": name, **extra}
+
+    def _zones(self, network: specs.Network) -> pulumi.Output[list[str]]:
+        if isinstance(network.availability_zones, list):
+            return pulumi.Output.from_input(list(network.availability_zones))
+        count = network.availability_zones
+        found = aws.get_availability_zones_output(
+            state="available", filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
+            opts=pulumi.InvokeOutputOptions(parent=self))
+
+        required = self._required
+
+        def first(names: list[str]) -> list[str]:
+            if len(names) < count:
+                raise pulumi.RunError(f"network.availabilityZones asks for {count} zones; the region has "
+                                      f"{len(names)} ({', '.join(names)})")
+            missing = [z for z in required if z not in names]
+            if missing:
+                raise pulumi.RunError(f"node pools are pinned to {', '.join(missing)}, which the region does not "
+                                      f"offer without opt-in (it offers {', '.join(sorted(names))})")
+            return sorted([*required, *[n for n in sorted(names) if n not in required]][:count])
+
+        return found.names.apply(first)
+
+    def _create(self, network: specs.Network) -> None:
+        name, child = self._name, self._child
+        try:
+            layout = subnet_layout(network.cidr, network.zone_count)
+        except ValueError as exc:
+            raise pulumi.RunError(str(exc)) from None
+        zones = self._zones(network)
+        vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=network.cidr, enable_dns_hostnames=True,
+                          enable_dns_support=True, tags=self._tagged(f"{name}-vpc"), opts=child)
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=self._tagged(f"{name}-igw"), opts=child)
+        public_rt = aws.ec2.RouteTable(f"{name}-public-rt", vpc_id=vpc.id, tags=self._tagged(f"{name}-public"),
+                                       opts=child)
+        aws.ec2.Route(f"{name}-public-default", route_table_id=public_rt.id, destination_cidr_block="0.0.0.0/0",
+                      gateway_id=igw.id, opts=child)
+        public, private = [], []
+        for i, (private_cidr, public_cidr) in enumerate(layout):
+            zone = zones.apply(lambda names, i=i: names[i])
+            pub = aws.ec2.Subnet(f"{name}-public-{i}", vpc_id=vpc.id, cidr_block=public_cidr, availability_zone=zone,
+                                 map_public_ip_on_launch=True,
+                                 tags=self._tagged(f"{name}-public-{i}", **{PUBLIC_ELB_TAG: "1"}), opts=child)
+            aws.ec2.RouteTableAssociation(f"{name}-public-{i}-rta", subnet_id=pub.id, route_table_id=public_rt.id,
+                                          opts=child)
+            priv = aws.ec2.Subnet(f"{name}-private-{i}", vpc_id=vpc.id, cidr_block=private_cidr,
+                                  availability_zone=zone, map_public_ip_on_launch=False,
+                                  tags=self._tagged(f"{name}-private-{i}", **{INTERNAL_ELB_TAG: "1",
+                                                                             DISCOVERY_TAG: self._cluster_name}),
+                                  opts=child)
+            public.append(pub)
+            private.append(priv)
+        nats = self._nat_gateways(network, public, igw)
+        for i, subnet in enumerate(private):
+            rt = aws.ec2.RouteTable(f"{name}-private-{i}-rt", vpc_id=vpc.id, tags=self._tagged(f"{name}-private-{i}"),
+                                    opts=child)
+            if nats:
+                aws.ec2.Route(f"{name}-private-{i}-default", route_table_id=rt.id,
+                              destination_cidr_block="0.0.0.0/0", nat_gateway_id=nats[min(i, len(nats) - 1)].id,
+                              opts=child)
+            aws.ec2.RouteTableAssociation(f"{name}-private-{i}-rta", subnet_id=subnet.id, route_table_id=rt.id,
+                                          opts=child)
+        self.vpc_id = vpc.id
+        self.availability_zones = zones
+        self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public])
+        self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private])
+        self.private_subnets_by_zone = pulumi.Output.all(zones, self.private_subnet_ids).apply(
+            lambda args: dict(zip(args[0], args[1], strict=True)))
+        self.public_subnets_by_zone = pulumi.Output.all(zones, self.public_subnet_ids).apply(
+            lambda args: dict(zip(args[0], args[1], strict=True)))
+
+    def _nat_gateways(self, network: specs.Network, public: list[aws.ec2.Subnet],
+                      igw: aws.ec2.InternetGateway) -> list[aws.ec2.NatGateway]:
+        """One NAT gateway per zone (`one-per-az`), one in the first zone (`single`), or none."""
+        count = {"one-per-az": len(public), "single": 1, "none": 0}[network.nat_gateways]
+        nats = []
+        for i in range(count):
+            eip = aws.ec2.Eip(f"{self._name}-nat-{i}-eip", domain="vpc", tags=self._tagged(f"{self._name}-nat-{i}"),
+                              opts=self._child)
+            nats.append(aws.ec2.NatGateway(
+                f"{self._name}-nat-{i}", allocation_id=eip.id, subnet_id=public[i].id,
+                tags=self._tagged(f"{self._name}-nat-{i}"),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[igw])))
+        return nats
+
+    def _bring(self, network: specs.Network) -> None:
+        """Use the user's VPC: zones come from EC2, and the private subnets get the discovery tag."""
+        assert network.vpc_id is not None  # _bring is only called with a brought VPC
+        self.vpc_id = pulumi.Output.from_input(network.vpc_id)
+        self.private_subnet_ids = pulumi.Output.from_input(list(network.private_subnet_ids))
+        self.public_subnet_ids = pulumi.Output.from_input(list(network.public_subnet_ids))
+        for i, sid in enumerate(network.private_subnet_ids):
+            aws.ec2.Tag(f"{self._name}-private-{i}-discovery", resource_id=sid, key=DISCOVERY_TAG,
+                        value=self._cluster_name, opts=self._child)
+        self.private_subnets_by_zone = self._by_zone(network.private_subnet_ids)
+        self.public_subnets_by_zone = self._by_zone(network.public_subnet_ids)
+        self.availability_zones = self.private_subnets_by_zone.apply(lambda found: sorted(found))
+
+    def _by_zone(self, subnet_ids: list[str]) -> pulumi.Output[dict[str, str]]:
+        """Brought subnets by the zone EC2 reports for them (the first subnet of a zone serves it)."""
+        zones = [aws.ec2.get_subnet_output(id=sid, opts=pulumi.InvokeOutputOptions(parent=self)).availability_zone
+                 for sid in subnet_ids]
+
+        def by_zone(found: list[str]) -> dict[str, str]:
+            out: dict[str, str] = {}
+            for zone, sid in zip(found, subnet_ids, strict=True):
+                out.setdefault(zone, sid)
+            return out
+
+        return pulumi.Output.all(*zones).apply(by_zone)
+
+    def _efa_security_group(self) -> pulumi.Output[str]:
+        """All traffic to and from itself, both directions (FACTS §6: egress to 0.0.0.0/0 is not enough)."""
+        sg = aws.ec2.SecurityGroup(
+            f"{self._name}-efa", vpc_id=self.vpc_id,
+            description="EFA: all traffic between interfaces that carry this group",
+            tags=self._tagged(f"{self._name}-efa", **{DISCOVERY_TAG: self._cluster_name}), opts=self._child)
+        aws.vpc.SecurityGroupIngressRule(f"{self._name}-efa-ingress-self", security_group_id=sg.id,
+                                         ip_protocol="-1", referenced_security_group_id=sg.id,
+                                         description="EFA: all traffic from this group", opts=self._child)
+        aws.vpc.SecurityGroupEgressRule(f"{self._name}-efa-egress-self", security_group_id=sg.id,
+                                        ip_protocol="-1", referenced_security_group_id=sg.id,
+                                        description="EFA: all traffic to this group", opts=self._child)
+        return sg.id

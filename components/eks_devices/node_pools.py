@@ -1,0 +1,182 @@
+"""The NodePools component: every node pool of a plan, in the plan's mode.
+
+- Auto Mode: one `NodeClass` per distinct node configuration and one `NodePool` per pool.
+- Karpenter: one `EC2NodeClass` and one `NodePool` per pool.
+- Managed node groups: per pool an `aws.ec2.LaunchTemplate`, an `aws.eks.NodeGroup` and, for EFA
+  pools, a cluster `aws.ec2.PlacementGroup`.
+
+Objects come from `node_manifests` / `launch_templates` (pure); this module only wires them to
+Pulumi. A pool's device managers are part of its physical name, and changing them replaces its
+nodes (`replace_on_changes` on the manager labels); pools on reserved capacity are deleted before
+their replacement is created, so the reservation is free for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+from pulumi_kubernetes.apiextensions import CustomResource
+
+from eks_devices.core.derive.pools import Plan, PoolPlan
+from eks_devices.core.manifests import launch_templates
+from eks_devices.core.manifests import nodes as manifests
+
+TYPE_TOKEN = "eks-devices:index:NodePools"
+
+
+@dataclass
+class NodePoolInputs:
+    """What the node pools take from the network and cluster components."""
+
+    cluster_name: pulumi.Input[str]
+    k8s_provider: pulumi.ProviderResource | None  # a pulumi_kubernetes.Provider for the cluster
+    node_role_name: pulumi.Input[str]
+    node_role_arn: pulumi.Input[str]
+    private_subnet_ids: pulumi.Input[Sequence[str]]
+    private_subnets_by_zone: pulumi.Input[dict[str, str]]  # zone → subnet id
+    efa_security_group_id: pulumi.Input[str]
+    cluster_security_group_id: pulumi.Input[str]
+    discovery_tag: str  # value of the karpenter.sh/discovery tag on the private subnets and the SGs
+    depends_on: list[pulumi.Resource] = field(default_factory=list)  # CRDs / cluster readiness
+    public_subnets_by_zone: pulumi.Input[dict[str, str]] | None = None  # only for `subnets: public` pools
+
+
+class NodePoolsRejected(pulumi.RunError):
+    """The plan asks for node pools this mode cannot build; every problem is listed."""
+
+
+def input_problems(plan: Plan, has_public_subnets: bool) -> list[str]:
+    """Problems found before any resource is registered: the plan's error findings (a library user
+    may hand in a plan the program would have refused) and inputs that cannot serve the plan."""
+    found = [f"{f.path}: {f.message}" for f in plan.errors]
+    for pool in plan.pools.values():
+        if pool.config.subnets == "public" and not has_public_subnets:
+            found.append(f"nodePools.{pool.name}.subnets: public subnets were asked for, "
+                         "but the network gives none")
+    return found
+
+
+class NodePools(pulumi.ComponentResource):
+    """Node pools carrying exactly the labels, taints, capacity and network layout of the plan."""
+
+    node_classes: dict[str, CustomResource]  # NodeClass / EC2NodeClass by object name
+    node_pools: dict[str, CustomResource]  # NodePool by pool name
+    launch_templates: dict[str, aws.ec2.LaunchTemplate]
+    placement_groups: dict[str, aws.ec2.PlacementGroup]
+    node_groups: dict[str, aws.eks.NodeGroup]
+    physical_names: dict[str, str]  # pool → NodePool or node group name
+
+    def __init__(self, name: str, plan: Plan, inputs: NodePoolInputs,
+                 opts: pulumi.ResourceOptions | None = None):
+        problems = input_problems(plan, inputs.public_subnets_by_zone is not None)
+        if problems:
+            raise NodePoolsRejected(f"{len(problems)} node pool problem(s), nothing deployed\n"
+                                    + "\n".join(f"  - {p}" for p in problems))
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        self._name, self._plan, self._inputs = name, plan, inputs
+        self._tags = dict(plan.spec.cluster.tags)
+        self.node_classes, self.node_pools = {}, {}
+        self.launch_templates, self.placement_groups, self.node_groups = {}, {}, {}
+        self.physical_names = {}
+        if plan.mode == "managed-node-groups":
+            for pool in plan.pools.values():
+                self._node_group(pool)
+        else:
+            for pool in plan.pools.values():
+                if manifests.uses_placement_group(plan.mode, pool):
+                    self._placement_group(pool)
+            facts = self._facts()
+            for pool in plan.pools.values():
+                self._kubernetes_pool(pool, facts)
+        self.register_outputs({"nodePools": dict(self.physical_names)})
+
+    # --- Auto Mode and Karpenter ----------------------------------------------------------------
+
+    def _placement_group(self, pool: PoolPlan) -> aws.ec2.PlacementGroup:
+        """A cluster placement group for an EFA pool (a group's id is its name)."""
+        group = aws.ec2.PlacementGroup(f"{self._name}-{pool.name}", strategy="cluster",
+                                       tags=manifests.pool_tags(self._tags, pool),
+                                       opts=pulumi.ResourceOptions(parent=self))
+        self.placement_groups[pool.name] = group
+        return group
+
+    def _facts(self) -> pulumi.Output[manifests.ClusterFacts]:
+        i = self._inputs
+        public = i.public_subnets_by_zone if i.public_subnets_by_zone is not None else {}
+        groups = {name: group.id for name, group in self.placement_groups.items()}
+        return pulumi.Output.all(i.cluster_name, i.node_role_name, i.cluster_security_group_id,
+                                 i.efa_security_group_id, public, groups).apply(
+            lambda v: manifests.ClusterFacts(
+                cluster_name=v[0], node_role_name=v[1], discovery_tag=i.discovery_tag,
+                cluster_security_group_id=v[2], efa_security_group_id=v[3],
+                public_subnet_ids=tuple(v[4][z] for z in sorted(v[4])),
+                placement_groups=tuple(sorted(v[5].items())), tags=tuple(sorted(self._tags.items()))))
+
+    def _k8s_options(self, after: list[pulumi.Resource] | None = None, replace_on_changes: list[str] | None = None,
+                     delete_before_replace: bool = False) -> pulumi.ResourceOptions:
+        """A child on the cluster's provider, after the CRDs / cluster readiness (and `after`)."""
+        return pulumi.ResourceOptions(
+            parent=self, provider=self._inputs.k8s_provider,
+            depends_on=[*self._inputs.depends_on, *(after or [])],
+            replace_on_changes=replace_on_changes, delete_before_replace=delete_before_replace)
+
+    def _kubernetes_pool(self, pool: PoolPlan, facts: pulumi.Output[manifests.ClusterFacts]) -> None:
+        mode = self._plan.mode
+        class_name = manifests.node_class_name(mode, pool)
+        node_class = self.node_classes.get(class_name)
+        if node_class is None:
+            api_version, kind = manifests.NODE_CLASS_KINDS[mode]
+            logical = f"{self._name}-{class_name}" if mode == "auto-mode" else f"{self._name}-{pool.name}-class"
+            node_class = CustomResource(
+                logical, api_version=api_version, kind=kind,
+                metadata=manifests.node_class_metadata(mode, pool),
+                spec=facts.apply(lambda f, p=pool: manifests.node_class_spec(mode, p, f)),
+                opts=self._k8s_options(after=[g for n, g in self.placement_groups.items() if n == pool.name]))
+            self.node_classes[class_name] = node_class
+        obj = manifests.node_pool(mode, pool)
+        self.node_pools[pool.name] = CustomResource(
+            f"{self._name}-{pool.name}", api_version=obj["apiVersion"], kind=obj["kind"],
+            metadata=obj["metadata"], spec=obj["spec"],
+            opts=self._k8s_options(
+                after=[node_class],
+                replace_on_changes=manifests.replacement_paths(pool, "spec.template.metadata.labels"),
+                delete_before_replace=manifests.reserves_capacity(pool)))
+        self.physical_names[pool.name] = obj["metadata"]["name"]
+
+    # --- managed node groups --------------------------------------------------------------------
+
+    def _node_group(self, pool: PoolPlan) -> None:
+        i = self._inputs
+        child = pulumi.ResourceOptions(parent=self)
+        placement_group_name = None
+        if manifests.uses_placement_group(self._plan.mode, pool):
+            placement_group_name = self._placement_group(pool).id
+        template = aws.ec2.LaunchTemplate(
+            f"{self._name}-{pool.name}", opts=child,
+            **launch_templates.launch_template_args(
+                pool, efa_security_group_id=i.efa_security_group_id,
+                cluster_security_group_id=i.cluster_security_group_id,
+                placement_group_name=placement_group_name, cluster_tags=self._tags))
+        self.launch_templates[pool.name] = template
+        if pool.config.subnets == "public":
+            by_zone = pulumi.Output.from_input(i.public_subnets_by_zone)
+            subnet_ids = by_zone.apply(lambda m: [m[z] for z in sorted(m)])
+        else:
+            by_zone = pulumi.Output.from_input(i.private_subnets_by_zone)
+            subnet_ids = pulumi.Output.from_input(i.private_subnet_ids)
+        subnets = pulumi.Output.all(subnet_ids, by_zone).apply(
+            lambda v, p=pool: launch_templates.node_group_subnets(p, list(v[0]), dict(v[1])))
+        args = launch_templates.node_group_args(pool, self._tags)
+        self.node_groups[pool.name] = aws.eks.NodeGroup(
+            f"{self._name}-{pool.name}", cluster_name=i.cluster_name, node_role_arn=i.node_role_arn,
+            subnet_ids=subnets, version=self._plan.spec.cluster.version,
+            launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+            **args,
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=list(i.depends_on),
+                replace_on_changes=manifests.replacement_paths(pool, "labels"),
+                delete_before_replace=manifests.reserves_capacity(pool)))
+        self.physical_names[pool.name] = args["node_group_name"]

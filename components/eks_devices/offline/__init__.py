@@ -1,0 +1,1 @@
+"""Adapters that run the real program offline: the mock engine, the preview and render."""

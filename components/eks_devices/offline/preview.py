@@ -1,0 +1,97 @@
+"""The offline preview: the project's real Pulumi program (`__main__.py`) run under the mock engine
+with a stack's configuration, and the resulting resource tree.
+
+Because the resources come from running the program itself, the preview cannot drift from what
+`pulumi up` would register.
+"""
+
+from __future__ import annotations
+
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.tree import Tree
+
+from eks_devices.offline import engine as offline
+from eks_devices.program import PlanRejected
+
+REMOTE_NOTE = "remote component: its provider expands it into more resources at deploy time"
+
+
+@dataclass
+class ProgramRun:
+    recording: offline.Recording
+    rejected: str | None  # the program's refusal (error findings), when it refused
+
+
+def run_program(project_dir: Path, stack: str, config: dict[str, Any]) -> ProgramRun:
+    """Run `<project_dir>/__main__.py` for `stack` under the mock engine."""
+    main = project_dir / "__main__.py"
+    if not main.is_file():
+        raise FileNotFoundError(f"no Pulumi program: {main} does not exist")
+    rejected: list[str] = []
+
+    def program() -> None:
+        try:
+            runpy.run_path(str(main), run_name="__main__")
+        except PlanRejected as exc:
+            rejected.append(str(exc))
+
+    recording = offline.run(program, config, stack=stack)
+    return ProgramRun(recording, rejected[0] if rejected else None)
+
+
+def _key(r: offline.Registered) -> str:
+    return r.urn
+
+
+def resources_data(recording: offline.Recording) -> list[dict[str, Any]]:
+    """Every registered resource, sorted by URN, with its parent and options."""
+    by_urn = {r.urn: r for r in recording.resources}
+    out = []
+    for r in sorted(recording.resources, key=_key):
+        parent = by_urn.get(r.parent)
+        out.append({
+            "type": r.type, "name": r.name,
+            "parent": f"{parent.type}::{parent.name}" if parent else None,
+            "component": not r.custom, "remote": r.remote,
+            "options": {"replaceOnChanges": sorted(r.replace_on_changes),
+                        "deleteBeforeReplace": r.delete_before_replace, "protect": r.protect},
+            "inputs": r.inputs,
+        })
+    return out
+
+
+def _children(recording: offline.Recording) -> dict[str, list[offline.Registered]]:
+    known = {r.urn for r in recording.resources}
+    children: dict[str, list[offline.Registered]] = {}
+    for r in sorted(recording.resources, key=_key):
+        children.setdefault(r.parent if r.parent in known else "", []).append(r)
+    return children
+
+
+def print_tree(console: Console, recording: offline.Recording, title: str) -> None:
+    """Components as branches, their resources counted per type, like `pulumi preview`."""
+    children = _children(recording)
+    root = Tree(f"[bold]{title}[/bold]: {len(recording.resources)} resources")
+
+    def add(branch: Tree, parent_urn: str, counts: dict[str, int] | None = None) -> None:
+        own = counts is None
+        counts = {} if counts is None else counts
+        for r in children.get(parent_urn, []):
+            if r.remote:
+                branch.add(f"{r.type} [cyan]{r.name}[/cyan] [dim]({REMOTE_NOTE})[/dim]")
+            elif not r.custom:
+                add(branch.add(f"{r.type} [cyan]{r.name}[/cyan]"), r.urn)
+            else:  # custom resources (and their own children) are counted on the component's branch
+                counts[r.type] = counts.get(r.type, 0) + 1
+                add(branch, r.urn, counts)
+        if own:
+            for type_, count in sorted(counts.items()):
+                branch.add(f"{type_} x{count}")
+
+    add(root, "")
+    console.print(root)

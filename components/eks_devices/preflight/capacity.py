@@ -1,0 +1,91 @@
+"""Capacity checks: the capacity reservations and capacity blocks a reserved pool names exist, are
+active or scheduled, hold the pool's instance type in one of its zones, and cover its static replicas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eks_devices.core.derive.pools import PoolPlan
+from eks_devices.preflight.model import CheckResult, Context
+
+CAPACITY = "capacity.reservations"
+USABLE = frozenset({"active", "scheduled"})
+WAITING = frozenset({"pending", "payment-pending", "assessing", "delayed"})
+
+
+def capacity(ctx: Context) -> list[CheckResult]:
+    pools = [p for p in ctx.plan.pools.values() if p.capacity in ("reserved", "capacity-block")]
+    if not pools:
+        return [CheckResult(CAPACITY, "node pools", "pass", "no pool draws on reserved capacity")]
+    results: list[CheckResult] = []
+    for pool in pools:
+        total = 0
+        for rid in pool.config.capacity_reservation_ids:
+            result, count = _reservation(ctx, pool, rid)
+            results.append(result)
+            total += count
+        if pool.provisioning == "static" and pool.replicas:
+            results.append(_coverage(pool, total))
+    return results
+
+
+def _reservation(ctx: Context, pool: PoolPlan, rid: str) -> tuple[CheckResult, int]:
+    """The verdict on one reservation, and how many instances it contributes (0 unless usable)."""
+    subject = f"pool {pool.name} / {rid}"
+    found = ctx.aws.capacity_reservation(rid)
+    if found is None:
+        return CheckResult(CAPACITY, subject, "fail",
+                           f"{rid} does not exist in {ctx.region} (or is not shared with this account)",
+                           "correct nodePools.*.capacityReservationIds, or purchase the reservation / capacity "
+                           "block in this region"), 0
+    problems = _problems(ctx, pool, found)
+    if problems:
+        return CheckResult(CAPACITY, subject, "fail", "; ".join(d for d, _ in problems),
+                           "; ".join(f for _, f in problems)), 0
+    state = found.get("State")
+    summary = _describe(found)
+    if state in WAITING:
+        return CheckResult(CAPACITY, subject, "warn", f"{summary}; nodes can launch once it is active",
+                           "wait for the reservation to become active (or scheduled) before pulumi up"), 0
+    return CheckResult(CAPACITY, subject, "pass", summary), int(found.get("TotalInstanceCount") or 0)
+
+
+def _describe(found: dict[str, Any]) -> str:
+    text = (f"{found.get('State')}: {found.get('TotalInstanceCount')} x {found.get('InstanceType')} in "
+            f"{found.get('AvailabilityZone')} ({found.get('AvailableInstanceCount')} free now)")
+    if found.get("EndDate"):
+        text += f", ends {found['EndDate']}"
+    return text
+
+
+def _problems(ctx: Context, pool: PoolPlan, found: dict[str, Any]) -> list[tuple[str, str]]:
+    """(detail, fix) for each way a reservation cannot serve the pool."""
+    problems = []
+    state = found.get("State")
+    if state not in USABLE | WAITING:
+        problems.append((f"it is {state}", "use a reservation that is active or scheduled"))
+    itype = found.get("InstanceType")
+    if itype not in pool.instance_types:
+        problems.append((f"it reserves {itype}, but the pool runs {', '.join(pool.instance_types)}",
+                         f"set the pool's instanceTypes to [{itype}] or name a reservation for its type"))
+    zone = found.get("AvailabilityZone")
+    where = ctx.pool_zones(pool)
+    if zone not in where.zones:
+        problems.append((f"it is in {zone}, outside the pool's zones {', '.join(where.zones) or 'none'} "
+                         f"({where.source})", f"pin the pool to {zone} (availabilityZone) and give it a subnet there"))
+    kind = found.get("ReservationType")
+    if kind and (kind == "capacity-block") != (pool.capacity == "capacity-block"):
+        problems.append((f"it is a {kind} reservation but the pool says capacity: {pool.capacity}",
+                         "set capacity: capacity-block for capacity blocks and capacity: reserved for on-demand "
+                         "capacity reservations"))
+    return problems
+
+
+def _coverage(pool: PoolPlan, total: int) -> CheckResult:
+    subject = f"pool {pool.name}"
+    if total < (pool.replicas or 0):
+        return CheckResult(CAPACITY, subject, "fail",
+                           f"the usable reservations hold {total} instance(s); the static pool wants {pool.replicas}",
+                           "lower replicas or add reservations / a larger capacity block")
+    return CheckResult(CAPACITY, subject, "pass",
+                       f"the usable reservations hold {total} instance(s), covering {pool.replicas} replicas")

@@ -1,0 +1,54 @@
+"""The bridge between Pulumi's stack configuration and the pure core.
+
+`pulumi up` and the offline preview read the stack through here: every `eks-devices:*` key
+(structured values arrive as JSON text) plus `aws:region` and `aws:profile`, parsed into a Spec and planned. Any
+configuration problem or error finding raises one `pulumi.RunError` before a resource exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from eks_devices.core.derive import pools as planning
+from eks_devices.core.spec.stack import NAMESPACE, ConfigError, parse
+
+
+def stack_config() -> dict[str, Any]:
+    """The stack's configuration keys this project reads, with structured values decoded."""
+    merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    out: dict[str, Any] = {}
+    for key, value in merged.items():
+        if not (key.startswith(f"{NAMESPACE}:") or key in ("aws:region", "aws:profile")):
+            continue
+        if isinstance(value, str) and value[:1] in ("{", "["):
+            # undecodable text is left as is; the spec then reports it with the accepted shape
+            with contextlib.suppress(json.JSONDecodeError):
+                value = json.loads(value)
+        out[key] = value
+    return out
+
+
+class PlanRejected(pulumi.RunError):
+    """The stack cannot be deployed: configuration problems or error findings, all listed."""
+
+
+def plan_for_stack() -> planning.Plan:
+    """Parse and plan the current stack, or raise PlanRejected naming every problem."""
+    try:
+        spec = parse(stack_config(), source=f"stack {pulumi.get_stack()}")
+    except ConfigError as exc:
+        raise PlanRejected(str(exc)) from None
+    plan = planning.build(spec)
+    for finding in plan.findings:
+        if finding.severity == "warning":
+            pulumi.log.warn(f"{finding.slug} at {finding.path}: {finding.message} (fix: {finding.fix})")
+    if plan.errors:
+        lines = "\n".join(f"  - {f.slug} at {f.path}: {f.message} (fix: {f.fix})" for f in plan.errors)
+        count = len(plan.errors)
+        raise PlanRejected(f"stack {pulumi.get_stack()}: {count} error finding(s), nothing deployed\n{lines}")
+    return plan
