@@ -22,7 +22,7 @@ import botocore.loaders
 from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.spec.stack import parse
 from eks_devices.preflight import CHECKS, AwsReader, Context, run_check
 

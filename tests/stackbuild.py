@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.spec.stack import Spec, parse
 
 VERSIONS = {"auto-mode": "1.36", "karpenter": "1.36", "managed-node-groups": "1.36"}

@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from eks_devices.cli.app import app
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.rules import RULES
 from eks_devices.core.spec.stack import parse
 

@@ -11,9 +11,17 @@ import pytest
 
 from eks_devices.claims import TYPE_TOKEN, ClaimTemplates
 from eks_devices.core import cel
-from eks_devices.core.derive import pools as planning
-from eks_devices.core.derive.pools import CD_CHANNEL_CEL, CD_DAEMON_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL, VFIO_CEL
+from eks_devices.core import planner as planning
 from eks_devices.core.knowledge import devices
+from eks_devices.core.knowledge.device_classes import (
+    CD_CHANNEL_CEL,
+    CD_DAEMON_CEL,
+    EFA_CEL,
+    GPU_CEL,
+    MIG_CEL,
+    NEURON_CEL,
+    VFIO_CEL,
+)
 from eks_devices.core.manifests import claims
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import ConfigError, parse

@@ -13,7 +13,7 @@ import pulumi
 import pytest
 
 from eks_devices import iam
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.spec.stack import parse
 from eks_devices.karpenter import INTERRUPTION_EVENTS, controller_values
 from eks_devices.network import DISCOVERY_TAG

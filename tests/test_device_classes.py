@@ -12,9 +12,10 @@ import kubernetes_validate
 import pytest
 
 from eks_devices.core import cel
-from eks_devices.core.derive import pools as plan
-from eks_devices.core.knowledge import catalog
+from eks_devices.core import planner as plan
+from eks_devices.core.knowledge import catalog, device_classes
 from eks_devices.core.manifests import software as device_manifests
+from eks_devices.core.model import DeviceClassPlan
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import ConfigError, parse
 
@@ -224,7 +225,7 @@ def test_every_class_name_has_one_expression() -> None:
 @pytest.mark.parametrize(("name", "expression"), CLASSES, ids=[n for n, _ in CLASSES])
 def test_class_selects_exactly_its_devices(name: str, expression: str) -> None:
     cel.compile_expression(expression)
-    manifest = device_manifests.device_class(plan.DeviceClassPlan(name, "-", expression, "toolkit"))
+    manifest = device_manifests.device_class(DeviceClassPlan(name, "-", expression, "toolkit"))
     selector = manifest["spec"]["selectors"]
     matched = set()
     for kind, itype, dev in DEVICES:
@@ -239,9 +240,9 @@ def test_gpu_class_matches_gpus_not_efa_and_the_reverse() -> None:
     gpu = cel.device("gpu.nvidia.com", {"type": "gpu"})
     efa = cel.device("dra.net", {"pciDevice": "Elastic Fabric Adapter (EFA)"})
     neuron = cel.device("neuron.aws.com", {"instanceType": "trn2.48xlarge"})
-    assert [cel.evaluate(plan.GPU_CEL, d) for d in (gpu, efa, neuron)] == [True, False, False]
-    assert [cel.evaluate(plan.EFA_CEL, d) for d in (gpu, efa, neuron)] == [False, True, False]
-    assert [cel.evaluate(plan.NEURON_CEL, d) for d in (gpu, efa, neuron)] == [False, False, True]
+    assert [cel.evaluate(device_classes.GPU_CEL, d) for d in (gpu, efa, neuron)] == [True, False, False]
+    assert [cel.evaluate(device_classes.EFA_CEL, d) for d in (gpu, efa, neuron)] == [False, True, False]
+    assert [cel.evaluate(device_classes.NEURON_CEL, d) for d in (gpu, efa, neuron)] == [False, False, True]
 
 
 # --- the CEL helper itself ---------------------------------------------------------------------

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 import stackbuild
-from eks_devices.core.derive import pools as plan
+from eks_devices.core import planner as plan
+from eks_devices.core.knowledge import device_classes
 from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import parse
@@ -59,9 +60,9 @@ def test_auto_mode_creates_the_upstream_device_classes(shipped: dict) -> None:
     classes = {r.inputs["metadata"]["name"]: r for r in rec.of_type(DEVICE_CLASS)}
     assert set(classes) == {"gpu.nvidia.com", "efa.networking.k8s.aws"}
     gpu = classes["gpu.nvidia.com"].inputs["spec"]
-    assert gpu["selectors"] == [{"cel": {"expression": plan.GPU_CEL}}]
+    assert gpu["selectors"] == [{"cel": {"expression": device_classes.GPU_CEL}}]
     assert gpu["extendedResourceName"] == "nvidia.com/gpu"
-    assert classes["efa.networking.k8s.aws"].inputs["spec"]["selectors"] == [{"cel": {"expression": plan.EFA_CEL}}]
+    assert classes["efa.networking.k8s.aws"].inputs["spec"]["selectors"] == [{"cel": {"expression": device_classes.EFA_CEL}}]
     for r in classes.values():
         assert r.inputs["apiVersion"] == "resource.k8s.io/v1" and r.delete_before_replace
 

@@ -6,8 +6,8 @@ import pytest
 
 from eks_devices.core import cel
 from eks_devices.core.derive import fit
-from eks_devices.core.derive.pools import CD_CHANNEL_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL
 from eks_devices.core.knowledge import devices
+from eks_devices.core.knowledge.device_classes import CD_CHANNEL_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL
 from eks_devices.core.manifests import claims
 
 CLASSES = {

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
+from eks_devices.core.derive.pools import efa_interface_layout
 from eks_devices.core.knowledge import catalog, crd_schemas
 from eks_devices.core.manifests import nodes as nm
+from eks_devices.core.names import POOL_LABEL, manager_label
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import FAMILIES, parse
 
@@ -41,7 +43,7 @@ def by_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any
 def pool_objects(plan: planning.Plan) -> dict[str, dict[str, Any]]:
     """NodePool object per pool name, from the rendered set."""
     pools = by_kind(nm.render(plan, FACTS), "NodePool")
-    return {o["metadata"]["labels"][nm.POOL_TAG]: o for o in pools.values()}
+    return {o["metadata"]["labels"][POOL_LABEL]: o for o in pools.values()}
 
 
 VARIANTS = {
@@ -134,7 +136,7 @@ def test_node_class_refs_resolve_to_rendered_node_classes(variant: planning.Plan
 def test_labels_partition_dra_and_plugin_pools_for_every_family(variant: planning.Plan) -> None:
     objects = pool_objects(variant)
     for family in FAMILIES:
-        key = planning.manager_label(family)
+        key = manager_label(family)
         for manager in ("dra", "device-plugin"):
             selected = {n for n, o in objects.items()
                         if o["spec"]["template"]["metadata"]["labels"].get(key) == manager}
@@ -293,7 +295,7 @@ def test_replacement_paths_name_every_device_manager_label() -> None:
 @pytest.mark.parametrize(("itype", "efa_only"), [
     ("p5.48xlarge", 32), ("p5en.48xlarge", 16), ("p4d.24xlarge", 4), ("trn1.32xlarge", 8)])
 def test_efa_interface_layout_per_instance_type(itype: str, efa_only: int) -> None:
-    layout = planning.efa_interface_layout(catalog.instance_types()[itype])
+    layout = efa_interface_layout(catalog.instance_types()[itype])
     assert layout[0] == {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
     assert [n["interfaceType"] for n in layout[1:]] == ["efa-only"] * efa_only
     assert [(n["networkCardIndex"], n["deviceIndex"]) for n in layout[1:]] == [

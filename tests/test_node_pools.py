@@ -14,10 +14,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.knowledge import crd_schemas
 from eks_devices.core.manifests import launch_templates as lt
 from eks_devices.core.manifests import nodes as nm
+from eks_devices.core.model import PoolPlan
+from eks_devices.core.names import CLUSTER_TAG, POOL_LABEL
 from eks_devices.core.rules.node_groups import reserved_label
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import parse
@@ -397,7 +399,7 @@ def test_public_pools_use_the_public_subnets_or_are_rejected() -> None:
 
 # --- pure managed-node-group helpers ----------------------------------------------------------
 
-def mng_pool(**settings: Any) -> planning.PoolPlan:
+def mng_pool(**settings: Any) -> PoolPlan:
     config = {"eks-devices:cluster": {"name": "t", "version": "1.36", "mode": "managed-node-groups"},
               "eks-devices:nodePools": {"p": {"replicas": 1, **settings}}}
     return planning.build(parse(config)).pools["p"]
@@ -487,14 +489,14 @@ def test_cluster_tags_reach_everything_the_node_pools_create_in_ec2() -> None:
                  *prod.of_type(PLACEMENT_GROUP).items()]
     assert len(resources) == 7
     for pool, resource in resources:
-        assert resource.inputs["tags"] == {**COST_TAGS, nm.POOL_TAG: pool}
+        assert resource.inputs["tags"] == {**COST_TAGS, POOL_LABEL: pool}
     for pool, template in prod.of_type(LAUNCH_TEMPLATE).items():
         assert [spec["tags"] for spec in template.inputs["tagSpecifications"]] == [
-            {**COST_TAGS, nm.POOL_TAG: pool}] * 2
+            {**COST_TAGS, POOL_LABEL: pool}] * 2
     staging = run("staging", tags=COST_TAGS, **{"gpu-dra": {"availabilityZone": "us-west-2b"}})
     for pool, node_class in staging.of_type(EC2_NODE_CLASS).items():
-        assert node_class.inputs["spec"]["tags"] == {**COST_TAGS, nm.CLUSTER_TAG: "ml", nm.POOL_TAG: pool}
+        assert node_class.inputs["spec"]["tags"] == {**COST_TAGS, CLUSTER_TAG: "ml", POOL_LABEL: pool}
         assert crd_schemas.validate(node_class.inputs) == []
-    assert staging.of_type(PLACEMENT_GROUP)["gpu-dra"].inputs["tags"] == {**COST_TAGS, nm.POOL_TAG: "gpu-dra"}
+    assert staging.of_type(PLACEMENT_GROUP)["gpu-dra"].inputs["tags"] == {**COST_TAGS, POOL_LABEL: "gpu-dra"}
     dev = run("dev", tags=COST_TAGS)
     assert all("tags" not in c.inputs["spec"] for c in dev.recording.of_type(AUTO_NODE_CLASS))

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 import stackbuild
-from eks_devices.core.derive import pools as plan
+from eks_devices.core import planner as plan
 from eks_devices.core.derive import scope
 from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.model import Release
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import FAMILIES, parse
 
@@ -156,7 +157,7 @@ def test_only_bottlerocket_plugin_pools_need_no_plugin_release() -> None:
 
 # --- the proof fails when scoping breaks -------------------------------------------------------
 
-def with_values(p: plan.Plan, key: str, values: dict[str, Any]) -> dict[str, plan.Release]:
+def with_values(p: plan.Plan, key: str, values: dict[str, Any]) -> dict[str, Release]:
     return {**p.releases, key: dataclasses.replace(p.releases[key], values=values)}
 
 

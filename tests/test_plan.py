@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import stackbuild
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.derive import scope
 from eks_devices.core.spec import stack_file
 

@@ -11,7 +11,7 @@ import pulumi
 import pytest
 import yaml
 
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.spec.stack import parse
 from eks_devices.offline import engine as offline
 from eks_devices.platform import Platform

@@ -11,7 +11,7 @@ import boto3
 import pytest
 
 import preflight_aws as aws
-from eks_devices.core.derive.pools import POOL_LABEL, manager_label
+from eks_devices.core.names import POOL_LABEL, manager_label
 from eks_devices.preflight import CheckResult, run_preflight
 from eks_devices.preflight import cluster as checks
 

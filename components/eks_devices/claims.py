@@ -16,7 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from eks_devices.core.derive.pools import Plan
+from eks_devices.core.model import Plan
 
 TYPE_TOKEN = "eks-devices:index:ClaimTemplates"
 

@@ -24,7 +24,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from eks_devices import iam
-from eks_devices.core.derive.pools import Plan
+from eks_devices.core.model import Plan
 from eks_devices.core.spec import stack as specs
 from eks_devices.karpenter import Karpenter
 from eks_devices.network import DISCOVERY_TAG, Network

@@ -15,9 +15,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from eks_devices.core.derive.pools import Plan
-from eks_devices.core.derive.pools import Release as ReleasePlan
 from eks_devices.core.manifests import software as device_manifests
+from eks_devices.core.model import Plan
+from eks_devices.core.model import Release as ReleasePlan
 
 TYPE = "eks-devices:index:DeviceSoftware"
 

@@ -21,8 +21,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from eks_devices import iam
-from eks_devices.core.derive.pools import KarpenterPlan
 from eks_devices.core.knowledge.charts import CHARTS
+from eks_devices.core.model import KarpenterPlan
 
 NAMESPACE = CHARTS["karpenter"].namespace
 SERVICE_ACCOUNT = "karpenter"  # the chart's service account is named after the release

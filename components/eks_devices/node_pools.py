@@ -20,9 +20,9 @@ import pulumi
 import pulumi_aws as aws
 from pulumi_kubernetes.apiextensions import CustomResource
 
-from eks_devices.core.derive.pools import Plan, PoolPlan
 from eks_devices.core.manifests import launch_templates
 from eks_devices.core.manifests import nodes as manifests
+from eks_devices.core.model import Plan, PoolPlan
 
 TYPE_TOKEN = "eks-devices:index:NodePools"
 

@@ -7,7 +7,7 @@ import pulumi
 
 from eks_devices.claims import ClaimTemplates
 from eks_devices.cluster import Cluster, endpoint_args
-from eks_devices.core.derive.pools import Plan
+from eks_devices.core.model import Plan
 from eks_devices.device_software import DeviceSoftware
 from eks_devices.network import Network
 from eks_devices.node_pools import NodePoolInputs, NodePools

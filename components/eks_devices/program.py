@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.spec.stack import NAMESPACE, ConfigError, parse
 
 

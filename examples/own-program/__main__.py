@@ -1,7 +1,7 @@
 """A platform team's own Pulumi program: its stack config in code, eks-devices' platform on it."""
 import pulumi
 
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.spec.stack import parse
 from eks_devices.platform import Platform
 

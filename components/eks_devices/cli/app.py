@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from eks_devices.cli import report
-from eks_devices.core.derive import pools as planning
+from eks_devices.core import planner as planning
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.rules import RULES
 from eks_devices.core.spec import stack_file

@@ -7,8 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from eks_devices.core.derive.pools import Plan
-from eks_devices.core.rules import Finding
+from eks_devices.core.model import Finding, Plan
 from eks_devices.core.spec.stack import FAMILIES
 
 

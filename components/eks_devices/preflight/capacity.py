@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eks_devices.core.derive.pools import PoolPlan
+from eks_devices.core.model import PoolPlan
 from eks_devices.preflight.model import CheckResult, Context
 
 CAPACITY = "capacity.reservations"

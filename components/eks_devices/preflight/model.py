@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from eks_devices.core.derive.pools import Plan, PoolPlan
+from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.spec.stack import Spec
 from eks_devices.preflight.aws import AwsReader
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from eks_devices.core.derive.pools import PoolPlan
+from eks_devices.core.model import PoolPlan
 from eks_devices.preflight.model import CheckResult, Context
 
 EGRESS = "network.egress"

@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from eks_devices.core.derive.pools import Plan
+from eks_devices.core.model import Plan
 from eks_devices.preflight import capacity, cluster, instances, network
 from eks_devices.preflight.aws import AwsReader, Denied, PreflightAborted, error_code
 from eks_devices.preflight.model import CheckResult, Context

@@ -11,63 +11,16 @@ it depends only on a modelled device layout.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from eks_devices.core.derive.fit import NodeFit, describe, fit_node, walk
-from eks_devices.core.derive.pools import CONSUMABLE_CAPACITY_ANNOTATION, DeviceClassPlan, PoolPlan
+from eks_devices.core.derive.fit import describe, fit_node, walk
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.knowledge.devices import inventory
 from eks_devices.core.manifests import claims
-from eks_devices.core.spec.claims import EXTENDED_RESOURCES, Claim
+from eks_devices.core.model import ClaimPlan, DeviceClassPlan, NodeFit, PoolFit, PoolPlan
+from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION
+from eks_devices.core.spec.claims import EXTENDED_RESOURCES
 from eks_devices.core.spec.stack import FAMILIES, Family, Spec
-
-UNSETTLED = frozenset({"undetermined", "topology-modelled"})  # causes the model cannot stand behind
-
-
-@dataclass(frozen=True)
-class PoolFit:
-    """A claim on one of the pools meant to serve it."""
-
-    pool: str
-    nodes: tuple[NodeFit, ...]
-    summary: str
-    blocked: str = ""  # why the pool cannot serve the claim at all (no DRA driver for a family)
-
-    @property
-    def fits(self) -> bool:
-        return any(n.fits for n in self.nodes)
-
-    @property
-    def reason(self) -> str:
-        return self.blocked or "; ".join(n.reason for n in self.nodes if not n.fits)
-
-    @property
-    def causes(self) -> set[str]:
-        return {"blocked"} if self.blocked else {n.cause for n in self.nodes if not n.fits}
-
-    @property
-    def settled(self) -> bool:
-        """Whether a failure to fit is certain: not a search that gave up, nor a topology failure on
-        an instance type whose layout is modelled rather than published."""
-        return self.fits or not self.causes <= UNSETTLED
-
-
-@dataclass(frozen=True)
-class ClaimPlan:
-    """A declared claim: its object, the families and nodeSelector, and its fit per pool."""
-
-    name: str
-    config: Claim
-    built: claims.BuiltClaim | None  # None for kind: extended-resource
-    families: tuple[Family, ...]
-    node_selector: dict[str, str]
-    pools: dict[str, PoolFit]
-    missing_classes: tuple[str, ...] = ()
-
-    @property
-    def shared(self) -> bool:
-        return self.built is not None and self.built.shared
 
 
 def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -> str:

@@ -23,34 +23,10 @@ from itertools import product
 from typing import Any
 
 from eks_devices.core.knowledge.devices import Device, layout_attribute, topology_published
+from eks_devices.core.model import NodeFit, Outcome
 
 SEARCH_BUDGET = 200_000  # device placements tried per allocation before giving up as undetermined
 MAX_PER_NODE = 64
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One allocation attempt: the devices per request, or why none."""
-
-    ok: bool
-    reason: str = ""
-    cause: str = ""  # "", class-missing, no-devices, too-few, topology, cel-error, undetermined
-    devices: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (request key, device names)
-    attributes: tuple[str, ...] = ()  # for a topology failure: the attributes the devices had to share
-
-
-@dataclass(frozen=True)
-class NodeFit:
-    """A claim on one node of one instance type."""
-
-    instance_type: str
-    per_node: int  # claims (Pods with their own claim) one node holds; 0 = does not fit
-    reason: str = ""
-    cause: str = ""  # the Outcome's, or topology-modelled: a topology failure on a modelled layout
-
-    @property
-    def fits(self) -> bool:
-        return self.per_node > 0
 
 
 @dataclass(frozen=True)

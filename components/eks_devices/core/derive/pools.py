@@ -1,125 +1,30 @@
-"""Spec → Plan: per pool its device managers (with reasons), labels and taints; the device
-software releases and their node scope; the DeviceClasses and their owners; Karpenter's DRA
-settings. Pure data: components, preview and render all read this and never re-decide.
-"""
+"""Spec → the Plan's derived part: per pool its device managers (with reasons), labels and taints;
+the device software releases and their node scope; the DeviceClasses and their owners; Karpenter's
+DRA settings."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from eks_devices.core.derive.resolve import Resolution, resolve_pool
-from eks_devices.core.derive.software import (  # noqa: F401  (CEL constants re-exported: the plan's vocabulary)
-    CD_CHANNEL_CEL,
-    CD_DAEMON_CEL,
-    EFA_CEL,
-    GPU_CEL,
-    MIG_CEL,
-    NEURON_CEL,
-    VFIO_CEL,
-    DeviceClassPlan,
+from eks_devices.core.derive.resolve import resolve_pool
+from eks_devices.core.derive.software import (
     bundled_manager,
     device_classes,
     release_values,
 )
 from eks_devices.core.knowledge import catalog, charts
-from eks_devices.core.spec.stack import FAMILIES, Family, NodePool, Spec
+from eks_devices.core.model import KarpenterPlan, Plan, PoolPlan, Release, Resolution
+from eks_devices.core.names import (
+    CONSUMABLE_CAPACITY_ANNOTATION,
+    DEFAULT_TAINTS,
+    NVIDIA_GPU_PRESENT_LABEL,
+    NVIDIA_PLUGIN_CONFIG_LABEL,
+    POOL_LABEL,
+    eks_manager_label,
+    manager_label,
+)
+from eks_devices.core.spec.stack import Family, NodePool, Spec
 from eks_devices.core.values import merge
-
-TOOLKIT_PREFIX = "eks-devices.io"
-POOL_LABEL = f"{TOOLKIT_PREFIX}/pool"
-NVIDIA_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
-NVIDIA_GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-CONSUMABLE_CAPACITY_ANNOTATION = "karpenter.k8s.aws/nvidia-consumable-capacity"
-DEFAULT_TAINTS: dict[Family, str] = {"nvidia": "nvidia.com/gpu", "neuron": "aws.amazon.com/neuron"}
-
-
-def manager_label(family: Family) -> str:
-    """The toolkit's device-manager label, valid in every mode (managed node groups included)."""
-    return f"{TOOLKIT_PREFIX}/device-manager-{family}"
-
-
-def eks_manager_label(family: Family) -> str:
-    """The Auto Mode label that selects a node's device manager (NVIDIA and EFA only)."""
-    return f"eks.amazonaws.com/device-manager-{family}"
-
-
-@dataclass(frozen=True)
-class PoolPlan:
-    """Everything the components need to build one node pool."""
-
-    name: str
-    provisioning: str
-    replicas: int | None
-    instance_types: tuple[str, ...]
-    architecture: str
-    capacity: str
-    ami: str
-    managers: dict[Family, Resolution]
-    labels: dict[str, str]
-    taints: tuple[dict[str, str], ...]
-    releases: dict[Family, str]  # family → release key serving it ("auto-mode" when built in)
-    network_interfaces: tuple[dict[str, Any], ...] | None
-    bottlerocket_settings: dict[str, Any]
-    node_class_annotations: dict[str, str]
-    config: NodePool
-
-    def manager(self, family: Family) -> str:
-        return self.managers[family].manager
-
-    def has_hardware(self, family: Family) -> bool:
-        return any(catalog.instance_types()[t].has(family) for t in self.instance_types)
-
-    @property
-    def identity(self) -> str:
-        """The pool's device-manager identity; a change must replace its nodes."""
-        return ",".join(f"{f}={self.manager(f)}" for f in FAMILIES)
-
-
-@dataclass(frozen=True)
-class Release:
-    """One Helm release of device software, scoped by label to the pools that chose it."""
-
-    key: str
-    family: Family
-    manager: str
-    chart: str
-    repository: str
-    version: str
-    namespace: str
-    pools: tuple[str, ...]
-    scope: dict[str, str]
-    toolkit_values: dict[str, Any]
-    values: dict[str, Any]  # toolkit values with the stack's overrides merged last
-
-
-@dataclass(frozen=True)
-class KarpenterPlan:
-    version: str
-    dra_settings: dict[str, Any]
-    static_capacity: bool
-    toolkit_values: dict[str, Any]
-    values: dict[str, Any]
-    reuse_values: bool
-
-
-@dataclass(frozen=True)
-class Plan:
-    spec: Spec
-    pools: dict[str, PoolPlan]
-    releases: dict[str, Release]
-    device_classes: tuple[DeviceClassPlan, ...]
-    karpenter: KarpenterPlan | None
-    findings: tuple[Any, ...] = field(default=())
-    claims: tuple[Any, ...] = field(default=())  # claim_fit.ClaimPlan per declared claim, with its fit per pool
-
-    @property
-    def mode(self) -> str:
-        return self.spec.mode
-
-    @property
-    def errors(self) -> tuple[Any, ...]:
-        return tuple(f for f in self.findings if f.severity == "error")
 
 
 def efa_interface_layout(itype: catalog.InstanceType) -> tuple[dict[str, Any], ...]:
@@ -267,16 +172,10 @@ def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:
     )
 
 
-def build(spec: Spec) -> Plan:
-    """Derive the plan and run every rule on it; the findings travel with the plan."""
-    from eks_devices.core.derive.claim_fit import (
-        plan_claims,  # claims and the fit check read pools and classes; one-way as well
-    )
-    from eks_devices.core.rules import evaluate  # rules read plans; imported here to keep the module graph one-way
-
+def derive(spec: Spec) -> Plan:
+    """The plan's derived part: pools, releases, DeviceClasses and Karpenter's settings (no claims,
+    no findings: `planner.build` adds those)."""
     pools = {name: _pool_plan(spec, name, pool) for name, pool in sorted(spec.node_pools.items())}
     releases = _releases(spec, pools)
-    classes = device_classes(spec, pools, releases)
-    plan = Plan(spec=spec, pools=pools, releases=releases, device_classes=classes,
-                karpenter=_karpenter(spec, pools), claims=plan_claims(spec, pools, classes))
-    return Plan(**{**plan.__dict__, "findings": tuple(evaluate(plan))})
+    return Plan(spec=spec, pools=pools, releases=releases, device_classes=device_classes(spec, pools, releases),
+                karpenter=_karpenter(spec, pools))

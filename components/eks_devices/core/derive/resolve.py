@@ -5,20 +5,11 @@ the mode, the versions, the instance types and the pool's GPU features allow it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.model import Resolution
 from eks_devices.core.spec.stack import FAMILIES, Family, NodePool, Spec
 
 FAMILY_NAMES = {"nvidia": "NVIDIA GPU", "efa": "EFA", "neuron": "Neuron"}
-
-
-@dataclass(frozen=True)
-class Resolution:
-    family: Family
-    manager: str  # dra | device-plugin | none
-    requested: str  # the config's choice: dra | device-plugin | none | auto
-    reason: str
 
 
 def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog.InstanceType]) -> str | None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eks_devices.core.derive.pools import Plan, PoolPlan, Release, eks_manager_label
 from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.model import Plan, PoolPlan, Release
+from eks_devices.core.names import eks_manager_label
 from eks_devices.core.spec.stack import FAMILIES, Family
 from eks_devices.core.values import dig
 

@@ -15,51 +15,24 @@ overlap proof (`scope.py`) then re-checks the merged result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.knowledge.device_classes import (
+    BASE_CLASSES,
+    CD_CHANNEL_CEL,
+    CD_DAEMON_CEL,
+    EFA_CEL,
+    GPU_CEL,
+    MIG_CEL,
+    NEURON_CEL,
+    RESOURCE_API_V1,
+    VFIO_CEL,
+)
+from eks_devices.core.model import DeviceClassPlan, PoolPlan, Release
+from eks_devices.core.names import PLUGIN_CONFIG_PREFIX, POOL_LABEL
 from eks_devices.core.spec.stack import FAMILIES, Family, Spec
 from eks_devices.core.values import dig
-
-if TYPE_CHECKING:
-    from eks_devices.core.derive.pools import PoolPlan, Release
-
-GPU_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
-MIG_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"
-VFIO_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'vfio'"
-CD_DAEMON_CEL = ("device.driver == 'compute-domain.nvidia.com' && "
-                 "device.attributes['compute-domain.nvidia.com'].type == 'daemon'")
-CD_CHANNEL_CEL = ("device.driver == 'compute-domain.nvidia.com' && "
-                  "device.attributes['compute-domain.nvidia.com'].type == 'channel' && "
-                  "device.attributes['compute-domain.nvidia.com'].id == 0")
-EFA_CEL = ("device.driver == \"dra.net\" && "
-           "device.attributes[\"dra.net\"].pciDevice == 'Elastic Fabric Adapter (EFA)'")
-NEURON_CEL = 'device.driver == "neuron.aws.com"'
-
-# Upstream classes an extra (toolkit-named) class may narrow: (driver, CEL).
-BASE_CLASSES: dict[str, tuple[str, str]] = {
-    "gpu.nvidia.com": ("gpu.nvidia.com", GPU_CEL),
-    "mig.nvidia.com": ("gpu.nvidia.com", MIG_CEL),
-    "efa.networking.k8s.aws": ("dra.net", EFA_CEL),
-    "neuron.aws.com": ("neuron.aws.com", NEURON_CEL),
-}
-RESOURCE_API_V1 = "resource.k8s.io/v1"
-POOL_LABEL = "eks-devices.io/pool"
-PLUGIN_CONFIG_PREFIX = "time-slicing-"  # + replicas: the `nvidia.com/device-plugin.config` label value
-
-
-@dataclass(frozen=True)
-class DeviceClassPlan:
-    name: str
-    driver: str
-    expression: str
-    owner: str  # "toolkit" (created by eks-devices) or the release key whose chart creates it
-    extended_resource_name: str | None = None
-
-    @property
-    def created_by_toolkit(self) -> bool:
-        return self.owner == "toolkit"
 
 
 def bundled_manager(spec: Spec, ami: str, family: Family, manager: str) -> str | None:

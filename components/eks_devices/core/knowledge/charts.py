@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eks_devices.core.spec.stack import Family
+from eks_devices.core.vocabulary import Family
 
 ManagerName = str  # "dra" | "device-plugin"
 

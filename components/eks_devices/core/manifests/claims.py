@@ -13,62 +13,28 @@ NeuronCore the opaque `NeuronConfig`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from eks_devices.core.derive.pools import manager_label
+from eks_devices.core.knowledge.device_classes import (
+    CHANNEL_CLASS,
+    CLASS_DRIVERS,
+    EFA_CLASS,
+    GPU_CLASS,
+    MIG_CLASS,
+    NEURON_CLASS,
+    RESOURCE_API_V1,
+)
 from eks_devices.core.knowledge.devices import PCIE_ROOT, device_group
+from eks_devices.core.model import BuiltClaim
+from eks_devices.core.names import MANAGED_BY, manager_label
 from eks_devices.core.spec.claims import EXTENDED_RESOURCES, Claim
 from eks_devices.core.spec.stack import FAMILIES, Family
 
-API_VERSION = "resource.k8s.io/v1"
 NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
 NEURON_CONFIG_API = "neuron.aws.com/v1"
-MANAGED_BY = {"app.kubernetes.io/managed-by": "eks-devices"}
-GPU_CLASS = "gpu.nvidia.com"
-MIG_CLASS = "mig.nvidia.com"
-EFA_CLASS = "efa.networking.k8s.aws"
-NEURON_CLASS = "neuron.aws.com"
-CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
 # DRA driver → device family, for claims naming classes by their driver.
 DRIVER_FAMILIES: dict[str, Family] = {
     "gpu.nvidia.com": "nvidia", "compute-domain.nvidia.com": "nvidia", "dra.net": "efa", "neuron.aws.com": "neuron"}
-# The upstream DeviceClasses and the driver each selects (FACTS.md §2.1, §2.4, §2.5).
-CLASS_DRIVERS = {
-    GPU_CLASS: "gpu.nvidia.com", MIG_CLASS: "gpu.nvidia.com", "vfio.gpu.nvidia.com": "gpu.nvidia.com",
-    CHANNEL_CLASS: "compute-domain.nvidia.com", "compute-domain-daemon.nvidia.com": "compute-domain.nvidia.com",
-    EFA_CLASS: "dra.net", NEURON_CLASS: "neuron.aws.com",
-}
-
-
-@dataclass(frozen=True)
-class BuiltClaim:
-    """A claim object plus what a Pod needs to use it."""
-
-    name: str
-    namespace: str
-    manifest: dict[str, Any]
-    devices: dict[str, Any]  # `spec.devices`: requests, constraints, config
-    families: tuple[Family, ...]
-    node_selector: dict[str, str]
-
-    @property
-    def kind(self) -> str:
-        return str(self.manifest["kind"])
-
-    @property
-    def shared(self) -> bool:
-        """A ResourceClaim is shared by every Pod naming it; a template gives each Pod its own."""
-        return self.kind == "ResourceClaim"
-
-    @property
-    def request_names(self) -> tuple[str, ...]:
-        return tuple(r["name"] for r in self.devices["requests"])
-
-    def pod_claim(self, name: str | None = None) -> dict[str, str]:
-        """The Pod's `spec.resourceClaims` entry (containers list `resources.claims: [{name}]`)."""
-        key = "resourceClaimName" if self.shared else "resourceClaimTemplateName"
-        return {"name": name or self.name, key: self.name}
 
 
 # --- requests, constraints, config ------------------------------------------------------------
@@ -152,10 +118,10 @@ def build(name: str, requests: Sequence[dict[str, Any]], constraints: Sequence[d
         devices["config"] = [dict(c) for c in config]
     metadata = {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)}
     if shared:
-        manifest = {"apiVersion": API_VERSION, "kind": "ResourceClaim", "metadata": metadata,
+        manifest = {"apiVersion": RESOURCE_API_V1, "kind": "ResourceClaim", "metadata": metadata,
                     "spec": {"devices": devices}}
     else:
-        manifest = {"apiVersion": API_VERSION, "kind": "ResourceClaimTemplate", "metadata": metadata,
+        manifest = {"apiVersion": RESOURCE_API_V1, "kind": "ResourceClaimTemplate", "metadata": metadata,
                     "spec": {"spec": {"devices": devices}}}
     families = families_of(devices, class_drivers)
     return BuiltClaim(name, namespace, manifest, devices, families, node_selector(families))

@@ -16,7 +16,6 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from eks_devices.core.derive.pools import PoolPlan
 from eks_devices.core.manifests.nodes import (
     bottlerocket_toml,
     digest,
@@ -25,6 +24,7 @@ from eks_devices.core.manifests.nodes import (
     uses_efa,
     volumes,
 )
+from eks_devices.core.model import PoolPlan
 
 CAPACITY_TYPES = {"on-demand": "ON_DEMAND", "spot": "SPOT", "reserved": "ON_DEMAND",
                   "capacity-block": "CAPACITY_BLOCK"}

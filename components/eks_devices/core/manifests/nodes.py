@@ -15,20 +15,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eks_devices.core.derive.pools import Plan, PoolPlan, manager_label
 from eks_devices.core.knowledge import catalog
+from eks_devices.core.model import Plan, PoolPlan
+from eks_devices.core.names import CLUSTER_TAG, DISCOVERY_TAG, MANAGED_BY, POOL_LABEL, manager_label
 from eks_devices.core.spec.bottlerocket import bottlerocket_toml
 from eks_devices.core.spec.stack import FAMILIES
 
 NODE_POOL_API = "karpenter.sh/v1"
 AUTO_MODE_NODE_CLASS_API = "eks.amazonaws.com/v1"
 KARPENTER_NODE_CLASS_API = "karpenter.k8s.aws/v1"
-DISCOVERY_TAG = "karpenter.sh/discovery"
-CLUSTER_TAG = "eks-devices.io/cluster"
-POOL_TAG = "eks-devices.io/pool"
 NODE_CLASS_KINDS = {"auto-mode": (AUTO_MODE_NODE_CLASS_API, "NodeClass"),
                     "karpenter": (KARPENTER_NODE_CLASS_API, "EC2NodeClass")}
-MANAGED_BY = {"app.kubernetes.io/managed-by": "eks-devices"}
 # Karpenter's capacity types: reserved covers both On-Demand Capacity Reservations and Capacity Blocks.
 CAPACITY_TYPES = {"on-demand": "on-demand", "spot": "spot", "reserved": "reserved", "capacity-block": "reserved"}
 ARCHITECTURES = {"x86_64": "amd64", "arm64": "arm64"}
@@ -75,7 +72,7 @@ class ClusterFacts:
 def pool_tags(cluster_tags: Mapping[str, str], pool: PoolPlan) -> dict[str, str]:
     """Tags for what a pool creates in EC2 (instances, volumes, launch templates, placement
     groups): the cluster's tags (cost allocation, ownership) and the pool's own."""
-    return {**cluster_tags, POOL_TAG: pool.name}
+    return {**cluster_tags, POOL_LABEL: pool.name}
 
 
 def digest(*parts: object) -> str:
@@ -187,7 +184,7 @@ def node_pool(mode: str, pool: PoolPlan) -> dict[str, Any]:
     return {
         "apiVersion": NODE_POOL_API,
         "kind": "NodePool",
-        "metadata": {"name": node_pool_name(pool), "labels": {**MANAGED_BY, POOL_TAG: pool.name}},
+        "metadata": {"name": node_pool_name(pool), "labels": {**MANAGED_BY, POOL_LABEL: pool.name}},
         "spec": spec,
     }
 
@@ -319,7 +316,7 @@ def node_class_metadata(mode: str, pool: PoolPlan) -> dict[str, Any]:
     """Metadata needs only the plan, so it is known before any cluster output."""
     metadata: dict[str, Any] = {"name": node_class_name(mode, pool), "labels": dict(MANAGED_BY)}
     if mode == "karpenter":
-        metadata["labels"][POOL_TAG] = pool.name
+        metadata["labels"][POOL_LABEL] = pool.name
     if pool.node_class_annotations:
         metadata["annotations"] = dict(pool.node_class_annotations)
     return metadata

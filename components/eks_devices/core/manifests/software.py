@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from eks_devices.core.derive.pools import POOL_LABEL, Plan
-from eks_devices.core.derive.software import RESOURCE_API_V1, DeviceClassPlan
+from eks_devices.core.knowledge.device_classes import RESOURCE_API_V1
+from eks_devices.core.model import DeviceClassPlan, Plan
+from eks_devices.core.names import MANAGED_BY, POOL_LABEL
 
-MANAGED_BY = {"app.kubernetes.io/managed-by": "eks-devices"}
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 SHARED_GPU_REQUEST = "gpu"
 

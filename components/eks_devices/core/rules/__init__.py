@@ -6,6 +6,7 @@ Findings: severity, the config path it blames, what is wrong, and the fix. `erro
 `pulumi up` and make the CLI exit 1; `warning` findings are printed.
 """
 
+from eks_devices.core.model import Finding, Severity
 from eks_devices.core.rules import (
            auto_mode,
            claims,
@@ -16,7 +17,7 @@ from eks_devices.core.rules import (
            kubernetes_versions,
            node_groups,
 )
-from eks_devices.core.rules.registry import RULES, Finding, Rule, Severity, evaluate, rule
+from eks_devices.core.rules.registry import RULES, Rule, evaluate, rule
 
 __all__ = ["RULES", "Finding", "Rule", "Severity", "auto_mode", "claims", "devices", "efa", "evaluate",
            "instance_types", "karpenter", "kubernetes_versions", "node_groups", "rule"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.derive.pools import Plan, eks_manager_label
-from eks_devices.core.rules.registry import Finding, at, dra_pools, rule
+from eks_devices.core.model import Finding, Plan
+from eks_devices.core.names import eks_manager_label
+from eks_devices.core.rules.registry import at, dra_pools, rule
 
 
 @rule("auto-mode-no-gpu-sharing", "Auto Mode has no time-slicing or MIG through DRA")

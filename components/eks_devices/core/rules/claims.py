@@ -10,9 +10,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from eks_devices.core.derive.claim_fit import ClaimPlan
-from eks_devices.core.derive.pools import Plan
-from eks_devices.core.rules.registry import Finding, rule
+from eks_devices.core.model import ClaimPlan, Finding, Plan
+from eks_devices.core.rules.registry import rule
 
 EFA_DRIVER = "dra.net"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from eks_devices.core.derive import scope
-from eks_devices.core.derive.pools import Plan
-from eks_devices.core.rules.registry import Finding, at, rule
+from eks_devices.core.model import Finding, Plan
+from eks_devices.core.rules.registry import at, rule
 from eks_devices.core.values import dig
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.derive.pools import Plan
-from eks_devices.core.rules.registry import Finding, at, dra_pools, pool_types, rule
+from eks_devices.core.model import Finding, Plan
+from eks_devices.core.rules.registry import at, dra_pools, pool_types, rule
 
 
 @rule("efa-interfaces-dynamic-aligned", "dynamic + static interface layout + aligned EFA is undefined")

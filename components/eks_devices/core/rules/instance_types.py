@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.derive.pools import Plan
 from eks_devices.core.knowledge import versions
-from eks_devices.core.rules.registry import Finding, at, dra_pools, pool_types, rule
+from eks_devices.core.model import Finding, Plan
+from eks_devices.core.rules.registry import at, dra_pools, pool_types, rule
 
 
 @rule("dra-unsupported-instance-type", "dynamic DRA pools may only allow types with DRA metadata")

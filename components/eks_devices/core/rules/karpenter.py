@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.derive.pools import CONSUMABLE_CAPACITY_ANNOTATION, Plan, karpenter_dra_settings
+from eks_devices.core.derive.pools import karpenter_dra_settings
 from eks_devices.core.knowledge import versions
 from eks_devices.core.manifests.nodes import refused_template_label
-from eks_devices.core.rules.registry import Finding, at, dra_pools, refused_labels, rule
+from eks_devices.core.model import Finding, Plan
+from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION
+from eks_devices.core.rules.registry import at, dra_pools, refused_labels, rule
 from eks_devices.core.values import dig
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.derive.pools import Plan
 from eks_devices.core.knowledge import versions
-from eks_devices.core.rules.registry import Finding, at, dra_pools, rule
+from eks_devices.core.model import Finding, Plan
+from eks_devices.core.rules.registry import at, dra_pools, rule
 
 
 @rule("dra-kubernetes-version", "DRA needs Kubernetes 1.34 (1.33 works with a known upstream issue)")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.derive.pools import Plan
 from eks_devices.core.knowledge import catalog
-from eks_devices.core.rules.registry import Finding, at, refused_labels, rule
+from eks_devices.core.model import Finding, Plan
+from eks_devices.core.rules.registry import at, refused_labels, rule
 
 RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "eks.amazonaws.com")
 

@@ -4,26 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal
 
-from eks_devices.core.derive.pools import Plan, PoolPlan
 from eks_devices.core.knowledge import catalog
+from eks_devices.core.model import Finding, Plan, PoolPlan
 from eks_devices.core.spec.stack import FAMILIES
-
-Severity = Literal["error", "warning"]
-
-
-@dataclass(frozen=True)
-class Finding:
-    slug: str
-    severity: Severity
-    path: str
-    message: str
-    fix: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"slug": self.slug, "severity": self.severity, "path": self.path,
-                "message": self.message, "fix": self.fix}
 
 
 @dataclass(frozen=True)

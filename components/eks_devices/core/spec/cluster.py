@@ -12,8 +12,8 @@ from pydantic import Field, field_validator
 
 from eks_devices.core.knowledge import versions
 from eks_devices.core.spec.base import Model
+from eks_devices.core.vocabulary import Mode
 
-Mode = Literal["auto-mode", "karpenter", "managed-node-groups"]
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 
 

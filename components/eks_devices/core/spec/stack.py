@@ -14,42 +14,33 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from eks_devices.core.knowledge import catalog, versions
+from eks_devices.core.knowledge.device_classes import UPSTREAM_DEVICE_CLASSES
+from eks_devices.core.names import toolkit_label
 from eks_devices.core.spec.base import Model
 from eks_devices.core.spec.bottlerocket import bottlerocket_toml
 from eks_devices.core.spec.claims import MIG_PROFILE, Claim
 from eks_devices.core.spec.claims import problems as claim_problems
-from eks_devices.core.spec.cluster import LOG_TYPES, Cluster, Mode, Network  # noqa: F401  (re-exported: the config vocabulary)
+from eks_devices.core.spec.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
 from eks_devices.core.spec.errors import ConfigError, ConfigProblem, from_validation
 from eks_devices.core.spec.subnets import subnet_layout
-
-NAMESPACE = "eks-devices"
-Provisioning = Literal["dynamic", "static"]
-Capacity = Literal["on-demand", "spot", "reserved", "capacity-block"]
-AmiFamily = Literal["al2023", "bottlerocket"]
-ManagerChoice = Literal["dra", "device-plugin", "none", "auto"]
-Family = Literal["nvidia", "efa", "neuron"]
-FAMILIES: tuple[Family, ...] = ("nvidia", "efa", "neuron")
-# Keys of per-chart settings (`helmValues`, `chartVersions`): one per Helm release the toolkit makes.
-CHART_KEYS: tuple[str, ...] = (
-    "karpenter", "nvidia-dra-driver", "nvidia-device-plugin", "aws-dranet",
-    "aws-efa-k8s-device-plugin", "neuron-dra-driver", "neuron-device-plugin",
+from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the configuration's vocabulary)
+    CHART_KEYS,
+    FAMILIES,
+    NAMESPACE,
+    AmiFamily,
+    Capacity,
+    ChartKey,
+    Family,
+    ManagerChoice,
+    Mode,
+    Provisioning,
 )
-ChartKey = Literal[
-    "karpenter", "nvidia-dra-driver", "nvidia-device-plugin", "aws-dranet",
-    "aws-efa-k8s-device-plugin", "neuron-dra-driver", "neuron-device-plugin",
-]
+
 LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"  # and at most 253 characters
-# DeviceClass names the driver charts (and, in Auto Mode, the toolkit) use: extra classes take other names.
-UPSTREAM_DEVICE_CLASSES: tuple[str, ...] = (
-    "gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com", "compute-domain-daemon.nvidia.com",
-    "compute-domain-default-channel.nvidia.com", "efa.networking.k8s.aws", "neuron.aws.com",
-)
-
-
 class Devices(Model):
     """Device manager per family: `auto` resolves with a stated reason."""
 
@@ -150,12 +141,6 @@ class NodePool(Model):
             if not re.match(r"^cr-[0-9a-f]{8,17}$", rid):
                 raise ValueError(f"capacity reservation ids such as cr-0123456789abcdef0 (got {rid!r})")
         return value
-
-
-def toolkit_label(key: str) -> bool:
-    """Node labels the plan sets and the overlap proof relies on, so a pool's own labels may not.
-    (Auto Mode's own device-manager labels have a rule of their own: static-pool-device-manager-label.)"""
-    return key.startswith("eks-devices.io/") or key in ("nvidia.com/gpu.present", "nvidia.com/device-plugin.config")
 
 
 class ExtraDeviceClass(Model):

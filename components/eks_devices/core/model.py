@@ -1,0 +1,233 @@
+"""The Plan and everything in it: per pool its device managers, labels and taints; the device
+software releases and their node scope; the DeviceClasses; Karpenter's settings; the declared claims
+with their fit; the rules' findings. Pure data: components, preview and render all read this and
+never re-decide. The derivation that fills it is `eks_devices.core.derive`; `planner.build` runs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from eks_devices.core.knowledge import catalog
+from eks_devices.core.spec.claims import Claim
+from eks_devices.core.spec.stack import NodePool, Spec
+from eks_devices.core.vocabulary import FAMILIES, Family
+
+
+@dataclass(frozen=True)
+class Resolution:
+    family: Family
+    manager: str  # dra | device-plugin | none
+    requested: str  # the config's choice: dra | device-plugin | none | auto
+    reason: str
+
+
+@dataclass(frozen=True)
+class DeviceClassPlan:
+    name: str
+    driver: str
+    expression: str
+    owner: str  # "toolkit" (created by eks-devices) or the release key whose chart creates it
+    extended_resource_name: str | None = None
+
+    @property
+    def created_by_toolkit(self) -> bool:
+        return self.owner == "toolkit"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One allocation attempt: the devices per request, or why none."""
+
+    ok: bool
+    reason: str = ""
+    cause: str = ""  # "", class-missing, no-devices, too-few, topology, cel-error, undetermined
+    devices: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (request key, device names)
+    attributes: tuple[str, ...] = ()  # for a topology failure: the attributes the devices had to share
+
+
+@dataclass(frozen=True)
+class NodeFit:
+    """A claim on one node of one instance type."""
+
+    instance_type: str
+    per_node: int  # claims (Pods with their own claim) one node holds; 0 = does not fit
+    reason: str = ""
+    cause: str = ""  # the Outcome's, or topology-modelled: a topology failure on a modelled layout
+
+    @property
+    def fits(self) -> bool:
+        return self.per_node > 0
+
+
+@dataclass(frozen=True)
+class BuiltClaim:
+    """A claim object plus what a Pod needs to use it."""
+
+    name: str
+    namespace: str
+    manifest: dict[str, Any]
+    devices: dict[str, Any]  # `spec.devices`: requests, constraints, config
+    families: tuple[Family, ...]
+    node_selector: dict[str, str]
+
+    @property
+    def kind(self) -> str:
+        return str(self.manifest["kind"])
+
+    @property
+    def shared(self) -> bool:
+        """A ResourceClaim is shared by every Pod naming it; a template gives each Pod its own."""
+        return self.kind == "ResourceClaim"
+
+    @property
+    def request_names(self) -> tuple[str, ...]:
+        return tuple(r["name"] for r in self.devices["requests"])
+
+    def pod_claim(self, name: str | None = None) -> dict[str, str]:
+        """The Pod's `spec.resourceClaims` entry (containers list `resources.claims: [{name}]`)."""
+        key = "resourceClaimName" if self.shared else "resourceClaimTemplateName"
+        return {"name": name or self.name, key: self.name}
+
+
+UNSETTLED = frozenset({"undetermined", "topology-modelled"})  # causes the model cannot stand behind
+
+
+@dataclass(frozen=True)
+class PoolFit:
+    """A claim on one of the pools meant to serve it."""
+
+    pool: str
+    nodes: tuple[NodeFit, ...]
+    summary: str
+    blocked: str = ""  # why the pool cannot serve the claim at all (no DRA driver for a family)
+
+    @property
+    def fits(self) -> bool:
+        return any(n.fits for n in self.nodes)
+
+    @property
+    def reason(self) -> str:
+        return self.blocked or "; ".join(n.reason for n in self.nodes if not n.fits)
+
+    @property
+    def causes(self) -> set[str]:
+        return {"blocked"} if self.blocked else {n.cause for n in self.nodes if not n.fits}
+
+    @property
+    def settled(self) -> bool:
+        """Whether a failure to fit is certain: not a search that gave up, nor a topology failure on
+        an instance type whose layout is modelled rather than published."""
+        return self.fits or not self.causes <= UNSETTLED
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    """A declared claim: its object, the families and nodeSelector, and its fit per pool."""
+
+    name: str
+    config: Claim
+    built: BuiltClaim | None  # None for kind: extended-resource
+    families: tuple[Family, ...]
+    node_selector: dict[str, str]
+    pools: dict[str, PoolFit]
+    missing_classes: tuple[str, ...] = ()
+
+    @property
+    def shared(self) -> bool:
+        return self.built is not None and self.built.shared
+
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    slug: str
+    severity: Severity
+    path: str
+    message: str
+    fix: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"slug": self.slug, "severity": self.severity, "path": self.path,
+                "message": self.message, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """Everything the components need to build one node pool."""
+
+    name: str
+    provisioning: str
+    replicas: int | None
+    instance_types: tuple[str, ...]
+    architecture: str
+    capacity: str
+    ami: str
+    managers: dict[Family, Resolution]
+    labels: dict[str, str]
+    taints: tuple[dict[str, str], ...]
+    releases: dict[Family, str]  # family → release key serving it ("auto-mode" when built in)
+    network_interfaces: tuple[dict[str, Any], ...] | None
+    bottlerocket_settings: dict[str, Any]
+    node_class_annotations: dict[str, str]
+    config: NodePool
+
+    def manager(self, family: Family) -> str:
+        return self.managers[family].manager
+
+    def has_hardware(self, family: Family) -> bool:
+        return any(catalog.instance_types()[t].has(family) for t in self.instance_types)
+
+    @property
+    def identity(self) -> str:
+        """The pool's device-manager identity; a change must replace its nodes."""
+        return ",".join(f"{f}={self.manager(f)}" for f in FAMILIES)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One Helm release of device software, scoped by label to the pools that chose it."""
+
+    key: str
+    family: Family
+    manager: str
+    chart: str
+    repository: str
+    version: str
+    namespace: str
+    pools: tuple[str, ...]
+    scope: dict[str, str]
+    toolkit_values: dict[str, Any]
+    values: dict[str, Any]  # toolkit values with the stack's overrides merged last
+
+
+@dataclass(frozen=True)
+class KarpenterPlan:
+    version: str
+    dra_settings: dict[str, Any]
+    static_capacity: bool
+    toolkit_values: dict[str, Any]
+    values: dict[str, Any]
+    reuse_values: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    spec: Spec
+    pools: dict[str, PoolPlan]
+    releases: dict[str, Release]
+    device_classes: tuple[DeviceClassPlan, ...]
+    karpenter: KarpenterPlan | None
+    findings: tuple[Finding, ...] = field(default=())
+    claims: tuple[ClaimPlan, ...] = field(default=())  # per declared claim, with its fit per pool
+
+    @property
+    def mode(self) -> str:
+        return self.spec.mode
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "error")
