@@ -11,6 +11,7 @@ import pytest
 from moto import mock_aws
 
 from eks_devices.core.knowledge import catalog, catalog_refresh
+from eks_devices.preflight import catalogue
 
 REQUIRED_FAMILIES = {"g4dn", "g5", "g6", "g6e", "g7e", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300",
                      "p6e-gb200", "trn1", "trn1n", "trn2", "inf2"}
@@ -20,7 +21,7 @@ REQUIRED_FAMILIES = {"g4dn", "g5", "g6", "g6e", "g7e", "p4d", "p4de", "p5", "p5e
 def refreshed(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     path = tmp_path_factory.mktemp("catalog") / "instance_types.json"
     with mock_aws():
-        count = catalog_refresh.refresh("us-east-1", path=path)
+        count = catalogue.refresh("us-east-1", path=path)
     entries = json.loads(path.read_text())
     assert count == len(entries)
     return entries
@@ -90,5 +91,5 @@ def test_refresh_reads_only_describe_instance_types(tmp_path: Path) -> None:
     with mock_aws():
         client = boto3.client("ec2", region_name="us-west-2")
         client.meta.events.register("before-call.ec2.*", lambda model, **_: calls.append(model.name))
-        catalog_refresh.refresh(path=tmp_path / "out.json", client=client)
+        catalogue.refresh(path=tmp_path / "out.json", client=client)
     assert set(calls) == {"DescribeInstanceTypes"}

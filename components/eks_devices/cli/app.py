@@ -220,7 +220,7 @@ def show_catalog(
 ) -> None:
     """List the accelerated instance types the toolkit knows."""
     if refresh:
-        from eks_devices.core.knowledge.catalog_refresh import refresh as do_refresh
+        from eks_devices.preflight.catalogue import refresh as do_refresh
 
         try:
             count = do_refresh(region)

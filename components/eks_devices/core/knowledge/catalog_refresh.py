@@ -1,7 +1,8 @@
 """Refresh the instance catalogue snapshot from EC2 `DescribeInstanceTypes` (boto3, read-only).
 
 The snapshot (`components/data/instance_types.json`) is committed so that the pure core never
-needs an AWS account; this module is the only code that talks to EC2 for it. Types that EC2
+needs an AWS account; this module maps EC2's records to catalogue entries (`eks_devices.preflight.catalogue` brings
+the boto3 client). Types that EC2
 (or moto's copy of its data) does not describe are kept from `EXTRA_TYPES`, with their source.
 """
 
@@ -83,12 +84,8 @@ def describe(client: Any) -> list[dict[str, Any]]:
     return [found[name] for name in sorted(found)]
 
 
-def refresh(region: str = "us-east-1", path: Path = SNAPSHOT, client: Any = None) -> int:
-    """Write the snapshot from a live (or mocked) EC2 endpoint; returns the number of types."""
-    if client is None:
-        import boto3
-
-        client = boto3.client("ec2", region_name=region)
+def write(client: Any, path: Path = SNAPSHOT) -> int:
+    """Write the snapshot from an EC2 client (live or mocked); returns the number of types."""
     entries = describe(client)
     path.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
     return len(entries)
