@@ -2,12 +2,12 @@
 
 import pulumi
 
+from eks_devices import Platform
 from eks_devices.cli.report import plan_data
-from eks_devices.platform import Platform
 from eks_devices.program import plan_for_stack
 
 plan = plan_for_stack()
-platform = Platform(plan.spec.cluster.name, plan)
+platform = Platform.from_plan(plan.spec.cluster.name, plan)
 network, cluster = platform.network, platform.cluster
 
 pulumi.export("clusterName", cluster.name)

@@ -9,7 +9,7 @@ import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
 
-from eks_devices.claims import TYPE_TOKEN, ClaimTemplates
+from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.core import cel
 from eks_devices.core import planner as planning
 from eks_devices.core.knowledge import devices
@@ -23,6 +23,7 @@ from eks_devices.core.knowledge.device_classes import (
     VFIO_CEL,
 )
 from eks_devices.core.manifests import claims
+from eks_devices.core.names import CLAIM_TEMPLATES_TYPE as TYPE_TOKEN
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import ConfigError, parse
 from eks_devices.offline import engine as offline
@@ -299,7 +300,7 @@ def prod_recording() -> offline.Recording:
         plan = plan_for_stack()
         provider = k8s.Provider("k8s", kubeconfig="{}")
         anchor = k8s.core.v1.ConfigMap("device-software", data={}, opts=None)
-        COMPONENTS.append(ClaimTemplates("claims", plan, provider, depends_on=[anchor]))
+        COMPONENTS.append(ClaimTemplates("claims", ClaimTemplatesArgs(plan=plan, k8s_provider=provider, depends_on=[anchor])))
 
     return offline.run(program, config, stack="prod")
 

@@ -15,9 +15,10 @@ import stackbuild
 from eks_devices.core import planner as plan
 from eks_devices.core.knowledge import device_classes
 from eks_devices.core.manifests import software as device_manifests
+from eks_devices.core.names import DEVICE_SOFTWARE_TYPE as TYPE
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import parse
-from eks_devices.device_software import TYPE, DeviceSoftware
+from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
 from eks_devices.offline import engine as offline
 from eks_devices.program import PlanRejected, plan_for_stack
 
@@ -35,7 +36,7 @@ def stack_config(stack: str) -> dict[str, Any]:
 def run(p: plan.Plan, cfg: dict[str, Any], stack: str = "test", with_provider: bool = True) -> offline.Recording:
     def program() -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}") if with_provider else None
-        DeviceSoftware("devices", p, provider, [])
+        DeviceSoftware("devices", DeviceSoftwareArgs(plan=p, k8s_provider=provider))
     return offline.run(program, cfg, stack=stack)
 
 
@@ -297,7 +298,7 @@ def test_override_error_blocks_the_program_before_any_resource() -> None:
     def program() -> None:
         p = plan_for_stack()
         registered.append("planned")
-        DeviceSoftware("devices", p, None, [])
+        DeviceSoftware("devices", DeviceSoftwareArgs(plan=p, k8s_provider=None))
 
     with pytest.raises(PlanRejected, match="one-manager-per-node"):
         offline.run(program, cfg, stack="staging")

@@ -10,7 +10,7 @@ import pulumi
 import pytest
 
 from eks_devices.core.spec.stack import ConfigError, parse
-from eks_devices.network import DISCOVERY_TAG, INTERNAL_ELB_TAG, PUBLIC_ELB_TAG, Network, subnet_layout
+from eks_devices.network import DISCOVERY_TAG, INTERNAL_ELB_TAG, PUBLIC_ELB_TAG, Network, NetworkArgs, subnet_layout
 from eks_devices.offline import engine as offline
 
 CLUSTER = "net-test"
@@ -25,7 +25,8 @@ def _run(network: dict[str, Any], required_zones: tuple[str, ...] = ()) -> offli
     spec = _spec(network)
 
     def program() -> None:
-        net = Network("net", spec.network, cluster_name=CLUSTER, tags={"team": "ml"}, required_zones=required_zones)
+        net = Network("net", NetworkArgs(cluster_name=CLUSTER, config=spec.network, tags={"team": "ml"},
+                                         required_zones=required_zones))
         for key in ("vpc_id", "private_subnet_ids", "public_subnet_ids", "private_subnets_by_zone",
                     "public_subnets_by_zone", "efa_security_group_id", "availability_zones"):
             pulumi.export(key, getattr(net, key))

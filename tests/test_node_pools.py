@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi.errors
 import pulumi_kubernetes as k8s
 import pytest
 
@@ -20,10 +21,11 @@ from eks_devices.core.manifests import launch_templates as lt
 from eks_devices.core.manifests import nodes as nm
 from eks_devices.core.model import PoolPlan
 from eks_devices.core.names import CLUSTER_TAG, POOL_LABEL
+from eks_devices.core.names import NODE_POOLS_TYPE as TYPE_TOKEN
 from eks_devices.core.rules.node_groups import reserved_label
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import parse
-from eks_devices.node_pools import TYPE_TOKEN, NodePoolInputs, NodePools, NodePoolsRejected
+from eks_devices.node_pools import NodePools, NodePoolsArgs
 from eks_devices.offline import engine as offline
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
@@ -51,7 +53,7 @@ def stack_config(stack: str, **pool_changes: dict[str, Any]) -> dict[str, Any]:
 class Run:
     plan: planning.Plan
     recording: offline.Recording
-    rejected: NodePoolsRejected | None = None
+    rejected: pulumi.InputPropertiesError | None = None
 
     def of_type(self, type_: str) -> dict[str, offline.Registered]:
         """Resources of one type by pool name (logical names are `pools-<pool>`)."""
@@ -73,8 +75,8 @@ def run(stack: str, public: dict[str, str] | None = None, tags: dict[str, str] |
     def program() -> None:
         ready = pulumi.CustomResource("test:index:Ready", "cluster-ready", {})
         provider = k8s.Provider("k8s", kubeconfig="{}")
-        inputs = NodePoolInputs(
-            cluster_name=pulumi.Output.from_input("ml"), k8s_provider=provider,
+        inputs = NodePoolsArgs(
+            plan=plan, cluster_name=pulumi.Output.from_input("ml"), k8s_provider=provider,
             node_role_name=pulumi.Output.from_input("ml-node"),
             node_role_arn="arn:aws:iam::123456789012:role/ml-node",
             private_subnet_ids=pulumi.Output.from_input(sorted(ZONES.values())),
@@ -83,8 +85,8 @@ def run(stack: str, public: dict[str, str] | None = None, tags: dict[str, str] |
             cluster_security_group_id="sg-0cluster", discovery_tag="ml", depends_on=[ready],
             public_subnets_by_zone=pulumi.Output.from_input(public) if public is not None else None)
         try:
-            NodePools("pools", plan, inputs)
-        except NodePoolsRejected as exc:
+            NodePools("pools", inputs)
+        except pulumi.InputPropertiesError as exc:
             out.rejected = exc
 
     out.recording = offline.run(program, config, stack=stack)

@@ -137,7 +137,7 @@ def _platform_ready(cfg: dict[str, Any]) -> tuple[offline.Recording, planning.Pl
     plan = planning.build(parse(cfg))
 
     def program() -> None:
-        platform = Platform(plan.spec.cluster.name, plan)
+        platform = Platform.from_plan(plan.spec.cluster.name, plan)
         pulumi.export("ready", pulumi.Output.all(*[r.urn for r in platform.cluster.ready]))
         pulumi.export("zones", platform.network.availability_zones)
 

@@ -11,14 +11,25 @@ DeviceClasses and CRDs) so they are applied after it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from eks_devices.core.model import Plan
+from eks_devices.core.names import CLAIM_TEMPLATES_TYPE
+from eks_devices.inputs import check_plan
 
-TYPE_TOKEN = "eks-devices:index:ClaimTemplates"
+
+@dataclass(frozen=True)
+class ClaimTemplatesArgs:
+    """What the claims take: the `plan` (its declared claims), the cluster's Kubernetes provider,
+    and what they wait for (the device software that creates their DeviceClasses and CRDs)."""
+
+    plan: Plan
+    k8s_provider: pulumi.ProviderResource | None
+    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class ClaimTemplates(pulumi.ComponentResource):
@@ -26,10 +37,11 @@ class ClaimTemplates(pulumi.ComponentResource):
 
     objects: dict[str, pulumi.CustomResource]
 
-    def __init__(self, name: str, plan: Plan, k8s_provider: pulumi.ProviderResource,
-                 depends_on: Sequence[pulumi.Resource] | None, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(TYPE_TOKEN, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on or []))
+    def __init__(self, name: str, args: ClaimTemplatesArgs, opts: pulumi.ResourceOptions | None = None):
+        plan = args.plan
+        check_plan("ClaimTemplates", plan)
+        super().__init__(CLAIM_TEMPLATES_TYPE, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider, depends_on=list(args.depends_on))
         self.objects = {}
         summary: dict[str, Any] = {}
         for claim in plan.claims:

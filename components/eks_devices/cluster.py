@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -25,11 +26,13 @@ import pulumi_kubernetes as k8s
 
 from eks_devices import iam
 from eks_devices.core.model import Plan
+from eks_devices.core.names import CLUSTER_TYPE, DISCOVERY_TAG, SYSTEM_LABEL
 from eks_devices.core.spec import stack as specs
-from eks_devices.karpenter import Karpenter
-from eks_devices.network import DISCOVERY_TAG, Network
+from eks_devices.inputs import Problem, check_plan
+from eks_devices.karpenter import Karpenter, KarpenterArgs
+from eks_devices.network import Network
 
-SYSTEM_LABELS = {"eks-devices.io/system": "true"}
+SYSTEM_LABELS = {SYSTEM_LABEL: "true"}
 GRAVITON = re.compile(r"^[a-z]+\d+g[a-z]*\.")  # m7g.large, c7gn.xlarge, t4g.medium, r8gd.large
 
 
@@ -43,14 +46,28 @@ def auto_mode_node_pools(cluster: specs.Cluster) -> list[str]:
     return ["system", "general-purpose"] if cluster.auto_mode.general_purpose_pool else ["system"]
 
 
+def endpoint_problems(endpoint: specs.Endpoint) -> list[Problem]:
+    """An API server nothing could reach is refused before anything is created."""
+    if not endpoint.private_access and not endpoint.public_access_cidrs:
+        return [("cluster.endpoint", "the private endpoint is off and no publicAccessCidrs are listed, so nothing "
+                                     "could reach the API server; keep privateAccess: true or list CIDRs")]
+    return []
+
+
 def endpoint_args(endpoint: specs.Endpoint) -> dict[str, Any]:
     """API endpoint access: the public endpoint exists only for the listed CIDRs."""
     cidrs = list(endpoint.public_access_cidrs)
-    if not endpoint.private_access and not cidrs:
-        raise pulumi.RunError("cluster.endpoint: the private endpoint is off and no publicAccessCidrs are listed, "
-                              "so nothing could reach the API server; keep privateAccess: true or list CIDRs")
     return {"endpoint_private_access": endpoint.private_access, "endpoint_public_access": bool(cidrs),
             "public_access_cidrs": cidrs or None}
+
+
+@dataclass(frozen=True)
+class ClusterArgs:
+    """What the cluster takes: the `plan` (its mode, cluster settings and, in Karpenter mode, the
+    controller's settings) and the `network` it stands on."""
+
+    plan: Plan
+    network: Network
 
 
 class Cluster(pulumi.ComponentResource):
@@ -68,8 +85,10 @@ class Cluster(pulumi.ComponentResource):
     controller_role_arn: pulumi.Output[str] | None = None
     karpenter: Karpenter | None = None
 
-    def __init__(self, name: str, plan: Plan, network: Network, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("eks-devices:index:Cluster", name, None, opts)
+    def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        plan, network = args.plan, args.network
+        check_plan("Cluster", plan, endpoint_problems(plan.spec.cluster.endpoint) if isinstance(plan, Plan) else ())
+        super().__init__(CLUSTER_TYPE, name, None, opts)
         self._base = name
         self._plan = plan
         self._spec = plan.spec.cluster
@@ -207,10 +226,10 @@ class Cluster(pulumi.ComponentResource):
         system = self._node_role("system-node", iam.NODE_POLICIES, "System node group")
         system_nodes = self._system_nodes(system)
         assert self._plan.karpenter is not None  # the plan has Karpenter settings in karpenter mode
-        self.karpenter = Karpenter(
-            f"{self._base}-karpenter", plan=self._plan.karpenter, cluster_name=self.name,
-            spec_cluster_name=self._spec.name, region=self._region, k8s_provider=self.k8s_provider,
-            controller_depends_on=system_nodes, tags=self._tags, opts=self._child)
+        self.karpenter = Karpenter(f"{self._base}-karpenter", KarpenterArgs(
+            plan=self._plan.karpenter, cluster_name=self.name, physical_cluster_name=self._spec.name,
+            region=self._region, k8s_provider=self.k8s_provider, controller_depends_on=system_nodes,
+            tags=self._tags), opts=self._child)
         self._expose_node_role(self.karpenter.node_role)
         self.interruption_queue_name = self.karpenter.queue.name
         self.controller_role_arn = self.karpenter.controller_role.arn

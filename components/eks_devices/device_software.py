@@ -10,6 +10,8 @@ toolkit owns and the shared-claim ResourceClaims (`device_manifests`) become typ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -18,8 +20,18 @@ import pulumi_kubernetes as k8s
 from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.model import Plan
 from eks_devices.core.model import Release as ReleasePlan
+from eks_devices.core.names import DEVICE_SOFTWARE_TYPE
+from eks_devices.inputs import check_plan
 
-TYPE = "eks-devices:index:DeviceSoftware"
+
+@dataclass(frozen=True)
+class DeviceSoftwareArgs:
+    """What the device software takes: the `plan` (its releases, DeviceClasses and shared claims),
+    the cluster's Kubernetes provider, and what the releases wait for (nodes able to run them)."""
+
+    plan: Plan
+    k8s_provider: pulumi.ProviderResource | None
+    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class DeviceSoftware(pulumi.ComponentResource):
@@ -30,12 +42,13 @@ class DeviceSoftware(pulumi.ComponentResource):
     device_classes: dict[str, k8s.resource.v1.DeviceClass]
     claims: dict[str, k8s.resource.v1.ResourceClaim]
 
-    def __init__(self, name: str, plan: Plan, k8s_provider: pulumi.ProviderResource | None,
-                 depends_on: list[pulumi.Resource], opts: pulumi.ResourceOptions | None = None):
-        super().__init__(TYPE, name, None, opts)
+    def __init__(self, name: str, args: DeviceSoftwareArgs, opts: pulumi.ResourceOptions | None = None):
+        plan = args.plan
+        check_plan("DeviceSoftware", plan)
+        super().__init__(DEVICE_SOFTWARE_TYPE, name, None, opts)
         self._name = name
-        self._provider = k8s_provider
-        self._depends_on = list(depends_on)
+        self._provider = args.k8s_provider
+        self._depends_on = list(args.depends_on)
         self.namespaces = {m["metadata"]["name"]: self._namespace(m) for m in device_manifests.namespaces(plan)}
         self.releases = {key: self._release(r) for key, r in sorted(plan.releases.items())}
         self.device_classes = {m["metadata"]["name"]: self._device_class(m)

@@ -13,7 +13,8 @@ does not need IMDS, so the system nodes keep a hop limit of 1.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -23,6 +24,8 @@ import pulumi_kubernetes as k8s
 from eks_devices import iam
 from eks_devices.core.knowledge.charts import CHARTS
 from eks_devices.core.model import KarpenterPlan
+from eks_devices.core.names import KARPENTER_TYPE
+from eks_devices.inputs import reject
 
 NAMESPACE = CHARTS["karpenter"].namespace
 SERVICE_ACCOUNT = "karpenter"  # the chart's service account is named after the release
@@ -54,6 +57,22 @@ def queue_policy(queue_arn: str) -> dict[str, Any]:
     ]}
 
 
+@dataclass(frozen=True)
+class KarpenterArgs:
+    """What Karpenter takes: the plan's Karpenter settings (`plan.karpenter`: chart version, values
+    with the DRA settings), the cluster (`cluster_name` as an output to order on, its
+    `physical_cluster_name` for the queue and role descriptions), the region, the cluster's
+    Kubernetes provider, what the controller must wait for (system nodes), and AWS tags."""
+
+    plan: KarpenterPlan
+    cluster_name: pulumi.Input[str]
+    physical_cluster_name: str
+    region: str
+    k8s_provider: pulumi.ProviderResource
+    controller_depends_on: Sequence[pulumi.Resource] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
 class Karpenter(pulumi.ComponentResource):
     """Karpenter's AWS side and its Helm releases for one cluster."""
 
@@ -63,10 +82,14 @@ class Karpenter(pulumi.ComponentResource):
     crd_release: k8s.helm.v3.Release
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, *, plan: KarpenterPlan, cluster_name: pulumi.Output[str], spec_cluster_name: str,
-                 region: str, k8s_provider: k8s.Provider, controller_depends_on: Sequence[pulumi.Resource],
-                 tags: dict[str, str], opts: pulumi.ResourceOptions | None = None):
-        super().__init__("eks-devices:index:Karpenter", name, None, opts)
+    def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None):
+        if not isinstance(args.plan, KarpenterPlan):
+            reject("Karpenter", [("plan", f"given {type(args.plan).__name__}; accepted: the Plan's karpenter "
+                                          "settings (plan.karpenter, present in karpenter mode)")])
+        super().__init__(KARPENTER_TYPE, name, None, opts)
+        plan, cluster_name, region, tags = args.plan, args.cluster_name, args.region, dict(args.tags)
+        spec_cluster_name, k8s_provider = args.physical_cluster_name, args.k8s_provider
+        controller_depends_on = list(args.controller_depends_on)
         child = pulumi.ResourceOptions(parent=self)
         nodes = iam.service_role(f"{name}-node", "ec2.amazonaws.com", iam.NODE_POLICIES, region=region,
                                  description=f"Nodes Karpenter launches for {spec_cluster_name}", tags=tags, opts=child)

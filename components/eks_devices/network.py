@@ -8,17 +8,60 @@ route goes through NAT. Private subnets and the EFA security group carry the dis
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
+from pydantic import ValidationError
 
+from eks_devices.core.names import DISCOVERY_TAG, NETWORK_TYPE
 from eks_devices.core.spec import stack as specs
+from eks_devices.core.spec.errors import from_validation
 from eks_devices.core.spec.subnets import subnet_layout
+from eks_devices.inputs import reject
 
-DISCOVERY_TAG = "karpenter.sh/discovery"
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
 INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
+
+
+@dataclass(frozen=True)
+class NetworkArgs:
+    """What the network takes.
+
+    - `cluster_name`: the EKS cluster's name, the value of the `karpenter.sh/discovery` tag on the
+      private subnets and the EFA security group;
+    - `config`: the `eks-devices:network` section (a mapping in the stack file's camelCase keys, or
+      the validated model): a CIDR and zones to create, or a VPC to bring;
+    - `tags`: AWS tags on everything created;
+    - `required_zones`: zones node pools are pinned to; a VPC created from a zone count takes them
+      first and fills up with the region's other zones.
+    """
+
+    cluster_name: str
+    config: specs.Network | Mapping[str, Any] = field(default_factory=dict)
+    tags: Mapping[str, str] = field(default_factory=dict)
+    required_zones: Sequence[str] = ()
+
+    def validated(self) -> specs.Network:
+        """The network configuration, or InputPropertiesError naming every problem."""
+        problems: list[tuple[str, str]] = []
+        if not isinstance(self.cluster_name, str) or not self.cluster_name:
+            problems.append(("clusterName", f"given {self.cluster_name!r}; accepted: the EKS cluster's name"))
+        network = self.config
+        if not isinstance(network, specs.Network):
+            try:
+                network = specs.Network.model_validate(dict(network))
+            except (ValidationError, TypeError, ValueError) as exc:
+                found = from_validation(exc, "config.") if isinstance(exc, ValidationError) else []
+                problems.extend((p.path, f"given {p.given}; accepted: {p.accepted}") for p in found)
+                if not found:
+                    problems.append(("config", f"given {network!r}; accepted: a mapping of network settings"))
+        if problems:
+            reject("Network", problems)
+        assert isinstance(network, specs.Network)
+        return network
 
 
 class Network(pulumi.ComponentResource):
@@ -32,16 +75,13 @@ class Network(pulumi.ComponentResource):
     efa_security_group_id: pulumi.Output[str]
     availability_zones: pulumi.Output[list[str]]
 
-    def __init__(self, name: str, network: specs.Network, cluster_name: str,
-                 tags: dict[str, str] | None = None, opts: pulumi.ResourceOptions | None = None,
-                 required_zones: Sequence[str] = ()):
-        """`required_zones`: zones node pools are pinned to; a VPC created from a zone count takes
-        them first and fills up with the region's other zones."""
-        super().__init__("eks-devices:index:Network", name, None, opts)
+    def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        network = args.validated()
+        super().__init__(NETWORK_TYPE, name, None, opts)
         self._name = name
-        self._required = sorted(set(required_zones))
-        self._cluster_name = cluster_name
-        self._tags = dict(tags or {})
+        self._required = sorted(set(args.required_zones))
+        self._cluster_name = args.cluster_name
+        self._tags = dict(args.tags)
         self._child = pulumi.ResourceOptions(parent=self)
         if network.vpc_id:
             self._bring(network)

@@ -23,39 +23,46 @@ from pulumi_kubernetes.apiextensions import CustomResource
 from eks_devices.core.manifests import launch_templates
 from eks_devices.core.manifests import nodes as manifests
 from eks_devices.core.model import Plan, PoolPlan
+from eks_devices.core.names import NODE_POOLS_TYPE
+from eks_devices.inputs import Problem, check_plan
 
-TYPE_TOKEN = "eks-devices:index:NodePools"
 
+@dataclass(frozen=True)
+class NodePoolsArgs:
+    """What the node pools take: the `plan` (its pools, mode and cluster settings) and, from the
+    network and the cluster — the toolkit's own or one the team already runs — the cluster name, its
+    Kubernetes provider (Auto Mode and Karpenter pools are custom resources), the node role, the
+    private subnets (all and by zone), the cluster security group, the EFA security group (needed
+    by EFA pools), the discovery tag value the subnets and security groups carry, what the pools must
+    wait for (CRDs, cluster readiness), and public subnets by zone for `subnets: public` pools."""
 
-@dataclass
-class NodePoolInputs:
-    """What the node pools take from the network and cluster components."""
-
+    plan: Plan
     cluster_name: pulumi.Input[str]
     k8s_provider: pulumi.ProviderResource | None  # a pulumi_kubernetes.Provider for the cluster
     node_role_name: pulumi.Input[str]
     node_role_arn: pulumi.Input[str]
     private_subnet_ids: pulumi.Input[Sequence[str]]
     private_subnets_by_zone: pulumi.Input[dict[str, str]]  # zone → subnet id
-    efa_security_group_id: pulumi.Input[str]
     cluster_security_group_id: pulumi.Input[str]
     discovery_tag: str  # value of the karpenter.sh/discovery tag on the private subnets and the SGs
-    depends_on: list[pulumi.Resource] = field(default_factory=list)  # CRDs / cluster readiness
+    efa_security_group_id: pulumi.Input[str] | None = None  # required when a pool runs EFA
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=list)  # CRDs / cluster readiness
     public_subnets_by_zone: pulumi.Input[dict[str, str]] | None = None  # only for `subnets: public` pools
 
 
-class NodePoolsRejected(pulumi.RunError):
-    """The plan asks for node pools this mode cannot build; every problem is listed."""
-
-
-def input_problems(plan: Plan, has_public_subnets: bool) -> list[str]:
-    """Problems found before any resource is registered: the plan's error findings (a library user
-    may hand in a plan the program would have refused) and inputs that cannot serve the plan."""
-    found = [f"{f.path}: {f.message}" for f in plan.errors]
+def input_problems(args: NodePoolsArgs) -> list[Problem]:
+    """Inputs that cannot serve the plan, found before any resource is registered."""
+    plan = args.plan
+    found: list[Problem] = []
     for pool in plan.pools.values():
-        if pool.config.subnets == "public" and not has_public_subnets:
-            found.append(f"nodePools.{pool.name}.subnets: public subnets were asked for, "
-                         "but the network gives none")
+        if pool.config.subnets == "public" and args.public_subnets_by_zone is None:
+            found.append((f"nodePools.{pool.name}.subnets",
+                          "public subnets were asked for, but publicSubnetsByZone is not given"))
+        if pool.manager("efa") != "none" and args.efa_security_group_id is None:
+            found.append((f"nodePools.{pool.name}.efa", "an EFA pool needs the EFA security group, "
+                                                        "but efaSecurityGroupId is not given"))
+    if plan.mode != "managed-node-groups" and plan.pools and args.k8s_provider is None:
+        found.append(("k8sProvider", f"{plan.mode} pools are Kubernetes objects: give the cluster's provider"))
     return found
 
 
@@ -69,14 +76,11 @@ class NodePools(pulumi.ComponentResource):
     node_groups: dict[str, aws.eks.NodeGroup]
     physical_names: dict[str, str]  # pool → NodePool or node group name
 
-    def __init__(self, name: str, plan: Plan, inputs: NodePoolInputs,
-                 opts: pulumi.ResourceOptions | None = None):
-        problems = input_problems(plan, inputs.public_subnets_by_zone is not None)
-        if problems:
-            raise NodePoolsRejected(f"{len(problems)} node pool problem(s), nothing deployed\n"
-                                    + "\n".join(f"  - {p}" for p in problems))
-        super().__init__(TYPE_TOKEN, name, None, opts)
-        self._name, self._plan, self._inputs = name, plan, inputs
+    def __init__(self, name: str, args: NodePoolsArgs, opts: pulumi.ResourceOptions | None = None):
+        plan = args.plan
+        check_plan("NodePools", plan, input_problems(args) if isinstance(plan, Plan) else ())
+        super().__init__(NODE_POOLS_TYPE, name, None, opts)
+        self._name, self._plan, self._inputs = name, plan, args
         self._tags = dict(plan.spec.cluster.tags)
         self.node_classes, self.node_pools = {}, {}
         self.launch_templates, self.placement_groups, self.node_groups = {}, {}, {}

@@ -1,20 +1,90 @@
 """One stack's platform: the network, the cluster on it, then the node pools, the device software
-and the declared claims — every piece read from the plan, none of them re-deciding it."""
+and the declared claims — every piece read from the plan, none of them re-deciding it.
 
-from __future__ import annotations
+`Platform(name, PlatformArgs(...))` takes the stack configuration's shape and plans it itself;
+`Platform.from_plan(name, plan)` takes a Plan already built. Either way a configuration problem or
+an error finding raises `pulumi.InputPropertiesError` (one entry per problem, at its property
+path) before any resource is registered.
+"""
+
+# No `from __future__ import annotations` here: Pulumi's component analyzer reads these annotations
+# at run time to infer the multi-language schema of PlatformArgs.
+
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from eks_devices.claims import ClaimTemplates
-from eks_devices.cluster import Cluster, endpoint_args
+from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
+from eks_devices.cluster import Cluster, ClusterArgs, endpoint_problems
+from eks_devices.core import planner
 from eks_devices.core.model import Plan
-from eks_devices.device_software import DeviceSoftware
-from eks_devices.network import Network
-from eks_devices.node_pools import NodePoolInputs, NodePools
+from eks_devices.core.names import PLATFORM_TYPE
+from eks_devices.core.spec.errors import ConfigError
+from eks_devices.core.spec.stack import NAMESPACE, parse
+from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
+from eks_devices.inputs import check_plan, config_problems, reject
+from eks_devices.network import Network, NetworkArgs
+from eks_devices.node_pools import NodePools, NodePoolsArgs
+
+
+class PlatformArgs(TypedDict):
+    """The stack configuration, key for key: each `eks-devices:<key>` of a stack file under its
+    snake_case name, with the same camelCase content (see the README's configuration reference);
+    `aws:region` is `region` and `aws:profile` is `profile`. Only `cluster` is required."""
+
+    cluster: dict[str, Any]
+    """name, version (e.g. "1.36"), mode (auto-mode | karpenter | managed-node-groups) and settings."""
+    region: NotRequired[str]
+    """The AWS region (us-west-2 when absent)."""
+    profile: NotRequired[str]
+    """The AWS profile the cluster's kubeconfig asks for tokens with."""
+    network: NotRequired[dict[str, Any]]
+    """The VPC to create (cidr, availabilityZones, natGateways) or to bring (vpcId, subnet ids)."""
+    node_pools: NotRequired[dict[str, Any]]
+    """Node pools by name: instanceTypes, provisioning, capacity, devices per family, efa, gpuSharing, …"""
+    device_classes: NotRequired[dict[str, Any]]
+    """Extra DeviceClasses under your own names, narrowing an upstream class."""
+    claims: NotRequired[dict[str, Any]]
+    """Workload ResourceClaims / ResourceClaimTemplates by name, with the pools they must fit."""
+    helm_values: NotRequired[dict[str, Any]]
+    """Per-chart value overrides, merged last and re-checked by the rules."""
+    chart_versions: NotRequired[dict[str, Any]]
+    """Per-chart version overrides."""
+
+
+# PlatformArgs key → the stack configuration key it stands for.
+STACK_KEYS = {"region": "aws:region", "profile": "aws:profile", "network": f"{NAMESPACE}:network",
+              "cluster": f"{NAMESPACE}:cluster", "node_pools": f"{NAMESPACE}:nodePools",
+              "device_classes": f"{NAMESPACE}:deviceClasses", "claims": f"{NAMESPACE}:claims",
+              "helm_values": f"{NAMESPACE}:helmValues", "chart_versions": f"{NAMESPACE}:chartVersions"}
+# A problem's stack path head → the PlatformArgs property it is reported at.
+PROPERTY_PATHS = {"aws:region": "region", "aws:profile": "profile",
+                  **{f"{NAMESPACE}:{k}": k for k in ("network", "cluster", "nodePools", "deviceClasses",
+                                                    "claims", "helmValues", "chartVersions")}}
+
+
+def plan_args(args: PlatformArgs) -> Plan:
+    """Parse and plan PlatformArgs, or raise InputPropertiesError naming every problem."""
+    if not isinstance(args, dict):
+        reject("Platform", [("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
+    unknown = sorted(set(args) - set(STACK_KEYS))
+    outputs = sorted(k for k, v in args.items() if isinstance(v, pulumi.Output))
+    if unknown or outputs:
+        reject("Platform", [*((k, f"unknown argument; accepted: {', '.join(sorted(STACK_KEYS))}") for k in unknown),
+                            *((k, "given an Output; accepted: a plain value, known when the program runs "
+                                  "(the plan decides which resources exist)") for k in outputs)])
+    config = {STACK_KEYS[k]: v for k, v in args.items()}
+    try:
+        spec = parse(config, source="PlatformArgs")
+    except ConfigError as exc:
+        reject("Platform", config_problems(exc, PROPERTY_PATHS))
+    plan = planner.build(spec)
+    check_plan("Platform", plan)
+    return plan
 
 
 class Platform(pulumi.ComponentResource):
-    """Everything `pulumi up` builds for a stack. Its children are named after the cluster."""
+    """Everything `pulumi up` builds for a stack. Its children are named after `name`."""
 
     network: Network
     cluster: Cluster
@@ -22,17 +92,29 @@ class Platform(pulumi.ComponentResource):
     device_software: DeviceSoftware
     claims: ClaimTemplates
 
-    def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("eks-devices:index:Platform", name, None, opts)
+    def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        self._build(name, plan_args(args), opts)
+
+    @classmethod
+    def from_plan(cls, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None) -> "Platform":
+        """A platform from a Plan the caller built (`eks_devices.build(eks_devices.parse(config))`)."""
+        check_plan("Platform", plan)
+        platform = cls.__new__(cls)
+        platform._build(name, plan, opts)
+        return platform
+
+    def _build(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None) -> None:
+        if problems := endpoint_problems(plan.spec.cluster.endpoint):
+            reject("Platform", problems)
+        super().__init__(PLATFORM_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         spec = plan.spec
         self.plan = plan
-        endpoint_args(spec.cluster.endpoint)  # an unreachable API server is refused before anything is created
-        self.network = Network(name, spec.network, cluster_name=spec.cluster.name, tags=spec.cluster.tags, opts=child,
-                               required_zones=spec.pinned_zones)
-        self.cluster = cluster = Cluster(name, plan, self.network, opts=child)
-        self.node_pools = NodePools(name, plan, NodePoolInputs(
-            cluster_name=cluster.name, k8s_provider=cluster.k8s_provider,
+        self.network = Network(name, NetworkArgs(cluster_name=spec.cluster.name, config=spec.network,
+                                                 tags=spec.cluster.tags, required_zones=spec.pinned_zones), opts=child)
+        self.cluster = cluster = Cluster(name, ClusterArgs(plan=plan, network=self.network), opts=child)
+        self.node_pools = NodePools(name, NodePoolsArgs(
+            plan=plan, cluster_name=cluster.name, k8s_provider=cluster.k8s_provider,
             node_role_name=cluster.node_role_name, node_role_arn=cluster.node_role_arn,
             private_subnet_ids=self.network.private_subnet_ids,
             private_subnets_by_zone=self.network.private_subnets_by_zone,
@@ -40,7 +122,9 @@ class Platform(pulumi.ComponentResource):
             efa_security_group_id=self.network.efa_security_group_id,
             cluster_security_group_id=cluster.cluster_security_group_id,
             discovery_tag=spec.cluster.name, depends_on=list(cluster.ready)), opts=child)
-        self.device_software = DeviceSoftware(name, plan, cluster.k8s_provider, list(cluster.ready), opts=child)
+        self.device_software = DeviceSoftware(name, DeviceSoftwareArgs(
+            plan=plan, k8s_provider=cluster.k8s_provider, depends_on=list(cluster.ready)), opts=child)
         # claims name DeviceClasses that the device software (charts or the toolkit) creates
-        self.claims = ClaimTemplates(name, plan, cluster.k8s_provider, [self.device_software], opts=child)
+        self.claims = ClaimTemplates(name, ClaimTemplatesArgs(
+            plan=plan, k8s_provider=cluster.k8s_provider, depends_on=[self.device_software]), opts=child)
         self.register_outputs({"clusterName": cluster.name, "vpcId": self.network.vpc_id})

@@ -1,0 +1,50 @@
+"""Input errors for Python callers: every problem at once, each with its property path, raised as
+`pulumi.InputPropertiesError` before a component registers anything (the engine shows one entry per
+property, and a multi-language host reports them as INVALID_ARGUMENT)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NoReturn
+
+import pulumi
+
+from eks_devices.core.model import Plan
+from eks_devices.core.spec.errors import ConfigError
+
+Problem = tuple[str, str]  # (property path, reason)
+
+
+def reject(component: str, problems: Iterable[Problem]) -> NoReturn:
+    """Raise one InputPropertiesError listing every problem; nothing has been created."""
+    found = list(problems)
+    lines = "\n".join(f"  - {path}: {reason}" for path, reason in found)
+    raise pulumi.InputPropertiesError(
+        f"{component}: {len(found)} input problem(s), nothing created\n{lines}",
+        [{"property_path": path, "reason": reason} for path, reason in found])
+
+
+def finding_problems(plan: Plan) -> list[Problem]:
+    """The plan's error findings, each at the configuration path it blames."""
+    return [(f.path, f"{f.slug}: {f.message} (fix: {f.fix})") for f in plan.errors]
+
+
+def config_problems(exc: ConfigError, paths: dict[str, str] | None = None) -> list[Problem]:
+    """A ConfigError's problems, their paths renamed where `paths` maps a stack key to an argument."""
+    renamed = paths or {}
+    out = []
+    for p in exc.problems:
+        head, dot, rest = p.path.partition(".")
+        path = renamed.get(head, head) + dot + rest
+        out.append((path, f"given {p.given}; accepted: {p.accepted}"))
+    return out
+
+
+def check_plan(component: str, plan: Plan, extra: Iterable[Problem] = ()) -> None:
+    """Refuse a plan with error findings (a caller may hand in one the program would have refused)."""
+    if not isinstance(plan, Plan):
+        reject(component, [("plan", f"given a {type(plan).__name__}; accepted: an eks_devices Plan "
+                                    "(eks_devices.build(eks_devices.parse(config)))")])
+    problems = [*finding_problems(plan), *extra]
+    if problems:
+        reject(component, problems)
