@@ -1,0 +1,185 @@
+"""The components as a platform team reuses them: the public surface, each component alone on a
+cluster the team already runs, and input errors raised before any resource is registered."""
+
+from __future__ import annotations
+
+import copy
+import runpy
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+import yaml
+
+import eks_devices
+from eks_devices import (
+    ClaimTemplates,
+    ClaimTemplatesArgs,
+    DeviceSoftware,
+    DeviceSoftwareArgs,
+    Network,
+    NetworkArgs,
+    NodePools,
+    NodePoolsArgs,
+    Platform,
+    PlatformArgs,
+    build,
+    parse,
+)
+from eks_devices.offline import engine as offline
+
+ROOT = Path(__file__).resolve().parents[2]
+EXISTING = ROOT / "examples" / "existing-cluster"
+# An Auto Mode stack whose Neuron pool asks for DRA, which Auto Mode does not offer: one error finding.
+ERROR_STACK: dict[str, Any] = {
+    "aws:region": "us-west-2",
+    "eks-devices:cluster": {"name": "ml", "version": "1.36", "mode": "auto-mode"},
+    "eks-devices:nodePools": {"trn": {"instanceTypes": ["trn1.32xlarge"], "devices": {"neuron": "dra"}},
+                              "gpu": {"instanceTypes": ["g6e.xlarge"]}},
+}
+
+
+def refused(program: Callable[[], None], config: dict[str, Any] | None = None) -> tuple[
+        pulumi.InputPropertiesError, offline.Recording]:
+    """Run `program` under the mock engine; it must raise InputPropertiesError."""
+    caught: list[pulumi.InputPropertiesError] = []
+
+    def guarded() -> None:
+        try:
+            program()
+        except pulumi.InputPropertiesError as exc:
+            caught.append(exc)
+
+    recording = offline.run(guarded, config or {})
+    assert len(caught) == 1, "the component did not refuse its input"
+    return caught[0], recording
+
+
+def paths(exc: pulumi.InputPropertiesError) -> list[str]:
+    return [e["property_path"] for e in exc.errors or []]
+
+
+def test_public_surface_is_explicit_and_importable() -> None:
+    assert "Platform" in eks_devices.__all__ and "PlatformArgs" in eks_devices.__all__
+    for name in eks_devices.__all__:
+        assert getattr(eks_devices, name) is not None, name
+    with pytest.raises(AttributeError):
+        _ = eks_devices.NoSuchThing  # type: ignore[attr-defined]
+
+
+def test_a_program_with_its_own_components_package_imports_both(tmp_path: Path) -> None:
+    (tmp_path / "components").mkdir()
+    (tmp_path / "components" / "__init__.py").write_text("TEAM = 'ours'\n")
+    script = ("import components\nfrom eks_devices import Platform, PlatformArgs\n"
+              "print(components.TEAM, Platform.__module__, PlatformArgs.__name__)")
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["ours", "eks_devices.platform", "PlatformArgs"]
+
+
+# --- each component alone, on a cluster the team already runs ----------------------------------
+
+def existing_cluster_config() -> dict[str, Any]:
+    config = yaml.safe_load((EXISTING / "Pulumi.example.yaml").read_text())["config"]
+    return {**config, "existing:kubeconfig": "{}"}
+
+
+def test_existing_cluster_example_adds_pools_software_and_claims_and_nothing_else() -> None:
+    recording = offline.run(lambda: runpy.run_path(str(EXISTING / "__main__.py")), existing_cluster_config(),
+                            stack="example", project="existing-cluster-gpus")
+    counts = recording.counts()
+    assert counts["aws:eks/nodeGroup:NodeGroup"] == 2
+    assert counts["kubernetes:helm.sh/v3:Release"] == 3  # NVIDIA DRA driver, NVIDIA plugin, EFA manager
+    assert counts["kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"] == 1
+    created = set(counts)
+    assert not {t for t in created if t.startswith(("aws:ec2/vpc", "aws:ec2/subnet", "aws:eks/cluster",
+                                                   "eks:index:", "aws:ec2/natGateway", "aws:kms"))}
+    groups = recording.of_type("aws:eks/nodeGroup:NodeGroup")
+    assert {g.inputs["clusterName"] for g in groups} == {"platform-prod"}
+    assert {g.inputs["nodeRoleArn"] for g in groups} == {"arn:aws:iam::123456789012:role/platform-prod-nodes"}
+    assert recording.exports["claims"]["two-gpus"]["nodeSelector"] == {"eks-devices.io/device-manager-nvidia": "dra"}
+
+
+# --- input errors before any registration ------------------------------------------------------
+
+def test_platform_from_a_plan_with_error_findings_registers_nothing() -> None:
+    plan = build(parse(ERROR_STACK))
+    assert plan.errors
+    exc, recording = refused(lambda: Platform.from_plan("ml", plan), ERROR_STACK)
+    assert recording.resources == []
+    assert paths(exc) == [f.path for f in plan.errors]
+    assert all(f.slug in e["reason"] for f, e in zip(plan.errors, exc.errors or [], strict=True))
+
+
+def test_platform_args_with_error_findings_register_nothing() -> None:
+    args = PlatformArgs(region="us-west-2", cluster=ERROR_STACK["eks-devices:cluster"],
+                        node_pools=ERROR_STACK["eks-devices:nodePools"])
+    exc, recording = refused(lambda: Platform("ml", args))
+    assert recording.resources == []
+    assert "nodePools.trn.devices.neuron" in paths(exc)
+
+
+def test_platform_args_config_problems_are_all_reported_at_their_property_paths() -> None:
+    args = PlatformArgs(region="moon-1", cluster={"name": "ml", "version": "1.36", "mode": "sideways"},
+                        node_pools={"gpu": {"instanceTypes": ["p9.huge"]}}, network={"cidr": "10.0.0.0/8"})
+    exc, recording = refused(lambda: Platform("ml", args))
+    assert recording.resources == []
+    found = paths(exc)
+    assert "cluster.mode" in found and "network.cidr" in found
+    assert len(found) >= 3 and all(not p.startswith("eks-devices:") for p in found)
+
+
+def test_platform_args_refuse_unknown_keys_and_outputs() -> None:
+    def program() -> None:
+        Platform("ml", {"cluster": pulumi.Output.from_input({"name": "ml"}), "nodePools": {}})  # type: ignore[typeddict-item]
+
+    exc, recording = refused(program)
+    assert recording.resources == []
+    assert sorted(paths(exc)) == ["cluster", "nodePools"]
+
+
+@pytest.mark.parametrize("component", ["NodePools", "DeviceSoftware", "ClaimTemplates"])
+def test_a_component_alone_refuses_a_plan_with_error_findings(component: str) -> None:
+    plan = build(parse(ERROR_STACK))
+
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        if component == "NodePools":
+            NodePools("pools", NodePoolsArgs(
+                plan=plan, cluster_name="ml", k8s_provider=provider, node_role_name="ml-node",
+                node_role_arn="arn:aws:iam::123456789012:role/ml-node", private_subnet_ids=["subnet-0a"],
+                private_subnets_by_zone={"us-west-2a": "subnet-0a"}, cluster_security_group_id="sg-0c",
+                discovery_tag="ml"))
+        elif component == "DeviceSoftware":
+            DeviceSoftware("devices", DeviceSoftwareArgs(plan=plan, k8s_provider=provider))
+        else:
+            ClaimTemplates("claims", ClaimTemplatesArgs(plan=plan, k8s_provider=provider))
+
+    exc, recording = refused(program, ERROR_STACK)
+    assert [r.type for r in recording.resources] == ["pulumi:providers:kubernetes"]  # the test's own provider
+    assert paths(exc)[:len(plan.errors)] == [f.path for f in plan.errors]  # findings first, then the inputs
+
+
+def test_node_pools_alone_need_the_inputs_their_pools_use() -> None:
+    config = copy.deepcopy(ERROR_STACK)
+    config["eks-devices:cluster"]["mode"] = "karpenter"
+    config["eks-devices:nodePools"] = {"p5": {"instanceTypes": ["p5.48xlarge"], "subnets": "private"},
+                                       "web": {"instanceTypes": ["g6e.xlarge"], "subnets": "public"}}
+    plan = build(parse(config))
+    assert not plan.errors
+    exc, recording = refused(lambda: NodePools("pools", NodePoolsArgs(
+        plan=plan, cluster_name="ml", k8s_provider=None, node_role_name="n", node_role_arn="arn:n",
+        private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c", discovery_tag="ml")))
+    assert recording.resources == []
+    assert sorted(paths(exc)) == ["k8sProvider", "nodePools.p5.efa", "nodePools.web.subnets"]
+
+
+def test_network_alone_reports_bad_settings_at_their_paths() -> None:
+    exc, recording = refused(lambda: Network("net", NetworkArgs(
+        cluster_name="", config={"cidr": "10.0.0.0/8", "natGateways": "some", "zones": 3})))
+    assert recording.resources == []
+    assert sorted(paths(exc)) == ["clusterName", "config.cidr", "config.natGateways", "config.zones"]
