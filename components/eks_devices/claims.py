@@ -35,6 +35,8 @@ class ClaimTemplatesArgs:
 class ClaimTemplates(pulumi.ComponentResource):
     """One Kubernetes object per declared claim, parented here and applied through `k8s_provider`."""
 
+    pulumi_type = CLAIM_TEMPLATES_TYPE  # the type token; Pulumi's component analyzer reads it from the class
+
     objects: dict[str, pulumi.CustomResource]
 
     def __init__(self, name: str, args: ClaimTemplatesArgs, opts: pulumi.ResourceOptions | None = None):

@@ -73,6 +73,8 @@ class ClusterArgs:
 class Cluster(pulumi.ComponentResource):
     """An EKS cluster in the stack's mode, with a Kubernetes provider for the components on top."""
 
+    pulumi_type = CLUSTER_TYPE  # the type token; Pulumi's component analyzer reads it from the class
+
     name: pulumi.Output[str]
     eks: eks.Cluster
     k8s_provider: k8s.Provider

@@ -37,6 +37,8 @@ class DeviceSoftwareArgs:
 class DeviceSoftware(pulumi.ComponentResource):
     """Helm releases of the device software, toolkit-owned DeviceClasses and shared GPU claims."""
 
+    pulumi_type = DEVICE_SOFTWARE_TYPE  # the type token; Pulumi's component analyzer reads it from the class
+
     releases: dict[str, k8s.helm.v3.Release]
     namespaces: dict[str, k8s.core.v1.Namespace]
     device_classes: dict[str, k8s.resource.v1.DeviceClass]

@@ -76,6 +76,8 @@ class KarpenterArgs:
 class Karpenter(pulumi.ComponentResource):
     """Karpenter's AWS side and its Helm releases for one cluster."""
 
+    pulumi_type = KARPENTER_TYPE  # the type token; Pulumi's component analyzer reads it from the class
+
     node_role: aws.iam.Role
     controller_role: aws.iam.Role
     queue: aws.sqs.Queue

@@ -67,6 +67,8 @@ class NetworkArgs:
 class Network(pulumi.ComponentResource):
     """A VPC across availability zones (created or brought) and the EFA security group."""
 
+    pulumi_type = NETWORK_TYPE  # the type token; Pulumi's component analyzer reads it from the class
+
     vpc_id: pulumi.Output[str]
     private_subnet_ids: pulumi.Output[list[str]]
     public_subnet_ids: pulumi.Output[list[str]]

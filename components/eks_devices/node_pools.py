@@ -69,6 +69,8 @@ def input_problems(args: NodePoolsArgs) -> list[Problem]:
 class NodePools(pulumi.ComponentResource):
     """Node pools carrying exactly the labels, taints, capacity and network layout of the plan."""
 
+    pulumi_type = NODE_POOLS_TYPE  # the type token; Pulumi's component analyzer reads it from the class
+
     node_classes: dict[str, CustomResource]  # NodeClass / EC2NodeClass by object name
     node_pools: dict[str, CustomResource]  # NodePool by pool name
     launch_templates: dict[str, aws.ec2.LaunchTemplate]

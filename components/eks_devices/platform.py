@@ -86,6 +86,8 @@ def plan_args(args: PlatformArgs) -> Plan:
 class Platform(pulumi.ComponentResource):
     """Everything `pulumi up` builds for a stack. Its children are named after `name`."""
 
+    pulumi_type = PLATFORM_TYPE  # the type token; Pulumi's component analyzer reads it from the class
+
     network: Network
     cluster: Cluster
     node_pools: NodePools

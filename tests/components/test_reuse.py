@@ -183,3 +183,17 @@ def test_network_alone_reports_bad_settings_at_their_paths() -> None:
         cluster_name="", config={"cidr": "10.0.0.0/8", "natGateways": "some", "zones": 3})))
     assert recording.resources == []
     assert sorted(paths(exc)) == ["clusterName", "config.cidr", "config.natGateways", "config.zones"]
+
+
+def test_pulumi_component_analyzer_reads_platform_args_as_the_stack_configuration() -> None:
+    """The multi-language host infers its schema from PlatformArgs: one property per stack section,
+    named as the stack file names it, only `cluster` required, each with its description."""
+    from pulumi.provider.experimental.analyzer import Analyzer
+
+    from eks_devices.core.spec.stack import Spec
+
+    inputs, _ = Analyzer("eks-devices").analyze_type(PlatformArgs, is_component_output=False)
+    sections = {f.alias for name, f in Spec.model_fields.items() if name not in ("region", "aws_profile")}
+    assert set(inputs) == sections | {"region", "profile"}
+    assert [k for k, v in inputs.items() if not v.optional] == ["cluster"]
+    assert all(v.description for v in inputs.values())
