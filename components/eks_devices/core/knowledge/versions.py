@@ -10,7 +10,7 @@ SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$")
 
 def kubernetes(text: str) -> tuple[int, int]:
     """`"1.36"` → `(1, 36)`; raises ValueError for anything else."""
-    match = KUBERNETES_VERSION.match(text)
+    match = KUBERNETES_VERSION.fullmatch(text)
     if not match:
         raise ValueError(f"not a Kubernetes minor version: {text!r}")
     return int(match[1]), int(match[2])
@@ -18,7 +18,7 @@ def kubernetes(text: str) -> tuple[int, int]:
 
 def semver(text: str) -> tuple[int, int, int]:
     """`"1.15.0"` → `(1, 15, 0)`; raises ValueError for anything else."""
-    match = SEMVER.match(text)
+    match = SEMVER.fullmatch(text)
     if not match:
         raise ValueError(f"not a semantic version: {text!r}")
     return int(match[1]), int(match[2]), int(match[3])

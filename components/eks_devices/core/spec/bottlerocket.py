@@ -11,7 +11,7 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def _toml_key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else json.dumps(key)
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
 
 
 def _toml_value(value: Any, path: str) -> str:

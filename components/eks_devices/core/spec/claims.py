@@ -164,7 +164,7 @@ def problems(name: str, claim: Claim, pools: set[str]) -> list[Problem]:
     """Checks across a claim's fields; the spec module turns them into ConfigProblems."""
     at = f"claims.{name}"
     out: list[Problem] = []
-    if not DNS_SUBDOMAIN.match(name) or len(name) > 253:
+    if not DNS_SUBDOMAIN.fullmatch(name) or len(name) > 253:
         out.append((at, repr(name), "a Kubernetes object name: lower-case letters, digits, '-' and '.'"))
     known = ", ".join(sorted(pools)) or "it declares none"
     for i, pool in enumerate(claim.pools):
@@ -287,7 +287,7 @@ def _raw_problems(at: str, claim: Claim) -> list[Problem]:
             out.append((f"{at}.constraints.{i}", "matchAttribute and distinctAttribute" if attrs else "neither",
                         "exactly one of matchAttribute or distinctAttribute"))
         for attr in attrs:
-            if not QUALIFIED_NAME.match(attr):
+            if not QUALIFIED_NAME.fullmatch(attr):
                 out.append((f"{at}.constraints.{i}", repr(attr), "a fully qualified attribute such as "
                             "resource.kubernetes.io/pcieRoot"))
     return out

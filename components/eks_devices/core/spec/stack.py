@@ -138,7 +138,7 @@ class NodePool(Model):
     @classmethod
     def _reservations(cls, value: list[str]) -> list[str]:
         for rid in value:
-            if not re.match(r"^cr-[0-9a-f]{8,17}$", rid):
+            if not re.fullmatch(r"^cr-[0-9a-f]{8,17}$", rid):
                 raise ValueError(f"capacity reservation ids such as cr-0123456789abcdef0 (got {rid!r})")
         return value
 
@@ -208,7 +208,7 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     problems: list[ConfigProblem] = []
     for name, pool in spec.node_pools.items():
         at = f"nodePools.{name}"
-        if not POOL_NAME.match(name):
+        if not POOL_NAME.fullmatch(name):
             problems.append(ConfigProblem(at, repr(name), "lower-case letters, digits and '-', at most 40 characters"))
         provisioning = spec.provisioning(pool)
         if provisioning == "static" and pool.replicas is None:
@@ -233,14 +233,14 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             problems.append(ConfigProblem(f"{at}.gpuSharing.profile", "nothing",
                                           "a MIG profile such as 1g.10gb"))
         for key, value in pool.labels.items():
-            if not LABEL_KEY.match(key):
+            if not LABEL_KEY.fullmatch(key):
                 problems.append(ConfigProblem(f"{at}.labels.{key}", repr(key), "a Kubernetes label key"))
             elif toolkit_label(key):
                 problems.append(ConfigProblem(
                     f"{at}.labels.{key}", repr(key), "a label the toolkit does not set itself: it derives "
                     "eks-devices.io/* and the NVIDIA node labels from devices.* and gpuSharing, and the device "
                     "software's scope depends on them"))
-            if not LABEL_VALUE.match(value):
+            if not LABEL_VALUE.fullmatch(value):
                 problems.append(ConfigProblem(f"{at}.labels.{key}", repr(value),
                                               "a Kubernetes label value (63 characters of [A-Za-z0-9_.-])"))
         layout = pool.efa.network_interfaces
@@ -279,7 +279,7 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         problems.append(ConfigProblem("network.privateSubnetIds", "nothing",
                                       "the private subnet ids of the VPC named by network.vpcId"))
     for name in spec.device_classes:
-        if len(name) > 253 or not re.match(DNS_SUBDOMAIN, name) or name in UPSTREAM_DEVICE_CLASSES:
+        if len(name) > 253 or not re.fullmatch(DNS_SUBDOMAIN, name) or name in UPSTREAM_DEVICE_CLASSES:
             problems.append(ConfigProblem(f"deviceClasses.{name}", repr(name),
                                           "a DNS subdomain name other than the upstream classes "
                                           f"({', '.join(UPSTREAM_DEVICE_CLASSES)})"))
