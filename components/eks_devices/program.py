@@ -15,7 +15,7 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from eks_devices.core import planner as planning
-from eks_devices.core.spec.stack import NAMESPACE, ConfigError, parse
+from eks_devices.core.spec.stack import NAMESPACE, ConfigError, near_namespace, parse
 
 
 def stack_config() -> dict[str, Any]:
@@ -23,7 +23,7 @@ def stack_config() -> dict[str, Any]:
     merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     out: dict[str, Any] = {}
     for key, value in merged.items():
-        if not (key.startswith(f"{NAMESPACE}:") or key in ("aws:region", "aws:profile")):
+        if not (key.startswith(f"{NAMESPACE}:") or key in ("aws:region", "aws:profile") or near_namespace(key)):
             continue
         if isinstance(value, str) and value[:1] in ("{", "["):
             # undecodable text is left as is; the spec then reports it with the accepted shape

@@ -11,5 +11,16 @@ class Model(BaseModel):
     """Base: camelCase keys in YAML, unknown keys rejected, instances immutable."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+        extra="forbid", frozen=True, alias_generator=to_camel, validate_by_name=False, validate_by_alias=True
     )
+
+
+def known_keys() -> set[str]:
+    """Every key any configuration model accepts (their camelCase aliases), for "did you mean"."""
+    keys: set[str] = set()
+    pending: list[type[BaseModel]] = [Model]
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        keys.update(field.alias or name for name, field in model.model_fields.items())
+    return keys

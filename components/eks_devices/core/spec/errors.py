@@ -3,10 +3,14 @@ given and what is accepted, raised together as one ConfigError (the CLI's exit 2
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
+
+from eks_devices.core.spec.base import known_keys
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,10 @@ def _accepted(err: Any) -> str:
     if kind == "missing":
         return "a value (this field is required)"
     if kind == "extra_forbidden":
-        return "no such key; check the spelling against the README's configuration reference"
+        key = str(err["loc"][-1])
+        close = difflib.get_close_matches(to_camel(key), sorted(known_keys()), n=1, cutoff=0.75)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return f"no such key ({hint}keys are camelCase, as in the README's configuration reference)"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
         return "a mapping of keys to values"
     if kind == "list_type":

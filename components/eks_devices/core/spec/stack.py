@@ -368,6 +368,12 @@ def _aws_key(problem: ConfigProblem) -> ConfigProblem:
     return ConfigProblem(path, problem.given, accepted)
 
 
+def near_namespace(key: str) -> bool:
+    """A key in a namespace that is a near miss of this project's (`eks-device:nodePools`)."""
+    namespace, _, name = key.partition(":")
+    return bool(name) and namespace != NAMESPACE and difflib.SequenceMatcher(None, namespace, NAMESPACE).ratio() >= 0.75
+
+
 def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError."""
     if not isinstance(config, dict):
@@ -386,8 +392,14 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
             if name in allowed:
                 data[name] = value
             else:
+                close = difflib.get_close_matches(name, sorted(allowed), n=1, cutoff=0.6)
+                hint = f"did you mean {NAMESPACE}:{close[0]}? " if close else ""
                 problems.append(ConfigProblem(key, f"unknown key {key!r}",
-                                              ", ".join(f"{NAMESPACE}:{k}" for k in sorted(allowed))))
+                                              hint + ", ".join(f"{NAMESPACE}:{k}" for k in sorted(allowed))))
+        elif near_namespace(str(key)):
+            # another project's keys are left alone; a near miss of ours would be silently ignored
+            problems.append(ConfigProblem(str(key), f"a key in namespace {namespace!r}",
+                                          f"did you mean {NAMESPACE}:{name}? (this project reads {NAMESPACE}:* keys)"))
     if "cluster" not in data:
         problems.append(ConfigProblem(f"{NAMESPACE}:cluster", "nothing",
                                       "a cluster section with name, version and mode"))
