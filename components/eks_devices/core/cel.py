@@ -250,8 +250,25 @@ def _program(expression: str) -> celpy.Runner:
     except celpy.CELParseError as exc:
         where = f" at line {exc.line}, column {exc.column}" if getattr(exc, "column", None) else ""
         raise CelError(f"CEL syntax error{where} in {expression!r}") from None
+    except RecursionError:
+        raise CelError(f"a CEL selector nested more than {MAX_DEPTH} levels deep") from None
+    if _depth(tree) > MAX_DEPTH:
+        raise CelError(f"a CEL selector nested more than {MAX_DEPTH} levels deep")
     _check_names(tree)
     return _env().program(tree, functions=FUNCTIONS)
+
+
+MAX_DEPTH = 200  # nesting the evaluator (a recursive tree walk) stands; real selectors nest a dozen levels
+
+
+def _depth(tree: lark.Tree) -> int:
+    """The parse tree's depth, walked without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, lark.Tree))
+    return deepest
 
 
 def compile_expression(expression: str) -> None:
@@ -304,8 +321,14 @@ def evaluate(expression: str, device: dict[str, Any]) -> bool:
     program = _program(expression)
     try:
         result = program.evaluate(_activation(device))
+    except CelError:
+        raise
     except celpy.CELEvalError as exc:
         raise CelError(f"{expression!r} failed on a {device.get('driver')} device: {exc.args[0]}") from None
+    except (RecursionError, TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
+        # celpy raises plain Python errors for some ill-typed expressions (`1.5.map(x, x)`)
+        raise CelError(f"{expression!r} cannot be evaluated on a {device.get('driver')} device: "
+                       f"{type(exc).__name__}") from None
     if isinstance(result, celpy.CELEvalError):
         raise CelError(f"{expression!r} failed on a {device.get('driver')} device: {result.args[0]}")
     if not isinstance(result, celtypes.BoolType):

@@ -23,6 +23,7 @@ from eks_devices.core.spec.claims import problems as claim_problems
 from eks_devices.core.spec.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
 from eks_devices.core.spec.errors import ConfigError, ConfigProblem, from_validation
 from eks_devices.core.spec.subnets import subnet_layout
+from eks_devices.core.spec.values import value_problems
 from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the configuration's vocabulary)
     CHART_KEYS,
     FAMILIES,
@@ -380,6 +381,11 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
         raise ConfigError([ConfigProblem("config", f"a {type(config).__name__}",
                                          "a mapping of eks-devices:* keys (and aws:region)")], source)
     problems: list[ConfigProblem] = []
+    for key, value in config.items():
+        namespace, _, name = str(key).partition(":")
+        problems.extend(value_problems(value, name if namespace == NAMESPACE else str(key)))
+    if problems:
+        raise ConfigError(problems, source)
     data: dict[str, Any] = {}
     allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions", "deviceClasses", "claims"}
     for key, value in config.items():
