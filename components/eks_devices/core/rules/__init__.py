@@ -1,9 +1,11 @@
 """The rule catalogue: every constraint of the EKS device-management page, checked before deploy.
 
-Each rule is one small function registered under a stable slug (`@rule` in `registry.py`), grouped
-by concern in this package's modules. A rule reads the Plan (and the Spec inside it) and yields
-Findings: severity, the config path it blames, what is wrong, and the fix. `error` findings block
-`pulumi up` and make the CLI exit 1; `warning` findings are printed.
+Each rule is one small function registered once, with its stable slug, summary and the modes it
+applies to (`@rule` in `registry.py`), grouped by concern in this package's modules. A rule reads the
+Plan (and the Spec inside it) and yields verdicts — `error(...)` or `warning(...)`: the config path it
+blames, what is wrong, and the fix — which the registry stamps with the rule's slug into Findings.
+`error` findings block `pulumi up` and make the CLI exit 1; `warning` findings are printed.
+`python -m eks_devices.core.rules` prints the README's rule table.
 """
 
 from eks_devices.core.model import Finding, Severity
@@ -17,7 +19,19 @@ from eks_devices.core.rules import (
            kubernetes_versions,
            node_groups,
 )
-from eks_devices.core.rules.registry import RULES, Rule, evaluate, rule
+from eks_devices.core.rules.registry import (
+    REGISTRY,
+    RULES,
+    Registry,
+    Rule,
+    Verdict,
+    error,
+    evaluate,
+    markdown_table,
+    rule,
+    warning,
+)
 
-__all__ = ["RULES", "Finding", "Rule", "Severity", "auto_mode", "claims", "devices", "efa", "evaluate",
-           "instance_types", "karpenter", "kubernetes_versions", "node_groups", "rule"]
+__all__ = ["REGISTRY", "RULES", "Finding", "Registry", "Rule", "Severity", "Verdict", "auto_mode", "claims",
+           "devices", "efa", "error", "evaluate", "instance_types", "karpenter", "kubernetes_versions",
+           "markdown_table", "node_groups", "rule", "warning"]

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from eks_devices.core.derive import scope
-from eks_devices.core.model import Finding, Plan
-from eks_devices.core.rules.registry import at, rule
+from eks_devices.core.model import Plan
+from eks_devices.core.rules.registry import Verdict, at, error, rule, warning
 from eks_devices.core.values import dig
 
 
-@rule("one-manager-per-node", "no node may run a DRA driver and a device plugin for one family")
-def _one_manager_per_node(plan: Plan) -> Iterator[Finding]:
+@rule("one-manager-per-node", "no node runs a DRA driver and a plugin for one family (computed from the releases' "
+      "merged values, overrides included)")
+def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
     for overlap in scope.overlaps(plan):
         pool = plan.pools.get(overlap.pool)  # None for a release that lost its scope ("*")
         if any(r.source == "bottlerocket" for r in overlap.running) and pool and pool.manager("nvidia") == "dra":
@@ -20,27 +21,27 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Finding]:
         overridden = [r.source for r in overlap.running if r.source in plan.spec.helm_values] + (
             [serving] if serving in plan.spec.helm_values else [])
         path = f"helmValues.{overridden[0]}" if overridden else f"nodePools.{overlap.pool}.devices.{overlap.family}"
-        yield Finding("one-manager-per-node", "error", path, overlap.problem,
-                      "keep each release's nodeSelector on its eks-devices.io/device-manager-<family> label "
-                      "(do not override nodeSelector/affinity/enabled in helmValues) and keep the pool's "
-                      "device-manager labels as planned")
+        yield error(path, overlap.problem,
+                    "keep each release's nodeSelector on its eks-devices.io/device-manager-<family> label "
+                    "(do not override nodeSelector/affinity/enabled in helmValues) and keep the pool's "
+                    "device-manager labels as planned")
 
 
-@rule("bottlerocket-bundled-plugin", "Bottlerocket's bundled NVIDIA plugin must be off on NVIDIA DRA pools")
-def _bottlerocket_bundled_plugin(plan: Plan) -> Iterator[Finding]:
+@rule("bottlerocket-bundled-plugin", "Bottlerocket's bundled NVIDIA plugin is off on NVIDIA DRA pools")
+def _bottlerocket_bundled_plugin(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         if pool.ami != "bottlerocket" or pool.manager("nvidia") != "dra":
             continue
         if dig(pool.bottlerocket_settings, "kubelet-device-plugins.nvidia.enabled", True) is not False:
-            yield Finding("bottlerocket-bundled-plugin", "error", at(pool, "bottlerocketSettings"),
-                          "the Bottlerocket NVIDIA variant would run its bundled device plugin beside the "
-                          "NVIDIA DRA driver",
-                          "remove kubelet-device-plugins.nvidia.enabled from bottlerocketSettings "
-                          "(the toolkit sets it to false)")
+            yield error(at(pool, "bottlerocketSettings"),
+                        "the Bottlerocket NVIDIA variant would run its bundled device plugin beside the "
+                        "NVIDIA DRA driver",
+                        "remove kubelet-device-plugins.nvidia.enabled from bottlerocketSettings "
+                        "(the toolkit sets it to false)")
 
 
-@rule("mig-partitions", "MIG devices exist only where something partitions the GPUs")
-def _mig_partitions(plan: Plan) -> Iterator[Finding]:
+@rule("mig-partitions", "MIG devices exist only where something partitions the GPUs (warning)")
+def _mig_partitions(plan: Plan) -> Iterator[Verdict]:
     dra_gates = (dig(plan.releases["nvidia-dra-driver"].values, "featureGates") or {}) if (
         "nvidia-dra-driver" in plan.releases) else {}
     for pool in plan.pools.values():
@@ -48,7 +49,7 @@ def _mig_partitions(plan: Plan) -> Iterator[Finding]:
             continue
         if pool.manager("nvidia") == "dra" and dra_gates.get("DynamicMIG"):
             continue  # the driver partitions on demand
-        yield Finding("mig-partitions", "warning", at(pool, "gpuSharing.profile"),
+        yield warning(at(pool, "gpuSharing.profile"),
                       f"the toolkit does not partition GPUs: {pool.config.gpu_sharing.profile} MIG devices exist only "
                       "once the node's GPUs are partitioned (DynamicMIG needs Hopper or later GPUs and Kubernetes "
                       "1.36 on every DRA MIG pool)",
@@ -56,8 +57,9 @@ def _mig_partitions(plan: Plan) -> Iterator[Finding]:
                       "Hopper-or-later instance types with the NVIDIA DRA driver")
 
 
-@rule("nvidia-dra-feature-gates", "the NVIDIA DRA driver's gates must allow the claims' sharing and each other")
-def _nvidia_dra_feature_gates(plan: Plan) -> Iterator[Finding]:
+@rule("nvidia-dra-feature-gates", "an MPS claim needs the driver's `MPSSupport` gate, which excludes `DynamicMIG` "
+      "(the driver refuses both at once)")
+def _nvidia_dra_feature_gates(plan: Plan) -> Iterator[Verdict]:
     """dra-driver-nvidia-gpu refuses an MPS config unless `MPSSupport` is on, and refuses to start
     with `MPSSupport` and `DynamicMIG` both on (v0.4.1 `pkg/featuregates`, `api/.../validate.go`)."""
     release = plan.releases.get("nvidia-dra-driver")
@@ -65,28 +67,28 @@ def _nvidia_dra_feature_gates(plan: Plan) -> Iterator[Finding]:
         return
     gates = dig(release.values, "featureGates") or {}
     if gates.get("MPSSupport") and gates.get("DynamicMIG"):
-        yield Finding("nvidia-dra-feature-gates", "error", "helmValues.nvidia-dra-driver.featureGates",
-                      "the NVIDIA DRA driver refuses to start with MPSSupport and DynamicMIG both on (they are "
-                      "mutually exclusive); DynamicMIG is on for the stack's MIG pools",
-                      "turn MPSSupport off, or drop gpuSharing: mig from the NVIDIA DRA pools")
+        yield error("helmValues.nvidia-dra-driver.featureGates",
+                    "the NVIDIA DRA driver refuses to start with MPSSupport and DynamicMIG both on (they are "
+                    "mutually exclusive); DynamicMIG is on for the stack's MIG pools",
+                    "turn MPSSupport off, or drop gpuSharing: mig from the NVIDIA DRA pools")
     if gates.get("MPSSupport"):
         return
     for name, claim in sorted(plan.spec.claims.items()):
         mps = any(c.opaque.driver == "gpu.nvidia.com" and dig(c.opaque.parameters, "sharing.strategy") == "MPS"
                   for c in claim.config)
         if mps and any(p in release.pools for p in claim.pools):
-            yield Finding("nvidia-dra-feature-gates", "error", f"claims.{name}.config",
-                          "the claim's GpuConfig asks for MPS sharing, which the NVIDIA DRA driver refuses while its "
-                          "MPSSupport gate is off: the Pod never starts",
-                          "set helmValues.nvidia-dra-driver.featureGates.MPSSupport: true (not with MIG pools on "
-                          "DynamicMIG), or use timeSlicing")
+            yield error(f"claims.{name}.config",
+                        "the claim's GpuConfig asks for MPS sharing, which the NVIDIA DRA driver refuses while its "
+                        "MPSSupport gate is off: the Pod never starts",
+                        "set helmValues.nvidia-dra-driver.featureGates.MPSSupport: true (not with MIG pools on "
+                        "DynamicMIG), or use timeSlicing")
 
 
-@rule("helm-values-unused", "per-chart overrides only apply to charts the stack installs")
-def _helm_values_unused(plan: Plan) -> Iterator[Finding]:
+@rule("helm-values-unused", "overrides for charts the stack does not install (warning)")
+def _helm_values_unused(plan: Plan) -> Iterator[Verdict]:
     installed = set(plan.releases) | ({"karpenter"} if plan.karpenter else set())
     for key in sorted(set(plan.spec.helm_values) - installed):
         why = ("Auto Mode runs its own device software" if plan.mode == "auto-mode"
                else "no pool uses that chart in this stack")
-        yield Finding("helm-values-unused", "warning", f"helmValues.{key}",
+        yield warning(f"helmValues.{key}",
                       f"helmValues.{key} is ignored: {why}", f"remove helmValues.{key}")

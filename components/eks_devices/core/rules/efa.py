@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.model import Finding, Plan
-from eks_devices.core.rules.registry import at, dra_pools, pool_types, rule
+from eks_devices.core.model import Plan
+from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, pool_types, rule, warning
 
 
 @rule("efa-interfaces-dynamic-aligned", "dynamic + static interface layout + aligned EFA is undefined")
-def _efa_interfaces_dynamic_aligned(plan: Plan) -> Iterator[Finding]:
+def _efa_interfaces_dynamic_aligned(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         if (pool.provisioning == "dynamic" and pool.config.efa.network_interfaces is not None
                 and pool.config.efa.align_with != "none"):
-            yield Finding("efa-interfaces-dynamic-aligned", "error", at(pool, "efa.networkInterfaces"),
-                          "dynamic provisioning with a static network-interface layout and topology-aligned "
-                          "EFA is undefined: nodes launch but aligned pods stay Pending",
-                          "remove efa.networkInterfaces (an EFA on every card is assumed), or make the pool static")
+            yield error(at(pool, "efa.networkInterfaces"),
+                        "dynamic provisioning with a static network-interface layout and topology-aligned "
+                        "EFA is undefined: nodes launch but aligned pods stay Pending",
+                        "remove efa.networkInterfaces (an EFA on every card is assumed), or make the pool static")
 
 
-@rule("efa-partial-interfaces", "dynamic EFA DRA pools should have an EFA on every EFA card")
-def _efa_partial_interfaces(plan: Plan) -> Iterator[Finding]:
+@rule("efa-partial-interfaces", "dynamic EFA DRA pools should have an EFA on every card (warning)")
+def _efa_partial_interfaces(plan: Plan) -> Iterator[Verdict]:
     for pool, _ in dra_pools(plan, ("efa",)):
         layout = pool.config.efa.network_interfaces
         if pool.provisioning != "dynamic" or layout is None:
@@ -28,29 +28,29 @@ def _efa_partial_interfaces(plan: Plan) -> Iterator[Finding]:
         efas = sum(1 for n in layout if n.interface_type in ("efa", "efa-only"))
         most = max(t.max_efa_interfaces for t in pool_types(pool))
         if efas < most:
-            yield Finding("efa-partial-interfaces", "warning", at(pool, "efa.networkInterfaces"),
+            yield warning(at(pool, "efa.networkInterfaces"),
                           f"the layout has {efas} EFA interface(s) but the instance types support up to {most}; "
                           "the scheduler assumes all of them and can launch nodes that cannot satisfy claims",
                           "remove efa.networkInterfaces, or make the pool static")
 
 
-@rule("efa-private-subnets", "EFA nodes need private subnets with a NAT route")
-def _efa_private_subnets(plan: Plan) -> Iterator[Finding]:
+@rule("efa-private-subnets", "EFA pools need private subnets with a NAT route")
+def _efa_private_subnets(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         if pool.manager("efa") == "none":
             continue
         if pool.config.subnets == "public":
-            yield Finding("efa-private-subnets", "error", at(pool, "subnets"),
-                          "multi-interface EFA nodes get no public IP: on a public subnet they join but "
-                          "cannot pull images", "set subnets: private")
+            yield error(at(pool, "subnets"),
+                        "multi-interface EFA nodes get no public IP: on a public subnet they join but "
+                        "cannot pull images", "set subnets: private")
         elif not plan.spec.network.has_nat:
-            yield Finding("efa-private-subnets", "error", "network.natGateways",
-                          f"EFA pool {pool.name} runs on private subnets with no NAT route",
-                          "set network.natGateways to one-per-az or single")
+            yield error("network.natGateways",
+                        f"EFA pool {pool.name} runs on private subnets with no NAT route",
+                        "set network.natGateways to one-per-az or single")
 
 
 @rule("topology-alignment-needs-dra", "aligned GPU/Neuron + EFA needs DRA for both families")
-def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Finding]:
+def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         align = pool.config.efa.align_with
         if align == "none":
@@ -58,18 +58,19 @@ def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Finding]:
         other = "nvidia" if align == "gpu" else "neuron"
         wrong = [f"{f} is {pool.manager(f)}" for f in ("efa", other) if pool.manager(f) != "dra"]  # type: ignore[arg-type]
         if wrong:
-            yield Finding("topology-alignment-needs-dra", "error", at(pool, "efa.alignWith"),
-                          f"topology-aligned EFA with {align} needs DRA for both, but {' and '.join(wrong)} "
-                          "(the EFA device plugin publishes no PCIe topology)",
-                          f"set devices.efa and devices.{other} to dra (or auto on a version that supports it)")
+            yield error(at(pool, "efa.alignWith"),
+                        f"topology-aligned EFA with {align} needs DRA for both, but {' and '.join(wrong)} "
+                        "(the EFA device plugin publishes no PCIe topology)",
+                        f"set devices.efa and devices.{other} to dra (or auto on a version that supports it)")
 
 
-@rule("placement-group-with-reservation", "auto-created placement groups can fight reservations")
-def _placement_group_with_reservation(plan: Plan) -> Iterator[Finding]:
+@rule("placement-group-with-reservation", "no auto-created placement group on reserved / capacity-block EFA pools "
+      "(warning)")
+def _placement_group_with_reservation(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         reserved = pool.capacity in ("reserved", "capacity-block")
         if reserved and pool.manager("efa") != "none" and pool.config.placement_group:
-            yield Finding("placement-group-with-reservation", "warning", at(pool, "placementGroup"),
+            yield warning(at(pool, "placementGroup"),
                           f"a {pool.capacity} pool with an auto-created cluster placement group can hit "
                           "insufficient-capacity errors: the reservation already places its instances",
                           "set placementGroup: false on this pool")

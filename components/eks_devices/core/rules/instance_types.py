@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from eks_devices.core.knowledge import versions
-from eks_devices.core.model import Finding, Plan
-from eks_devices.core.rules.registry import at, dra_pools, pool_types, rule
+from eks_devices.core.model import Plan
+from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, pool_types, rule
 
 
-@rule("dra-unsupported-instance-type", "dynamic DRA pools may only allow types with DRA metadata")
-def _dra_unsupported_instance_type(plan: Plan) -> Iterator[Finding]:
-    if plan.mode == "managed-node-groups":
-        return
+@rule("dra-unsupported-instance-type", "dynamic DRA pools only allow types with DRA metadata",
+      modes=("auto-mode", "karpenter"))
+def _dra_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
     for pool, family in dra_pools(plan):
         if pool.provisioning != "dynamic":
             continue
@@ -22,89 +21,88 @@ def _dra_unsupported_instance_type(plan: Plan) -> Iterator[Finding]:
         else:
             bad = [t.name for t in types if not t.karpenter_dra_metadata]
         if bad:
-            yield Finding("dra-unsupported-instance-type", "error", at(pool, "instanceTypes"),
-                          f"{plan.mode} has no DRA device metadata for {', '.join(sorted(bad))}: dynamic "
-                          f"provisioning never launches them for {family} claims",
-                          f"remove them from this pool, make the pool static, or use devices.{family}: device-plugin")
+            yield error(at(pool, "instanceTypes"),
+                        f"{plan.mode} has no DRA device metadata for {', '.join(sorted(bad))}: dynamic "
+                        f"provisioning never launches them for {family} claims",
+                        f"remove them from this pool, make the pool static, or use devices.{family}: device-plugin")
 
 
-@rule("efa-unsupported-instance-type", "EFA managers need EFA-capable instance types")
-def _efa_unsupported_instance_type(plan: Plan) -> Iterator[Finding]:
+@rule("efa-unsupported-instance-type", "EFA managers need EFA-capable types")
+def _efa_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         if pool.managers["efa"].requested not in ("dra", "device-plugin") or not pool.has_hardware("efa"):
             continue
         bad = sorted(t.name for t in pool_types(pool) if not t.has_efa)
         if bad:
-            yield Finding("efa-unsupported-instance-type", "error", at(pool, "instanceTypes"),
-                          f"devices.efa is {pool.manager('efa')} but {', '.join(bad)} have no EFA",
-                          "allow only EFA-capable instance types in this pool, or set devices.efa: none")
+            yield error(at(pool, "instanceTypes"),
+                        f"devices.efa is {pool.manager('efa')} but {', '.join(bad)} have no EFA",
+                        "allow only EFA-capable instance types in this pool, or set devices.efa: none")
 
 
 @rule("device-family-absent", "an explicit manager needs the family's devices")
-def _device_family_absent(plan: Plan) -> Iterator[Finding]:
+def _device_family_absent(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         for family, res in pool.managers.items():
             if res.requested in ("dra", "device-plugin") and not pool.has_hardware(family):
-                yield Finding("device-family-absent", "error", at(pool, f"devices.{family}"),
-                              f"devices.{family} is {res.requested} but none of {', '.join(pool.instance_types)} "
-                              f"has {family} devices",
-                              f"set devices.{family}: auto (or none), or add instance types that have them")
+                yield error(at(pool, f"devices.{family}"),
+                            f"devices.{family} is {res.requested} but none of {', '.join(pool.instance_types)} "
+                            f"has {family} devices",
+                            f"set devices.{family}: auto (or none), or add instance types that have them")
 
 
-@rule("mig-unsupported-gpu", "MIG needs a GPU model with Multi-Instance GPU")
-def _mig_unsupported_gpu(plan: Plan) -> Iterator[Finding]:
+@rule("mig-unsupported-gpu", "MIG only on MIG-capable GPUs")
+def _mig_unsupported_gpu(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         if pool.config.gpu_sharing.strategy != "mig":
             continue
         bad = sorted(f"{t.name} ({t.gpu_model})" for t in pool_types(pool) if t.has_nvidia and not t.mig_capable)
         if bad:
-            yield Finding("mig-unsupported-gpu", "error", at(pool, "gpuSharing.strategy"),
-                          f"MIG is not available on {', '.join(bad)}",
-                          "use A100/H100/H200/B200/B300 instance types (p4d, p5, p5e, p5en, p6) or time-slicing")
+            yield error(at(pool, "gpuSharing.strategy"),
+                        f"MIG is not available on {', '.join(bad)}",
+                        "use A100/H100/H200/B200/B300 instance types (p4d, p5, p5e, p5en, p6) or time-slicing")
 
 
-@rule("gpu-sharing-needs-nvidia", "GPU sharing and ComputeDomains need an NVIDIA manager that offers them")
-def _gpu_sharing_needs_nvidia(plan: Plan) -> Iterator[Finding]:
+@rule("gpu-sharing-needs-nvidia", "sharing, shared claims and ComputeDomains need the right NVIDIA manager")
+def _gpu_sharing_needs_nvidia(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         manager = pool.manager("nvidia")
         strategy = pool.config.gpu_sharing.strategy
         if strategy != "none" and manager == "none":
-            yield Finding("gpu-sharing-needs-nvidia", "error", at(pool, "gpuSharing.strategy"),
-                          f"gpuSharing {strategy} on a pool with no NVIDIA manager",
-                          "remove gpuSharing or use GPU instance types")
+            yield error(at(pool, "gpuSharing.strategy"),
+                        f"gpuSharing {strategy} on a pool with no NVIDIA manager",
+                        "remove gpuSharing or use GPU instance types")
         elif strategy == "shared-claim" and manager != "dra":
-            yield Finding("gpu-sharing-needs-nvidia", "error", at(pool, "gpuSharing.strategy"),
-                          "a shared ResourceClaim needs the NVIDIA DRA driver, the pool runs the device plugin",
-                          "set devices.nvidia: dra, or use time-slicing with the device plugin")
+            yield error(at(pool, "gpuSharing.strategy"),
+                        "a shared ResourceClaim needs the NVIDIA DRA driver, the pool runs the device plugin",
+                        "set devices.nvidia: dra, or use time-slicing with the device plugin")
         if pool.config.compute_domains and manager != "dra":
-            yield Finding("gpu-sharing-needs-nvidia", "error", at(pool, "computeDomains"),
-                          "ComputeDomains are served by the NVIDIA DRA driver only",
-                          "set devices.nvidia: dra on this pool")
+            yield error(at(pool, "computeDomains"),
+                        "ComputeDomains are served by the NVIDIA DRA driver only",
+                        "set devices.nvidia: dra on this pool")
 
 
 GB200 = "p6e-gb200"
 EFA_PLUGIN_FOR_GB200 = (0, 5, 14)
 
 
-@rule("p6e-gb200-prerequisites", "p6e-gb200 needs Capacity Blocks, AL2023, ComputeDomains, EFA plugin 0.5.14")
-def _p6e_gb200_prerequisites(plan: Plan) -> Iterator[Finding]:
-    slug = "p6e-gb200-prerequisites"
+@rule("p6e-gb200-prerequisites", "p6e-gb200 pools: Capacity Blocks, AL2023, ComputeDomains, EFA plugin 0.5.14+")
+def _p6e_gb200_prerequisites(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         if not any(t.family == GB200 for t in pool_types(pool)):
             continue
         if pool.capacity != "capacity-block":
-            yield Finding(slug, "error", at(pool, "capacity"), "p6e-gb200 is sold as Capacity Blocks only",
-                          "set capacity: capacity-block with the block's reservation id")
+            yield error(at(pool, "capacity"), "p6e-gb200 is sold as Capacity Blocks only",
+                        "set capacity: capacity-block with the block's reservation id")
         if pool.ami != "al2023":
-            yield Finding(slug, "error", at(pool, "ami"), "p6e-gb200 needs the AL2023 ARM NVIDIA AMI",
-                          "set ami: al2023")
+            yield error(at(pool, "ami"), "p6e-gb200 needs the AL2023 ARM NVIDIA AMI",
+                        "set ami: al2023")
         if not pool.config.compute_domains:
-            yield Finding(slug, "error", at(pool, "computeDomains"),
-                          "p6e-gb200 workloads use multi-node NVLink through NVIDIA ComputeDomains",
-                          "set computeDomains: true (with devices.nvidia: dra)")
+            yield error(at(pool, "computeDomains"),
+                        "p6e-gb200 workloads use multi-node NVLink through NVIDIA ComputeDomains",
+                        "set computeDomains: true (with devices.nvidia: dra)")
         release = plan.releases.get(pool.releases.get("efa", ""))
         if release is not None and release.key == "aws-efa-k8s-device-plugin" and (
                 versions.semver(release.version) < EFA_PLUGIN_FOR_GB200):
-            yield Finding(slug, "error", "chartVersions.aws-efa-k8s-device-plugin",
-                          f"the EFA device plugin {release.version} predates p6e-gb200 support (0.5.14)",
-                          "use aws-efa-k8s-device-plugin 0.5.14 or later")
+            yield error("chartVersions.aws-efa-k8s-device-plugin",
+                        f"the EFA device plugin {release.version} predates p6e-gb200 support (0.5.14)",
+                        "use aws-efa-k8s-device-plugin 0.5.14 or later")

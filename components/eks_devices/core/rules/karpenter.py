@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from eks_devices.core.derive.pools import karpenter_dra_settings
 from eks_devices.core.knowledge import versions
 from eks_devices.core.manifests.nodes import refused_template_label
-from eks_devices.core.model import Finding, Plan
+from eks_devices.core.model import Plan
 from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION
-from eks_devices.core.rules.registry import at, dra_pools, refused_labels, rule
+from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, refused_labels, rule, warning
 from eks_devices.core.values import dig
 
 
@@ -21,8 +21,9 @@ def _karpenter_gates(values: dict) -> set[str]:
     return {f for f, key in (("nvidia", "draNVIDIAGPU"), ("efa", "draEFA")) if gates.get(key)}
 
 
-@rule("karpenter-dra-gates-exclusive", "settings.enableDRA cannot be combined with the single gates")
-def _karpenter_dra_gates_exclusive(plan: Plan) -> Iterator[Finding]:
+@rule("karpenter-dra-gates-exclusive", "`enableDRA` never with the single gates or `ignoreDRARequests`",
+      modes=("karpenter",))
+def _karpenter_dra_gates_exclusive(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None:
         return
     settings = plan.karpenter.values.get("settings") or {}
@@ -31,76 +32,74 @@ def _karpenter_dra_gates_exclusive(plan: Plan) -> Iterator[Finding]:
     clash = [k for k in ("awsFeatureGates.draNVIDIAGPU", "awsFeatureGates.draEFA", "ignoreDRARequests")
              if dig(settings, k) is not None]
     if clash:
-        yield Finding("karpenter-dra-gates-exclusive", "error", "helmValues.karpenter.settings",
-                      f"settings.enableDRA is set together with {', '.join('settings.' + c for c in clash)}: "
-                      "the Karpenter chart fails to render", "remove those keys from helmValues.karpenter; "
-                      "the toolkit derives the DRA settings from the pools")
+        yield error("helmValues.karpenter.settings",
+                    f"settings.enableDRA is set together with {', '.join('settings.' + c for c in clash)}: "
+                    "the Karpenter chart fails to render", "remove those keys from helmValues.karpenter; "
+                    "the toolkit derives the DRA settings from the pools")
 
 
-@rule("karpenter-dra-gates-match-drivers", "Karpenter's DRA gates must match the DRA drivers dynamic pools run")
-def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Finding]:
+@rule("karpenter-dra-gates-match-drivers", "Karpenter's DRA gates equal the DRA drivers dynamic pools run",
+      modes=("karpenter",))
+def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None:
         return
     enabled = _karpenter_gates(plan.karpenter.values)
     running = _karpenter_gates({"settings": karpenter_dra_settings(plan.pools)})
     if enabled != running:
-        yield Finding("karpenter-dra-gates-match-drivers", "error", "helmValues.karpenter.settings",
-                      f"Karpenter's DRA gates cover {sorted(enabled) or 'nothing'} but dynamic pools run DRA "
-                      f"drivers for {sorted(running) or 'nothing'}: Karpenter would launch nodes that cannot "
-                      "serve the claims, or ignore claims it should serve",
-                      "remove the DRA settings from helmValues.karpenter; the toolkit derives them")
+        yield error("helmValues.karpenter.settings",
+                    f"Karpenter's DRA gates cover {sorted(enabled) or 'nothing'} but dynamic pools run DRA "
+                    f"drivers for {sorted(running) or 'nothing'}: Karpenter would launch nodes that cannot "
+                    "serve the claims, or ignore claims it should serve",
+                    "remove the DRA settings from helmValues.karpenter; the toolkit derives them")
 
 
-@rule("node-pool-karpenter-labels", "NodePool labels stay out of the domains Karpenter keeps for itself")
-def _node_pool_karpenter_labels(plan: Plan) -> Iterator[Finding]:
+@rule("node-pool-karpenter-labels", "no NodePool labels in the karpenter.sh / karpenter.k8s.aws domains or that "
+      "Karpenter sets itself", modes=("auto-mode", "karpenter"))
+def _node_pool_karpenter_labels(plan: Plan) -> Iterator[Verdict]:
     """Auto Mode and Karpenter pools become `karpenter.sh/v1` NodePools, whose CRD refuses template
     labels in the karpenter.sh and karpenter.k8s.aws domains and the labels Karpenter sets on each
     node, so `pulumi up` would fail on the NodePool."""
-    for pool, key in refused_labels(plan, ("auto-mode", "karpenter"), refused_template_label):
-        yield Finding("node-pool-karpenter-labels", "error", at(pool, f"labels.{key}"),
-                      f"Karpenter's NodePool refuses the template label {key}: Karpenter keeps it for itself",
-                      "use a label under your own prefix")
+    for pool, key in refused_labels(plan, refused_template_label):
+        yield error(at(pool, f"labels.{key}"),
+                    f"Karpenter's NodePool refuses the template label {key}: Karpenter keeps it for itself",
+                    "use a label under your own prefix")
 
 
-@rule("karpenter-compute-domains-static-only", "Karpenter launches no nodes for ComputeDomains")
-def _karpenter_compute_domains(plan: Plan) -> Iterator[Finding]:
-    if plan.mode != "karpenter":
-        return
+@rule("karpenter-compute-domains-static-only", "ComputeDomains only on static Karpenter pools", modes=("karpenter",))
+def _karpenter_compute_domains(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         if pool.config.compute_domains and pool.provisioning == "dynamic":
-            yield Finding("karpenter-compute-domains-static-only", "error", at(pool, "computeDomains"),
-                          "Karpenter does not provision dynamically for ComputeDomain claims",
-                          "set provisioning: static with replicas on this pool")
+            yield error(at(pool, "computeDomains"),
+                        "Karpenter does not provision dynamically for ComputeDomain claims",
+                        "set provisioning: static with replicas on this pool")
 
 
-@rule("karpenter-mig-static-only", "Karpenter launches no nodes for MIG claims")
-def _karpenter_mig(plan: Plan) -> Iterator[Finding]:
-    if plan.mode != "karpenter":
-        return
+@rule("karpenter-mig-static-only", "MIG only on static Karpenter pools", modes=("karpenter",))
+def _karpenter_mig(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         if pool.config.gpu_sharing.strategy == "mig" and pool.provisioning == "dynamic":
-            yield Finding("karpenter-mig-static-only", "error", at(pool, "gpuSharing.strategy"),
-                          "Karpenter's device metadata describes whole GPUs only: it never launches nodes for MIG",
-                          "set provisioning: static with replicas on this pool")
+            yield error(at(pool, "gpuSharing.strategy"),
+                        "Karpenter's device metadata describes whole GPUs only: it never launches nodes for MIG",
+                        "set provisioning: static with replicas on this pool")
 
 
-@rule("karpenter-static-capacity-gate", "static Karpenter pools need the StaticCapacity gate")
-def _karpenter_static_capacity(plan: Plan) -> Iterator[Finding]:
+@rule("karpenter-static-capacity-gate", "static pools keep the StaticCapacity gate on", modes=("karpenter",))
+def _karpenter_static_capacity(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None or not plan.karpenter.static_capacity:
         return
     if dig(plan.karpenter.values, "settings.featureGates.staticCapacity") is not True:
-        yield Finding("karpenter-static-capacity-gate", "error", "helmValues.karpenter.settings.featureGates",
-                      "static pools need settings.featureGates.staticCapacity: true, which an override turns off",
-                      "remove settings.featureGates.staticCapacity from helmValues.karpenter")
+        yield error("helmValues.karpenter.settings.featureGates",
+                    "static pools need settings.featureGates.staticCapacity: true, which an override turns off",
+                    "remove settings.featureGates.staticCapacity from helmValues.karpenter")
 
 
-@rule("karpenter-reuse-values", "Karpenter upgrades must not reuse stale values")
-def _karpenter_reuse_values(plan: Plan) -> Iterator[Finding]:
+@rule("karpenter-reuse-values", "upgrades never reuse stale values", modes=("karpenter",))
+def _karpenter_reuse_values(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is not None and plan.karpenter.reuse_values:
-        yield Finding("karpenter-reuse-values", "error", "cluster.karpenter.reuseValues",
-                      "reusing old values keeps ignoreDRARequests: true from earlier charts and the DRA "
-                      "settings then fail to render", "set cluster.karpenter.reuseValues: false (the toolkit "
-                      "resets values and applies the declared ones)")
+        yield error("cluster.karpenter.reuseValues",
+                    "reusing old values keeps ignoreDRARequests: true from earlier charts and the DRA "
+                    "settings then fail to render", "set cluster.karpenter.reuseValues: false (the toolkit "
+                    "resets values and applies the declared ones)")
 
 
 # The NVIDIA DRA driver's ConsumableShares gate is on its main branch after 0.4.1 (no release has it
@@ -108,39 +107,38 @@ def _karpenter_reuse_values(plan: Plan) -> Iterator[Finding]:
 CONSUMABLE_SHARES_DRIVER = (0, 5, 0)
 
 
-@rule("karpenter-time-slicing", "consumable-capacity time-slicing needs Kubernetes 1.36, Karpenter 1.15 and an "
-      "NVIDIA DRA driver with ConsumableShares")
-def _karpenter_time_slicing(plan: Plan) -> Iterator[Finding]:
-    if plan.mode != "karpenter":
-        return
+@rule("karpenter-time-slicing", "consumable-capacity time-slicing needs 1.36 + Karpenter 1.15 and a "
+      "dra-driver-nvidia-gpu with the `ConsumableShares` gate (0.5.0+; 0.4.x refuses the unknown gate) (errors); "
+      "alpha (warning)", modes=("karpenter",))
+def _karpenter_time_slicing(plan: Plan) -> Iterator[Verdict]:
     for pool, _ in dra_pools(plan, ("nvidia",)):
         if not pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION):
             continue  # static pools time-slice through the driver's GpuConfig, not consumable capacity
         low = plan.spec.cluster.kubernetes < (1, 36) or plan.spec.cluster.karpenter_version < (1, 15, 0)
         driver = plan.releases["nvidia-dra-driver"].version
         if low:
-            yield Finding("karpenter-time-slicing", "error", at(pool, "gpuSharing.strategy"),
-                          "GPU time-slicing through consumable capacity needs Kubernetes 1.36 and Karpenter 1.15",
-                          "upgrade, or use devices.nvidia: device-plugin for time-slicing")
+            yield error(at(pool, "gpuSharing.strategy"),
+                        "GPU time-slicing through consumable capacity needs Kubernetes 1.36 and Karpenter 1.15",
+                        "upgrade, or use devices.nvidia: device-plugin for time-slicing")
         elif versions.semver(driver) < CONSUMABLE_SHARES_DRIVER:
-            yield Finding("karpenter-time-slicing", "error", at(pool, "gpuSharing.strategy"),
-                          f"dra-driver-nvidia-gpu {driver} has no ConsumableShares feature gate (it came after "
-                          "0.4.1): the driver rejects the unknown gate and stops on every NVIDIA DRA node",
-                          "pin chartVersions.nvidia-dra-driver to 0.5.0 or later, or use devices.nvidia: "
-                          "device-plugin for time-slicing")
+            yield error(at(pool, "gpuSharing.strategy"),
+                        f"dra-driver-nvidia-gpu {driver} has no ConsumableShares feature gate (it came after "
+                        "0.4.1): the driver rejects the unknown gate and stops on every NVIDIA DRA node",
+                        "pin chartVersions.nvidia-dra-driver to 0.5.0 or later, or use devices.nvidia: "
+                        "device-plugin for time-slicing")
         else:
-            yield Finding("karpenter-time-slicing", "warning", at(pool, "gpuSharing.strategy"),
+            yield warning(at(pool, "gpuSharing.strategy"),
                           "consumable-capacity time-slicing is alpha in Karpenter and in the NVIDIA DRA driver",
                           "test it before relying on it")
 
 
-@rule("karpenter-time-slicing-shares", "consumable-capacity pools must agree on the shares per GPU")
-def _karpenter_time_slicing_shares(plan: Plan) -> Iterator[Finding]:
+@rule("karpenter-time-slicing-shares", "consumable-capacity pools agree on the shares per GPU")
+def _karpenter_time_slicing_shares(plan: Plan) -> Iterator[Verdict]:
     pools = [p for p in plan.pools.values() if p.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)]
     shares = {p.name: p.node_class_annotations[CONSUMABLE_CAPACITY_ANNOTATION] for p in pools}
     if len(set(shares.values())) > 1:
         listing = ", ".join(f"{name}={count}" for name, count in sorted(shares.items()))
-        yield Finding("karpenter-time-slicing-shares", "error", "nodePools",
-                      f"the NVIDIA DRA driver publishes one share count for every GPU, but the pools ask for "
-                      f"different ones ({listing}): Karpenter would pack claims the driver cannot serve",
-                      "give every DRA time-slicing pool the same gpuSharing.replicas")
+        yield error("nodePools",
+                    f"the NVIDIA DRA driver publishes one share count for every GPU, but the pools ask for "
+                    f"different ones ({listing}): Karpenter would pack claims the driver cannot serve",
+                    "give every DRA time-slicing pool the same gpuSharing.replicas")

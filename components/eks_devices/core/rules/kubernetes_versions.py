@@ -5,42 +5,42 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from eks_devices.core.knowledge import versions
-from eks_devices.core.model import Finding, Plan
-from eks_devices.core.rules.registry import at, dra_pools, rule
+from eks_devices.core.model import Plan
+from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, rule
 
 
-@rule("dra-kubernetes-version", "DRA needs Kubernetes 1.34 (1.33 works with a known upstream issue)")
-def _dra_kubernetes_version(plan: Plan) -> Iterator[Finding]:
+@rule("dra-kubernetes-version", "DRA needs Kubernetes 1.34 (1.33: warning)")
+def _dra_kubernetes_version(plan: Plan) -> Iterator[Verdict]:
     k8s = plan.spec.cluster.kubernetes
     users = sorted({f"{p.name}.{f}" for p, f in dra_pools(plan)})
     if users and k8s < (1, 34):
-        yield Finding("dra-kubernetes-version", "error" if k8s < (1, 33) else "warning", "cluster.version",
+        yield Verdict("error" if k8s < (1, 33) else "warning", "cluster.version",
                       f"DRA is used by {', '.join(users)} but the cluster runs Kubernetes {plan.spec.cluster.version}"
                       + (" (DRA works on 1.33 only with an upstream issue)" if k8s == (1, 33) else ""),
                       'set cluster.version to "1.34" or later, or set those pools\' devices to device-plugin')
 
 
-@rule("auto-mode-dra-version", "Auto Mode runs DRA drivers from Kubernetes 1.36")
-def _auto_mode_dra_version(plan: Plan) -> Iterator[Finding]:
-    if plan.mode != "auto-mode" or plan.spec.cluster.kubernetes >= (1, 36):
+@rule("auto-mode-dra-version", "Auto Mode DRA needs Kubernetes 1.36", modes=("auto-mode",))
+def _auto_mode_dra_version(plan: Plan) -> Iterator[Verdict]:
+    if plan.spec.cluster.kubernetes >= (1, 36):
         return
     for pool, family in dra_pools(plan, ("nvidia", "efa")):
-        yield Finding("auto-mode-dra-version", "error", at(pool, f"devices.{family}"),
-                      f"Auto Mode includes the {family} DRA driver only from Kubernetes 1.36 "
-                      f"(cluster is {plan.spec.cluster.version})",
-                      'set cluster.version to "1.36", or use device-plugin on this pool')
+        yield error(at(pool, f"devices.{family}"),
+                    f"Auto Mode includes the {family} DRA driver only from Kubernetes 1.36 "
+                    f"(cluster is {plan.spec.cluster.version})",
+                    'set cluster.version to "1.36", or use device-plugin on this pool')
 
 
-@rule("karpenter-dra-version", "dynamic DRA provisioning needs Karpenter 1.15")
-def _karpenter_dra_version(plan: Plan) -> Iterator[Finding]:
-    if plan.mode != "karpenter" or plan.spec.cluster.karpenter_version >= (1, 15, 0):
+@rule("karpenter-dra-version", "dynamic DRA pools need Karpenter 1.15", modes=("karpenter",))
+def _karpenter_dra_version(plan: Plan) -> Iterator[Verdict]:
+    if plan.spec.cluster.karpenter_version >= (1, 15, 0):
         return
     pools = sorted({p.name for p, _ in dra_pools(plan) if p.provisioning == "dynamic"})
     if pools:
-        yield Finding("karpenter-dra-version", "error", "cluster.karpenter.version",
-                      f"dynamic pools {', '.join(pools)} use DRA but Karpenter {plan.spec.cluster.karpenter.version} "
-                      "cannot provision nodes for ResourceClaims (added in 1.15)",
-                      "set cluster.karpenter.version to 1.15.0 or later, or make those pools static")
+        yield error("cluster.karpenter.version",
+                    f"dynamic pools {', '.join(pools)} use DRA but Karpenter {plan.spec.cluster.karpenter.version} "
+                    "cannot provision nodes for ResourceClaims (added in 1.15)",
+                    "set cluster.karpenter.version to 1.15.0 or later, or make those pools static")
 
 
 # Kubernetes minor → the first Karpenter release that supports it (KARP compatibility.md).
@@ -49,40 +49,39 @@ KARPENTER_MINIMUM = {
 }
 
 
-@rule("karpenter-kubernetes-compat", "the Karpenter release must support the cluster's Kubernetes version")
-def _karpenter_kubernetes_compat(plan: Plan) -> Iterator[Finding]:
-    if plan.mode != "karpenter":
-        return
+@rule("karpenter-kubernetes-compat", "Karpenter supports the cluster's Kubernetes version", modes=("karpenter",))
+def _karpenter_kubernetes_compat(plan: Plan) -> Iterator[Verdict]:
     k8s, karp = plan.spec.cluster.kubernetes, plan.spec.cluster.karpenter_version
     newest = max(KARPENTER_MINIMUM)
     if k8s > newest:
-        yield Finding("karpenter-kubernetes-compat", "error", "cluster.version",
-                      f"no Karpenter release is known to support Kubernetes {plan.spec.cluster.version} "
-                      f"(newest known: {versions.show(newest)})",
-                      f'use cluster.version "{versions.show(newest)}" or earlier')
+        yield error("cluster.version",
+                    f"no Karpenter release is known to support Kubernetes {plan.spec.cluster.version} "
+                    f"(newest known: {versions.show(newest)})",
+                    f'use cluster.version "{versions.show(newest)}" or earlier')
     elif k8s in KARPENTER_MINIMUM and karp < KARPENTER_MINIMUM[k8s]:
         need = versions.show(KARPENTER_MINIMUM[k8s])
-        yield Finding("karpenter-kubernetes-compat", "error", "cluster.karpenter.version",
-                      f"Karpenter {plan.spec.cluster.karpenter.version} does not support Kubernetes "
-                      f"{plan.spec.cluster.version} (needs {need} or later)",
-                      f"set cluster.karpenter.version to {need} or later")
+        yield error("cluster.karpenter.version",
+                    f"Karpenter {plan.spec.cluster.karpenter.version} does not support Kubernetes "
+                    f"{plan.spec.cluster.version} (needs {need} or later)",
+                    f"set cluster.karpenter.version to {need} or later")
 
 
 @rule("neuron-dra-version", "the Neuron DRA driver needs Kubernetes 1.34")
-def _neuron_dra_version(plan: Plan) -> Iterator[Finding]:
+def _neuron_dra_version(plan: Plan) -> Iterator[Verdict]:
     if plan.spec.cluster.kubernetes >= (1, 34):
         return
     for pool, _ in dra_pools(plan, ("neuron",)):
-        yield Finding("neuron-dra-version", "error", at(pool, "devices.neuron"),
-                      f"the Neuron DRA driver needs Kubernetes 1.34 (cluster is {plan.spec.cluster.version})",
-                      'set cluster.version to "1.34" or later, or devices.neuron: device-plugin')
+        yield error(at(pool, "devices.neuron"),
+                    f"the Neuron DRA driver needs Kubernetes 1.34 (cluster is {plan.spec.cluster.version})",
+                    'set cluster.version to "1.34" or later, or devices.neuron: device-plugin')
 
 
-@rule("efa-dra-kubernetes-version", "aws-dranet (EFA DRA) is gated on Kubernetes 1.35")
-def _efa_dra_version(plan: Plan) -> Iterator[Finding]:
-    if plan.mode == "auto-mode" or plan.spec.cluster.kubernetes >= (1, 35):
+@rule("efa-dra-kubernetes-version", "aws-dranet (EFA DRA) needs Kubernetes 1.35",
+      modes=("karpenter", "managed-node-groups"))
+def _efa_dra_version(plan: Plan) -> Iterator[Verdict]:
+    if plan.spec.cluster.kubernetes >= (1, 35):
         return
     for pool, _ in dra_pools(plan, ("efa",)):
-        yield Finding("efa-dra-kubernetes-version", "error", at(pool, "devices.efa"),
-                      f"aws-dranet requires Kubernetes 1.35 (cluster is {plan.spec.cluster.version})",
-                      'set cluster.version to "1.35" or later, or devices.efa: device-plugin')
+        yield error(at(pool, "devices.efa"),
+                    f"aws-dranet requires Kubernetes 1.35 (cluster is {plan.spec.cluster.version})",
+                    'set cluster.version to "1.35" or later, or devices.efa: device-plugin')

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from eks_devices.core.knowledge import catalog
-from eks_devices.core.model import Finding, Plan
-from eks_devices.core.rules.registry import at, refused_labels, rule
+from eks_devices.core.model import Plan
+from eks_devices.core.rules.registry import Verdict, at, error, refused_labels, rule
 
 RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "eks.amazonaws.com")
 
@@ -17,50 +17,49 @@ def reserved_label(key: str) -> bool:
     return any(domain == d or domain.endswith("." + d) for d in RESERVED_LABEL_DOMAINS)
 
 
-@rule("managed-node-group-reserved-labels", "managed node groups reject reserved label prefixes")
-def _mng_reserved_labels(plan: Plan) -> Iterator[Finding]:
-    for pool, key in refused_labels(plan, ("managed-node-groups",), reserved_label):
-        yield Finding("managed-node-group-reserved-labels", "error", at(pool, f"labels.{key}"),
-                      f"EKS rejects node group label {key}: Label cannot contain reserved prefixes",
-                      "use a label under your own prefix; device managers are in eks-devices.io/ labels")
+@rule("managed-node-group-reserved-labels", "no reserved label prefixes on managed node groups",
+      modes=("managed-node-groups",))
+def _mng_reserved_labels(plan: Plan) -> Iterator[Verdict]:
+    for pool, key in refused_labels(plan, reserved_label):
+        yield error(at(pool, f"labels.{key}"),
+                    f"EKS rejects node group label {key}: Label cannot contain reserved prefixes",
+                    "use a label under your own prefix; device managers are in eks-devices.io/ labels")
 
 
-@rule("managed-node-group-shape", "one managed node group runs one AMI, one reservation, one Capacity Block zone")
-def _mng_shape(plan: Plan) -> Iterator[Finding]:
-    if plan.mode != "managed-node-groups":
-        return
-    slug = "managed-node-group-shape"
+@rule("managed-node-group-shape", "one architecture, one reservation, one Capacity Block type and zone per node "
+      "group", modes=("managed-node-groups",))
+def _mng_shape(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         archs = sorted({catalog.instance_types()[t].architecture for t in pool.instance_types})
         if len(archs) > 1:
-            yield Finding(slug, "error", at(pool, "instanceTypes"),
-                          f"a node group runs one AMI, so one architecture (given {', '.join(archs)})",
-                          "split the pool into one pool per architecture")
+            yield error(at(pool, "instanceTypes"),
+                        f"a node group runs one AMI, so one architecture (given {', '.join(archs)})",
+                        "split the pool into one pool per architecture")
         if pool.ami == "al2023" and pool.has_hardware("neuron") and pool.architecture != "x86_64":
-            yield Finding(slug, "error", at(pool, "instanceTypes"), "EKS has no arm64 AL2023 Neuron AMI",
-                          "use x86_64 Neuron instance types")
+            yield error(at(pool, "instanceTypes"), "EKS has no arm64 AL2023 Neuron AMI",
+                        "use x86_64 Neuron instance types")
         reservations = pool.config.capacity_reservation_ids
         if pool.capacity in ("reserved", "capacity-block") and len(reservations) != 1:
-            yield Finding(slug, "error", at(pool, "capacityReservationIds"),
-                          f"a launch template targets exactly one reservation (given {len(reservations)})",
-                          "use one pool per reservation")
+            yield error(at(pool, "capacityReservationIds"),
+                        f"a launch template targets exactly one reservation (given {len(reservations)})",
+                        "use one pool per reservation")
         if pool.capacity == "capacity-block":
             if len(pool.instance_types) != 1:
-                yield Finding(slug, "error", at(pool, "instanceTypes"),
-                              "a Capacity Block holds one instance type", "list exactly the block's instance type")
+                yield error(at(pool, "instanceTypes"),
+                            "a Capacity Block holds one instance type", "list exactly the block's instance type")
             if not pool.config.availability_zone:
-                yield Finding(slug, "error", at(pool, "availabilityZone"),
-                              "a Capacity Block lives in one zone and the node group may only use that zone's subnet",
-                              "set availabilityZone to the Capacity Block's zone")
+                yield error(at(pool, "availabilityZone"),
+                            "a Capacity Block lives in one zone and the node group may only use that zone's subnet",
+                            "set availabilityZone to the Capacity Block's zone")
 
 
-@rule("pool-public-subnets", "pools on public subnets need a network with public subnets")
-def _pool_public_subnets(plan: Plan) -> Iterator[Finding]:
+@rule("pool-public-subnets", "public pools need public subnets in a brought VPC")
+def _pool_public_subnets(plan: Plan) -> Iterator[Verdict]:
     network = plan.spec.network
     if network.vpc_id is None or network.public_subnet_ids:
         return
     for pool in plan.pools.values():
         if pool.config.subnets == "public":
-            yield Finding("pool-public-subnets", "error", at(pool, "subnets"),
-                          "the pool asks for public subnets but network.publicSubnetIds is empty",
-                          "list the VPC's public subnets in network.publicSubnetIds, or use subnets: private")
+            yield error(at(pool, "subnets"),
+                        "the pool asks for public subnets but network.publicSubnetIds is empty",
+                        "list the VPC's public subnets in network.publicSubnetIds, or use subnets: private")

@@ -1,41 +1,117 @@
-"""The rule registry: findings, the `@rule` decorator, and helpers the rule modules share."""
+"""The rule registry: the `@rule` decorator, verdicts and findings, and helpers the rule modules share.
+
+A rule declares its slug, summary and the modes it applies to once, in `@rule(...)`. Its check yields
+slug-less `Verdict`s (`error(...)`, `warning(...)`); the registry runs a rule only for its modes and
+stamps each verdict with the rule's slug into a `Finding`. A slug registered twice is refused.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from eks_devices.core.knowledge import catalog
-from eks_devices.core.model import Finding, Plan, PoolPlan
+from eks_devices.core.model import Finding, Plan, PoolPlan, Severity
 from eks_devices.core.spec.stack import FAMILIES
+from eks_devices.core.vocabulary import MODES, Mode
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a check found, before the registry stamps the rule's slug on it."""
+
+    severity: Severity
+    path: str
+    message: str
+    fix: str
+
+
+def error(path: str, message: str, fix: str) -> Verdict:
+    return Verdict("error", path, message, fix)
+
+
+def warning(path: str, message: str, fix: str) -> Verdict:
+    return Verdict("warning", path, message, fix)
+
+
+Check = Callable[[Plan], Iterable[Verdict]]
+
+_SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+
+def _name(check: Check) -> str:
+    return f"{check.__module__}.{check.__qualname__}"
 
 
 @dataclass(frozen=True)
 class Rule:
     slug: str
     summary: str
-    check: Callable[[Plan], Iterable[Finding]]
+    check: Check
+    modes: tuple[Mode, ...] = MODES
+
+    def applies(self, mode: str) -> bool:
+        return mode in self.modes
+
+    def run(self, plan: Plan) -> Iterator[Finding]:
+        """The rule's findings for the plan: none for a mode it is not for."""
+        if not self.applies(plan.mode):
+            return
+        for verdict in self.check(plan):
+            if not isinstance(verdict, Verdict):
+                raise TypeError(f"rule {self.slug} ({_name(self.check)}) yielded {verdict!r}, not a Verdict: "
+                                "yield error(...) or warning(...) and let the registry stamp the slug")
+            yield Finding(self.slug, verdict.severity, verdict.path, verdict.message, verdict.fix)
 
 
-RULES: dict[str, Rule] = {}
+class Registry:
+    """Rules by slug, in registration order."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, Rule] = {}
+
+    def rule(self, slug: str, summary: str, modes: Iterable[Mode] = MODES) -> Callable[[Check], Check]:
+        """Register a check under a stable slug, for the given modes (all by default)."""
+        if not _SLUG.fullmatch(slug):
+            raise ValueError(f"rule slug {slug!r} is not lower-case words joined by hyphens")
+        if not summary.strip():
+            raise ValueError(f"rule {slug} has an empty summary")
+        if isinstance(modes, str):
+            raise ValueError(f"rule {slug}: modes must be a collection of modes, not the string {modes!r}")
+        given = tuple(modes)
+        unknown = [m for m in given if m not in MODES]
+        if unknown or not given:
+            raise ValueError(f"rule {slug}: unknown modes {unknown or given!r}; modes are {', '.join(MODES)}")
+        ordered = tuple(m for m in MODES if m in given)
+
+        def register(check: Check) -> Check:
+            if slug in self.rules:
+                raise ValueError(f"rule slug {slug!r} registered twice: by {_name(self.rules[slug].check)} "
+                                 f"and by {_name(check)}")
+            self.rules[slug] = Rule(slug, summary, check, ordered)
+            return check
+        return register
+
+    def evaluate(self, plan: Plan) -> list[Finding]:
+        """Run every rule for the plan's mode; findings errors first, then by path, for stable output."""
+        found = [f for r in self.rules.values() for f in r.run(plan)]
+        return sorted(found, key=lambda f: (f.severity != "error", f.path, f.slug))
+
+    def markdown_table(self) -> str:
+        """The README's rule table: slug (with its modes unless it is for all) and what it checks."""
+        rows = ["| slug | checks |", "|---|---|"]
+        for r in self.rules.values():
+            modes = "" if r.modes == MODES else f" ({', '.join(r.modes)})"
+            rows.append(f"| `{r.slug}`{modes} | {r.summary.replace('|', '&#124;')} |")
+        return "\n".join(rows) + "\n"
 
 
-Check = Callable[[Plan], Iterable[Finding]]
-
-
-def rule(slug: str, summary: str) -> Callable[[Check], Check]:
-    """Register a check under a stable slug."""
-
-    def register(check: Check) -> Check:
-        RULES[slug] = Rule(slug, summary, check)
-        return check
-    return register
-
-
-def evaluate(plan: Plan) -> list[Finding]:
-    """Run every rule; findings sorted errors first, then by path, for stable output."""
-    found = [f for r in RULES.values() for f in r.check(plan)]
-    return sorted(found, key=lambda f: (f.severity != "error", f.path, f.slug))
+REGISTRY = Registry()
+RULES = REGISTRY.rules
+rule = REGISTRY.rule
+evaluate = REGISTRY.evaluate
+markdown_table = REGISTRY.markdown_table
 
 
 def at(pool: PoolPlan, field: str) -> str:
@@ -49,10 +125,8 @@ def dra_pools(plan: Plan, families: Iterable[str] = FAMILIES) -> Iterator[tuple[
                 yield pool, family
 
 
-def refused_labels(plan: Plan, modes: Iterable[str], refused: Callable[[str], bool]) -> Iterator[tuple[PoolPlan, str]]:
-    """(pool, label key) for every pool label the mode's API refuses, pools of other modes skipped."""
-    if plan.mode not in modes:
-        return
+def refused_labels(plan: Plan, refused: Callable[[str], bool]) -> Iterator[tuple[PoolPlan, str]]:
+    """(pool, label key) for every pool label `refused` says the mode's API refuses."""
     for pool in plan.pools.values():
         for key in sorted(k for k in pool.labels if refused(k)):
             yield pool, key
@@ -60,4 +134,3 @@ def refused_labels(plan: Plan, modes: Iterable[str], refused: Callable[[str], bo
 
 def pool_types(pool: PoolPlan) -> list[catalog.InstanceType]:
     return [catalog.instance_types()[t] for t in pool.instance_types]
-
