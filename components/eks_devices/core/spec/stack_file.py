@@ -23,10 +23,28 @@ class StackNotFound(Exception):
                          f"(stacks here: {listing})")
 
 
+MAX_BYTES = 1024 * 1024  # a stack file is a few KiB; Pulumi's own config files stay far below this
+MAX_ALIASES = 1000  # `*anchor` uses per file: enough to share values, too few to build an alias bomb
+
+
+class _TooManyAliases(Exception):
+    def __init__(self, line: int):
+        self.line = line
+
+
 class _Loader(yaml.SafeLoader):
-    """A safe loader that records duplicate mapping keys instead of silently keeping the last."""
+    """A safe loader that records duplicate mapping keys instead of silently keeping the last, and
+    refuses more than MAX_ALIASES aliases."""
 
     duplicates: list[ConfigProblem]
+    aliases: int = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                raise _TooManyAliases(self.peek_event().start_mark.line + 1)
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -67,6 +85,9 @@ def read_config(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError([ConfigProblem(source, "an unreadable file", f"a readable file ({exc.strerror})")],
                           source) from None
+    if len(raw) > MAX_BYTES:
+        raise ConfigError([ConfigProblem(source, f"a file of {len(raw)} bytes",
+                                         f"a stack file of at most {MAX_BYTES} bytes")], source)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -91,6 +112,14 @@ def read_config(path: Path) -> dict[str, Any]:
     except RecursionError:
         raise ConfigError([ConfigProblem(source, "YAML nested too deeply to read",
                                          "a stack file nested at most a few hundred levels deep")], source) from None
+    except _TooManyAliases as exc:
+        raise ConfigError([ConfigProblem(f"line {exc.line}", f"more than {MAX_ALIASES} YAML aliases",
+                                         f"at most {MAX_ALIASES} aliases (*name) per stack file")], source) from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # PyYAML's constructors raise these for a tag that does not fit its value (`!!int c`, `!!float x`)
+        raise ConfigError([ConfigProblem(source, "a value its YAML tag cannot hold",
+                                         f"values that fit their tags (the YAML reader said: {exc})")],
+                          source) from None
     finally:
         if loader is not None:
             loader.dispose()
