@@ -171,7 +171,7 @@ def test_a_wrong_claim_previews_as_unsatisfiable(tmp_path: Path) -> None:
     config["eks-devices:nodePools"]["a100"] = {"replicas": 1, "instanceTypes": ["p4d.24xlarge"]}
     config["eks-devices:claims"]["every-gpu-its-own-efa"] = {
         "pools": ["a100"], "gpus": {"count": 8}, "efa": {"count": 8}, "alignWith": "gpu"}
-    (tmp_path / "Pulumi.yaml").write_text("name: eks-devices\nruntime: python\n")
+    (tmp_path / "Pulumi.yaml").write_text("name: eks-devices\nruntime: python\nstackConfigDir: stacks\n")
     shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.wrong.yaml").write_text(yaml.safe_dump({"config": config}))

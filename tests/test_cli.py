@@ -100,7 +100,7 @@ def test_rules_and_catalog_listings() -> None:
 def test_help_names_the_stack_file(verb: str) -> None:
     result = run(verb, "--help")
     assert result.returncode == 0
-    assert "stacks/Pulumi.<STACK>.yaml" in result.stdout
+    assert "Pulumi.<STACK>.yaml" in result.stdout and "stackConfigDir" in result.stdout
 
 
 def test_version_names_the_installed_package() -> None:

@@ -63,7 +63,7 @@ def test_region_option_overrides_the_stack(session: boto3.Session) -> None:
 
 
 def test_bad_stack_exits_2(tmp_path: Path) -> None:
-    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
+    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\nstackConfigDir: stacks\n")
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text("config:\n  eks-devices:cluster: {name: x}\n")
     code, _, stderr = invoke("bad", "--project-dir", str(tmp_path))
@@ -110,7 +110,7 @@ def test_unknown_profile_from_the_environment_is_one_line_too() -> None:
 
 def test_the_stack_s_aws_profile_is_the_default_profile(tmp_path: Path) -> None:
     text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("config:\n", "config:\n  aws:profile: stack-profile\n", 1)
-    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
+    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\nstackConfigDir: stacks\n")
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.p.yaml").write_text(text)
     result = run_cli("p", "--project-dir", str(tmp_path))

@@ -40,12 +40,12 @@ def _show_version(show: bool) -> None:
 
 
 @app.callback()
-def _options(version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+def _options(version: Annotated[bool, typer.Option("--version", metavar="", callback=_show_version, is_eager=True,
                                                    help="Print the toolkit's version and exit.")] = False) -> None:
     """Plan, check and preview EKS clusters for GPUs, EFA and Neuron devices."""
 
-STACK_HELP = "Stack name: reads `stacks/Pulumi.<STACK>.yaml`."  # a code span: markdown would drop `<STACK>`
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+STACK_HELP = "Stack name: reads `Pulumi.<STACK>.yaml` in Pulumi.yaml's stackConfigDir."  # a code span keeps `<STACK>`
+JsonFlag = Annotated[bool, typer.Option("--json", metavar="", help="Print machine-readable JSON.")]
 ProjectDir = Annotated[Path | None, typer.Option("--project-dir", help="Directory holding Pulumi.yaml "
                                                  "(default: the nearest one above the current directory).")]
 
@@ -55,7 +55,7 @@ def _emit(data: Any) -> None:
 
 
 def _stacks_dir(project_dir: Path | None) -> Path:
-    return stack_file.find_project(project_dir) / "stacks"
+    return stack_file.stacks_dir(stack_file.find_project(project_dir))
 
 
 def load_plan(stack: str, project_dir: Path | None, as_json: bool) -> planning.Plan:
@@ -82,7 +82,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> Program
     """Run the project's program for a stack under the mock engine, with progress on stderr."""
     started = time.monotonic()
     err.print(f"running the Pulumi program for stack {stack} under the mock engine…", highlight=False)
-    config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")
+    config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")  # load_plan checked the name
     try:
         run = run_program(stack_file.find_project(project_dir), stack, config)
     except FileNotFoundError as exc:
@@ -214,7 +214,7 @@ def rules(as_json: JsonFlag = False) -> None:
 @app.command("catalog")
 def show_catalog(
     as_json: JsonFlag = False,
-    refresh: Annotated[bool, typer.Option(help="Rewrite the snapshot from EC2 DescribeInstanceTypes "
+    refresh: Annotated[bool, typer.Option(metavar="", help="Rewrite the snapshot from EC2 DescribeInstanceTypes "
                                                "(needs AWS credentials; read-only).")] = False,
     region: Annotated[str, typer.Option(help="Region to describe when refreshing.")] = "us-east-1",
 ) -> None:

@@ -204,13 +204,19 @@ class Spec(Model):
         return "static" if self.mode == "managed-node-groups" else "dynamic"
 
 
+def _name_problems(data: dict[str, Any]) -> list[ConfigProblem]:
+    """Pool names, read from the raw configuration so they are reported with any other problem."""
+    pools = data.get("nodePools")
+    names = pools if isinstance(pools, dict) else {}
+    return [ConfigProblem(f"nodePools.{name}", repr(name), "lower-case letters, digits and '-', at most 40 characters")
+            for name in names if not (isinstance(name, str) and POOL_NAME.fullmatch(name))]
+
+
 def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     """Checks that need several fields or the catalogue; every one is a config error (exit 2)."""
     problems: list[ConfigProblem] = []
     for name, pool in spec.node_pools.items():
         at = f"nodePools.{name}"
-        if not POOL_NAME.fullmatch(name):
-            problems.append(ConfigProblem(at, repr(name), "lower-case letters, digits and '-', at most 40 characters"))
         provisioning = spec.provisioning(pool)
         if provisioning == "static" and pool.replicas is None:
             problems.append(ConfigProblem(f"{at}.replicas", "nothing", "a node count for a static pool"))
@@ -410,6 +416,7 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
         problems.append(ConfigProblem(f"{NAMESPACE}:cluster", "nothing",
                                       "a cluster section with name, version and mode"))
     else:
+        problems.extend(_name_problems(data))
         try:
             spec = Spec.model_validate(data)
         except ValidationError as exc:

@@ -6,6 +6,7 @@ ConfigErrors with the line they are on, like every other configuration problem.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,21 @@ def find_project(start: Path | None = None) -> Path:
     return here
 
 
+def stacks_dir(project: Path) -> Path:
+    """Where the project keeps its stack files: Pulumi.yaml's `stackConfigDir`, else beside it (as
+    the Pulumi CLI does)."""
+    try:
+        settings = yaml.safe_load((project / "Pulumi.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return project
+    folder = settings.get("stackConfigDir") if isinstance(settings, dict) else None
+    return project / folder if isinstance(folder, str) and folder else project
+
+
+# Pulumi's stack names: letters, digits, '-', '_' and '.', at most 100 characters.
+STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
 def stack_names(directory: Path) -> list[str]:
     return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in directory.glob("Pulumi.*.yaml"))
 
@@ -135,6 +151,9 @@ def read_config(path: Path) -> dict[str, Any]:
 
 def load(stack: str, directory: Path) -> Spec:
     """Parse `Pulumi.<stack>.yaml` in `directory` into a Spec."""
+    if not STACK_NAME.fullmatch(stack):
+        raise ConfigError([ConfigProblem("stack", repr(stack), "a Pulumi stack name: letters, digits, '-', '_' "
+                                                               "and '.', at most 100 characters")], "stack name")
     path = directory / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         raise StackNotFound(stack, directory, stack_names(directory))

@@ -1,0 +1,55 @@
+"""Stack files are found where Pulumi finds them, under names Pulumi accepts; every problem of a
+stack is reported at once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from eks_devices import ConfigError, parse
+from eks_devices.core.spec import stack_file
+
+ROOT = Path(__file__).resolve().parents[2]
+STACK = "config:\n  eks-devices:cluster: {name: ml, version: '1.36', mode: auto-mode}\n"
+
+
+def project(tmp_path: Path, settings: str, folder: str | None) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text(f"name: p\nruntime: python\n{settings}")
+    (tmp_path / "__main__.py").write_text((ROOT / "__main__.py").read_text())  # the project's program
+    where = tmp_path / folder if folder else tmp_path
+    where.mkdir(exist_ok=True)
+    (where / "Pulumi.dev.yaml").write_text(STACK)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("settings", "folder"), [("stackConfigDir: envs\n", "envs"), ("", None)])
+def test_stack_files_are_read_from_stack_config_dir_or_beside_pulumi_yaml(
+        tmp_path: Path, settings: str, folder: str | None) -> None:
+    root = project(tmp_path, settings, folder)
+    assert stack_file.stacks_dir(root) == (root / folder if folder else root)
+    result = subprocess.run([sys.executable, "-m", "eks_devices", "preview", "dev", "--json", "--project-dir",
+                             str(root)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("name", ["my stack!", "", "a/b", "x" * 101, "dev\n"])
+def test_stack_names_pulumi_refuses_are_problems(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        stack_file.load(name, tmp_path)
+    assert caught.value.problems[0].path == "stack"
+
+
+def test_the_cli_refuses_a_stack_name_pulumi_refuses() -> None:
+    result = subprocess.run([sys.executable, "-m", "eks_devices", "preview", "my stack!"], capture_output=True,
+                            text=True)
+    assert result.returncode == 2 and "Pulumi stack name" in result.stderr
+
+
+def test_an_unknown_instance_type_does_not_hide_an_invalid_pool_name() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse({"eks-devices:cluster": {"name": "ml", "version": "1.36", "mode": "karpenter"},
+               "eks-devices:nodePools": {"Bad_Name": {"instanceTypes": ["p9.huge"]}}})
+    assert {p.path for p in caught.value.problems} == {"nodePools.Bad_Name", "nodePools.Bad_Name.instanceTypes"}
