@@ -222,6 +222,17 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 4}},
                            "b": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"},
                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})),
+    "public-endpoint-open": (
+        case("auto-mode", {}, cluster={"endpoint": {"publicAccessCidrs": ["0.0.0.0/0"]}}),
+        "warning", "cluster.endpoint.publicAccessCidrs",
+        case("auto-mode", {}, cluster={"endpoint": {"publicAccessCidrs": ["203.0.113.0/24"]}})),
+    "control-plane-logging-off": (
+        case("auto-mode", {}, cluster={"logging": []}), "warning", "cluster.logging",
+        case("auto-mode", {}, cluster={"logging": ["api", "audit"]})),
+    "pool-public-ips": (
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}}), "warning",
+        "nodePools.p.subnets",
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "private"}})),
 }
 
 

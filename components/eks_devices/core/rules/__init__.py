@@ -18,6 +18,7 @@ from eks_devices.core.rules import (
            karpenter,
            kubernetes_versions,
            node_groups,
+           security,
 )
 from eks_devices.core.rules.registry import (
     REGISTRY,
@@ -34,4 +35,4 @@ from eks_devices.core.rules.registry import (
 
 __all__ = ["REGISTRY", "RULES", "Finding", "Registry", "Rule", "Severity", "Verdict", "auto_mode", "claims",
            "devices", "efa", "error", "evaluate", "instance_types", "karpenter", "kubernetes_versions",
-           "markdown_table", "node_groups", "rule", "warning"]
+           "markdown_table", "node_groups", "rule", "security", "warning"]
