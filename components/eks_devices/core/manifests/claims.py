@@ -4,7 +4,7 @@ Every builder returns a `BuiltClaim`: the Kubernetes object (`resource.k8s.io/v1
 `ComputeDomain` whose controller creates the channel template), the `devices` part the scheduler
 allocates (what the fit check evaluates), the device families claimed, and the nodeSelector that
 keeps a Pod on pools whose manager is DRA for those families — the toolkit's own
-`eks-devices.io/device-manager-<family>` label, valid in every mode. Shapes follow FACTS.md §5:
+`eks-devices.io/device-manager-<family>` label, valid in every mode. Shapes follow the EKS User Guide's DRA examples:
 the aligned GPU+EFA template matches on `resource.kubernetes.io/pcieRoot`, the aligned Neuron+EFA
 template on `resource.aws.com/devicegroup<N>_id`, time-slicing uses the opaque `GpuConfig`, Logical
 NeuronCore the opaque `NeuronConfig`.
@@ -33,7 +33,8 @@ CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
 # DRA driver → device family, for claims naming classes by their driver.
 DRIVER_FAMILIES: dict[str, Family] = {
     "gpu.nvidia.com": "nvidia", "compute-domain.nvidia.com": "nvidia", "dra.net": "efa", "neuron.aws.com": "neuron"}
-# The upstream DeviceClasses and the driver each selects (FACTS.md §2.1, §2.4, §2.5).
+# The upstream DeviceClasses and the driver each selects (dra-driver-nvidia-gpu 0.4.1, aws-dranet 1.0.0 and
+# neuron-helm-chart 1.10.0 charts).
 CLASS_DRIVERS = {
     GPU_CLASS: "gpu.nvidia.com", MIG_CLASS: "gpu.nvidia.com", "vfio.gpu.nvidia.com": "gpu.nvidia.com",
     CHANNEL_CLASS: "compute-domain.nvidia.com", "compute-domain-daemon.nvidia.com": "compute-domain.nvidia.com",
@@ -176,7 +177,7 @@ def time_sliced_gpu_claim(name: str, interval: str = "Default", *, namespace: st
 
 def mig_claim(name: str, profile: str, count: int = 1, *, shared: bool = False,
               namespace: str = "default") -> BuiltClaim:
-    """MIG devices of one profile, all from the same parent GPU (FACTS.md §5)."""
+    """MIG devices of one profile, all from the same parent GPU (EKS User Guide MIG example)."""
     selector = f"device.attributes['gpu.nvidia.com'].profile == '{profile}'"
     return build(name, [exact("mig", MIG_CLASS, count, [selector])], [match("gpu.nvidia.com/parentUUID")],
                  shared=shared, namespace=namespace)
@@ -195,7 +196,7 @@ def gpu_efa_aligned_claim(name: str, gpus: int = 1, efas: int | str = 1, *, mode
     The devices split into `min(gpus, efas)` units, each its own request pair and constraint
     (`gpu-<i>`/`efa-<i>`; just `gpu`/`efa` for one unit): 8 GPUs + 32 EFAs are 8 units of 1 GPU + 4
     EFAs, 8 GPUs + 4 EFAs are 4 units of 2 GPUs + 1 EFA. `efas="all"` is one unit: the GPUs plus
-    every EFA on the node, all on one PCIe root (FACTS.md §5's `allocationMode: All` variant)."""
+    every EFA on the node, all on one PCIe root (the EKS User Guide EFA page's `allocationMode: All` variant)."""
     selectors = gpu_selectors(model, min_memory_gib)
     units = 1 if efas == "all" else min(gpus, int(efas))
     if units > 1 and (gpus % units or int(efas) % units):
@@ -227,7 +228,7 @@ def neuron_efa_aligned_claim(name: str, neurons: int | str = 4, efas: int | str 
                              logical_neuron_core: int | None = None, shared: bool = False,
                              namespace: str = "default") -> BuiltClaim:
     """Connected Neuron devices and EFAs in one Neuron device group: `devicegroup<N>_id` with N
-    the Neuron count (16 for every device), as FACTS.md §5's `aligned-efa-neuron` template."""
+    the Neuron count (16 for every device), as the EKS User Guide EFA page's `aligned-efa-neuron` template."""
     group = 16 if neurons == "all" else int(neurons)
     requests = [exact("neurons", NEURON_CLASS, neurons), exact("efa", EFA_CLASS, efas)]
     config = [neuron_config(["neurons"], logical_neuron_core)] if logical_neuron_core else []
