@@ -67,7 +67,7 @@ def test_efa_capable_cards(name: str, cards: tuple[int, ...] | None) -> None:
 
 def test_types_missing_from_ec2_data_name_their_source() -> None:
     gb200 = catalog.get("p6e-gb200.36xlarge")
-    assert gb200 is not None and "FACTS.md" in gb200.source
+    assert gb200 is not None and "Use P6e-GB200 UltraServers with Amazon EKS" in gb200.source
     assert catalog.get("p5.48xlarge").source == "EC2 DescribeInstanceTypes"  # type: ignore[union-attr]
 
 

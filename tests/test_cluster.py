@@ -119,7 +119,7 @@ def test_pulumi_eks_makes_no_coredns_add_on_in_any_mode(auto: offline.Recording,
 
 
 def test_auto_mode_turns_compute_storage_and_load_balancing_on_together(auto: offline.Recording) -> None:
-    """pulumi-eks sets all three on the EKS cluster from autoMode.enabled (FACTS §7); read back
+    """pulumi-eks sets all three on the EKS cluster from autoMode.enabled (pulumi-eks v4.3.0); read back
     through the component's `eks_cluster`, as the offline mocks answer it."""
     assert auto.exports["probe"] == {"compute": True, "block_storage": True, "load_balancing": True,
                                      "bootstrap_self_managed_addons": False, "name": NAME}

@@ -1,7 +1,7 @@
 """DeviceClasses and the other objects the device software renders: created only where the toolkit
 owns them, valid against the Kubernetes 1.34-1.37 schemas, and every CEL selector compiled and
-evaluated with cel-python against device attributes as the drivers publish them (FACTS §2.1, §2.4,
-§2.5): each class selects exactly its own kind of device."""
+evaluated with cel-python against device attributes as the drivers publish them (NVIDIA DRA
+driver v0.4.1, kubernetes-sigs/dranet, aws-neuron-sdk `deploy/eks/dra.rst`): each class selects exactly its own kind of device."""
 
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ def gpu_device(itype: catalog.InstanceType, kind: str = "gpu") -> cel.Device:
         "resource.kubernetes.io/pciBusID": "0000:53:00.0", "resource.kubernetes.io/pcieRoot": "pci0000:50"}
     if kind == "mig":
         attributes.update({"parentUUID": "GPU-0f4c", "profile": "1g.10gb"})
-    memory = itype.gpu_memory_mib or 189_471  # GB200: memory not in DescribeInstanceTypes (FACTS §9)
+    memory = itype.gpu_memory_mib or 189_471  # GB200: memory not in DescribeInstanceTypes (moto 5.2.5 data)
     return cel.device("gpu.nvidia.com", attributes, {"memory": f"{memory}Mi"})
 
 

@@ -20,7 +20,7 @@ from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import FAMILIES, parse
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
-FACTS = nm.ClusterFacts(cluster_name="ml", node_role_name="ml-node", discovery_tag="ml",
+CLUSTER = nm.ClusterFacts(cluster_name="ml", node_role_name="ml-node", discovery_tag="ml",
                         cluster_security_group_id="sg-0cluster", efa_security_group_id="sg-0efa")
 
 
@@ -42,7 +42,7 @@ def by_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any
 
 def pool_objects(plan: planning.Plan) -> dict[str, dict[str, Any]]:
     """NodePool object per pool name, from the rendered set."""
-    pools = by_kind(nm.render(plan, FACTS), "NodePool")
+    pools = by_kind(nm.render(plan, CLUSTER), "NodePool")
     return {o["metadata"]["labels"][POOL_LABEL]: o for o in pools.values()}
 
 
@@ -68,7 +68,7 @@ def variant(request: pytest.FixtureRequest) -> planning.Plan:
 
 
 def test_every_rendered_object_passes_the_structural_check(variant: planning.Plan) -> None:
-    objects = nm.render(variant, FACTS)
+    objects = nm.render(variant, CLUSTER)
     assert objects
     for obj in objects:
         assert set(obj) == {"apiVersion", "kind", "metadata", "spec"}
@@ -124,7 +124,7 @@ def test_only_karpenter_pools_require_linux(variant: planning.Plan) -> None:
 
 
 def test_node_class_refs_resolve_to_rendered_node_classes(variant: planning.Plan) -> None:
-    objects = nm.render(variant, FACTS)
+    objects = nm.render(variant, CLUSTER)
     classes = {(o["apiVersion"].split("/")[0], o["kind"], o["metadata"]["name"])
                for o in objects if o["kind"] != "NodePool"}
     for pool in by_kind(objects, "NodePool").values():
@@ -147,7 +147,7 @@ def test_labels_partition_dra_and_plugin_pools_for_every_family(variant: plannin
 
 def test_auto_mode_has_one_node_class_per_distinct_configuration() -> None:
     plan = plan_of("dev")
-    classes = by_kind(nm.render(plan, FACTS), "NodeClass")
+    classes = by_kind(nm.render(plan, CLUSTER), "NodeClass")
     # three pools without EFA share one class; the EFA pool needs the EFA security group
     assert len(classes) == 2
     efa_class = nm.auto_mode_node_class_name(plan.pools["train-efa"])
@@ -175,7 +175,7 @@ def test_auto_mode_pools_carry_the_eks_device_manager_labels() -> None:
 def test_auto_mode_reserved_pool_gets_its_own_class_with_reservation_and_layout() -> None:
     plan = VARIANTS["dev-reserved-layout"]()
     pool = plan.pools["train-efa"]
-    classes = by_kind(nm.render(plan, FACTS), "NodeClass")
+    classes = by_kind(nm.render(plan, CLUSTER), "NodeClass")
     spec = classes[nm.auto_mode_node_class_name(pool)]["spec"]
     assert spec["capacityReservationSelectorTerms"] == [{"id": "cr-0123456789abcdef0"}]
     assert spec["advancedNetworking"]["networkInterfaces"] == [
@@ -188,7 +188,7 @@ def test_auto_mode_reserved_pool_gets_its_own_class_with_reservation_and_layout(
 
 def test_karpenter_has_one_ec2_node_class_per_pool() -> None:
     plan = plan_of("staging")
-    classes = by_kind(nm.render(plan, FACTS), "EC2NodeClass")
+    classes = by_kind(nm.render(plan, CLUSTER), "EC2NodeClass")
     assert set(classes) == {nm.node_pool_name(p) for p in plan.pools.values()}
     for pool in plan.pools.values():
         spec = classes[nm.node_pool_name(pool)]["spec"]
@@ -204,7 +204,7 @@ def test_karpenter_has_one_ec2_node_class_per_pool() -> None:
 
 def test_block_devices_are_sized_from_the_pool() -> None:
     plan = VARIANTS["staging-arm-spot"]()
-    classes = by_kind(nm.render(plan, FACTS), "EC2NodeClass")
+    classes = by_kind(nm.render(plan, CLUSTER), "EC2NodeClass")
     arm = classes[nm.node_pool_name(plan.pools["arm"])]["spec"]["blockDeviceMappings"]
     assert arm == [{"deviceName": "/dev/xvda", "rootVolume": True, "ebs": {
         "volumeSize": "500Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}}]
@@ -219,17 +219,17 @@ def test_block_devices_are_sized_from_the_pool() -> None:
 def test_capacity_block_pool_selects_its_reservation() -> None:
     plan = plan_of("staging")
     pool = plan.pools["trn-static"]
-    spec = by_kind(nm.render(plan, FACTS), "EC2NodeClass")[nm.node_pool_name(pool)]["spec"]
+    spec = by_kind(nm.render(plan, CLUSTER), "EC2NodeClass")[nm.node_pool_name(pool)]["spec"]
     assert spec["capacityReservationSelectorTerms"] == [{"id": "cr-0a1b2c3d4e5f60718"}]
     others = [p for p in plan.pools.values() if p.capacity == "on-demand"]
     for other in others:
-        other_spec = by_kind(nm.render(plan, FACTS), "EC2NodeClass")[nm.node_pool_name(other)]["spec"]
+        other_spec = by_kind(nm.render(plan, CLUSTER), "EC2NodeClass")[nm.node_pool_name(other)]["spec"]
         assert "capacityReservationSelectorTerms" not in other_spec
 
 
 def test_bottlerocket_nvidia_dra_pool_switches_off_the_bundled_plugin() -> None:
     plan = VARIANTS["staging-bottlerocket-dra"]()
-    classes = by_kind(nm.render(plan, FACTS), "EC2NodeClass")
+    classes = by_kind(nm.render(plan, CLUSTER), "EC2NodeClass")
     spec = classes[nm.node_pool_name(plan.pools["gpu-mig"])]["spec"]
     assert spec["amiSelectorTerms"] == [{"alias": "bottlerocket@latest"}]
     settings = tomllib.loads(spec["userData"])["settings"]
@@ -240,7 +240,7 @@ def test_bottlerocket_nvidia_dra_pool_switches_off_the_bundled_plugin() -> None:
 
 def test_consumable_capacity_time_slicing_annotates_the_node_class() -> None:
     plan = VARIANTS["staging-consumable-capacity"]()
-    classes = by_kind(nm.render(plan, FACTS), "EC2NodeClass")
+    classes = by_kind(nm.render(plan, CLUSTER), "EC2NodeClass")
     sliced = classes[nm.node_pool_name(plan.pools["gpu-timeslice"])]
     assert sliced["metadata"]["annotations"] == {"karpenter.k8s.aws/nvidia-consumable-capacity": "4"}
     assert "annotations" not in classes[nm.node_pool_name(plan.pools["gpu-dra"])]["metadata"]
@@ -250,7 +250,7 @@ def test_configured_interface_layout_reaches_the_ec2_node_class() -> None:
     layout = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
               {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}]
     plan = plan_of("staging", **{"gpu-mig": {"efa": {"networkInterfaces": layout}}})
-    spec = by_kind(nm.render(plan, FACTS), "EC2NodeClass")[nm.node_pool_name(plan.pools["gpu-mig"])]["spec"]
+    spec = by_kind(nm.render(plan, CLUSTER), "EC2NodeClass")[nm.node_pool_name(plan.pools["gpu-mig"])]["spec"]
     assert spec["networkInterfaces"] == layout
 
 
@@ -258,14 +258,14 @@ def test_public_pools_select_subnets_by_id_and_need_them() -> None:
     plan = plan_of("staging", **{"gpu-timeslice": {"subnets": "public"}})
     pool = plan.pools["gpu-timeslice"]
     with pytest.raises(ValueError, match="public subnet"):
-        nm.node_class_spec("karpenter", pool, FACTS)
+        nm.node_class_spec("karpenter", pool, CLUSTER)
     facts = nm.ClusterFacts("ml", "ml-node", "ml", public_subnet_ids=("subnet-0p1", "subnet-0p2"))
     spec = nm.node_class_spec("karpenter", pool, facts)
     assert spec["subnetSelectorTerms"] == [{"id": "subnet-0p1"}, {"id": "subnet-0p2"}]
 
 
 def test_managed_node_groups_render_no_kubernetes_objects() -> None:
-    assert nm.render(plan_of("prod"), FACTS) == []
+    assert nm.render(plan_of("prod"), CLUSTER) == []
 
 
 # --- physical names and replacement -----------------------------------------------------------
@@ -322,10 +322,10 @@ def test_bottlerocket_toml_rejects_values_it_cannot_write(bad: dict[str, Any]) -
 
 def _valid() -> dict[str, dict[str, Any]]:
     plan = plan_of("staging")
-    objects = nm.render(plan, FACTS)
+    objects = nm.render(plan, CLUSTER)
     static = pool_objects(plan)["gpu-mig"]
     return {"pool": static, "ec2": by_kind(objects, "EC2NodeClass")[static["metadata"]["name"]],
-            "auto": next(iter(by_kind(nm.render(plan_of("dev"), FACTS), "NodeClass").values()))}
+            "auto": next(iter(by_kind(nm.render(plan_of("dev"), CLUSTER), "NodeClass").values()))}
 
 
 BREAKAGES = {

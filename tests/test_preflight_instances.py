@@ -22,7 +22,7 @@ def test_catalogued_types_agree_with_ec2(session: boto3.Session) -> None:
 
 
 def test_type_missing_from_the_region_fails(session: boto3.Session) -> None:
-    # p6e-gb200 is absent from EC2's public data as moto ships it (FACTS §9).
+    # p6e-gb200 is absent from EC2's public data as moto 5.2.5 ships it.
     plan = aws.stack(pools={"gb": {"replicas": 1, "instanceTypes": ["p6e-gb200.36xlarge"]}})
     [result] = aws.check(session, plan, INSTANCES)
     assert result.status == "fail" and "does not describe p6e-gb200.36xlarge in us-west-2" in result.detail

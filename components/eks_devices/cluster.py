@@ -6,7 +6,7 @@ rotation unless `cluster.kmsKeyArn`), access entries only (authentication mode A
 ConfigMap), and IMDSv2 with a hop limit of 1 on the nodes the toolkit launches itself.
 
 - `auto-mode`: compute, block storage and load balancing on together (pulumi-eks sets all three
-  from `autoMode.enabled`, FACTS §7), self-managed add-ons off, the built-in `system` pool (and
+  from `autoMode.enabled`, pulumi/pulumi-eks v4.3.0), self-managed add-ons off, the built-in `system` pool (and
   `general-purpose` if asked); custom NodeClasses get their own node role with an EC2 access entry.
 - `karpenter`: a small system node group, then Karpenter (`components/karpenter.py`).
 - `managed-node-groups`: a small system node group; the node pools add their own groups.
@@ -122,7 +122,8 @@ class Cluster(pulumi.ComponentResource):
 
     def _cluster(self, mode_args: dict[str, Any], prerequisites: list[pulumi.Resource]) -> eks.Cluster:
         """pulumi-eks creates the control-plane role itself: AmazonEKSClusterPolicy, plus the Compute,
-        BlockStorage, LoadBalancing and Networking policies and `sts:TagSession` in Auto Mode (FACTS §4.1).
+        BlockStorage, LoadBalancing and Networking policies and `sts:TagSession` in Auto Mode
+        (EKS User Guide, Auto Mode IAM roles).
 
         Every mode says `skipDefaultNodeGroup` and `createInstanceRole: false` outright: pulumi-eks
         decides whether to make its default-node-group instance role (with an instance profile and an
@@ -182,7 +183,7 @@ class Cluster(pulumi.ComponentResource):
 
     def _auto_mode_nodes(self) -> None:
         """The role custom NodeClasses name; EKS creates access only for the built-in pools' role, so
-        this one gets an EC2 access entry with AmazonEKSAutoNodePolicy (FACTS §4.1)."""
+        this one gets an EC2 access entry with AmazonEKSAutoNodePolicy (EKS User Guide, Auto Mode)."""
         role = self._node_role("nodeclass", iam.AUTO_MODE_NODE_POLICIES, "Auto Mode custom NodeClass nodes")
         entry = aws.eks.AccessEntry(f"{self._base}-nodeclass-access", cluster_name=self.name,
                                     principal_arn=role.role.arn, type="EC2", tags=self._tags, opts=self._child)

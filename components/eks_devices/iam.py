@@ -2,7 +2,8 @@
 documents the toolkit writes itself (the Karpenter controller's six policies).
 
 The documents are pure functions of plain strings so they are unit-tested without Pulumi; the
-role helper wires them into `aws.iam` resources. Policy sets are FACTS §3.1 and §4.1.
+role helper wires them into `aws.iam` resources. Policy sets follow Karpenter v1.14.1 `cloudformation.yaml` and
+the EKS User Guide Auto Mode IAM pages.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-# AWS managed policies per node role (FACTS §3.1, §4.1); pulumi-eks makes the control-plane role.
+# AWS managed policies per node role (Karpenter v1.14.1 `cloudformation.yaml`; EKS User Guide, Auto Mode);
+# pulumi-eks makes the control-plane role.
 AUTO_MODE_NODE_POLICIES = ("AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly")
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly",
                  "AmazonSSMManagedInstanceCore")
@@ -73,7 +75,7 @@ def service_role(name: str, service: str, policies: Sequence[str], *, region: st
     return ServiceRole(role, attachments)
 
 
-# --- Karpenter controller (FACTS §3.1): six policies, tag-scoped to this cluster ---------------------
+# --- Karpenter controller (v1.14.1 `cloudformation.yaml`): six policies, tag-scoped to this cluster ---
 
 KARPENTER_POLICY_NAMES = ("NodeLifecycle", "IAMIntegration", "EKSIntegration", "Interruption", "ZonalShift",
                           "ResourceDiscovery")

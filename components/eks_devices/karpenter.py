@@ -1,4 +1,5 @@
-"""Karpenter on a cluster (FACTS §2.6, §3): what pulumi-eks does not provide (its issue #1114).
+"""Karpenter on a cluster (aws/karpenter-provider-aws charts and docs): what pulumi-eks does not provide
+(its issue #1114).
 
 The node role and its access entry, the controller role with its six policies and a Pod Identity
 association, the SQS interruption queue with its five EventBridge rules, and the two Helm releases:
@@ -30,7 +31,8 @@ from eks_devices.inputs import reject
 NAMESPACE = CHARTS["karpenter"].namespace
 SERVICE_ACCOUNT = "karpenter"  # the chart's service account is named after the release
 
-# EventBridge rules that feed the interruption queue: (short name, source, detail-type), FACTS §3.1.
+# EventBridge rules that feed the interruption queue: (short name, source, detail-type), as in
+# aws/karpenter-provider-aws v1.14.1 getting-started `cloudformation.yaml`.
 INTERRUPTION_EVENTS: tuple[tuple[str, str, str], ...] = (
     ("health", "aws.health", "AWS Health Event"),
     ("spot-interruption", "aws.ec2", "EC2 Spot Instance Interruption Warning"),

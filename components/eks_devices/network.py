@@ -1,7 +1,7 @@
 """The network a cluster stands on: a VPC with a public and a private subnet per zone, NAT and
 routes, or a VPC the user brings; and the EFA security group every EFA interface carries.
 
-Nodes live in private subnets (multi-ENI EFA nodes get no public IP, FACTS §6), whose default
+Nodes live in private subnets (multi-ENI EFA nodes get no public IP, EKS User Guide EFA page), whose default
 route goes through NAT. Private subnets and the EFA security group carry the discovery tag
 `karpenter.sh/discovery=<cluster>` that Auto Mode NodeClasses and Karpenter EC2NodeClasses select on.
 """
@@ -211,7 +211,8 @@ class Network(pulumi.ComponentResource):
         return pulumi.Output.all(*zones).apply(by_zone)
 
     def _efa_security_group(self) -> pulumi.Output[str]:
-        """All traffic to and from itself, both directions (FACTS §6: egress to 0.0.0.0/0 is not enough)."""
+        """All traffic to and from itself, both directions, as eksctl (`EFAIngressSelf`/`EFAEgressSelf`) and
+        terraform-aws-eks v21.19.0 (`all_self_efa`) do: egress to 0.0.0.0/0 is not enough."""
         sg = aws.ec2.SecurityGroup(
             f"{self._name}-efa", vpc_id=self.vpc_id,
             description="EFA: all traffic between interfaces that carry this group",

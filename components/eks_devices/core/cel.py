@@ -2,7 +2,7 @@
 
 Kubernetes evaluates DeviceClass and request selectors against each device a driver publishes:
 `device.driver`, `device.attributes["<domain>"].<name>` and `device.capacity["<domain>"].<name>`
-(FACTS.md §5). This module gives the toolkit the same view without a cluster:
+(kubernetes/api `resource/v1/types.go`). This module gives the toolkit the same view without a cluster:
 
 - `compile_expression(expression)` parses an expression and checks that every function it calls
   and every variable it reads exists in the DRA environment, raising `CelError` with the reason;

@@ -144,7 +144,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
 
     def _eks_component_outputs(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
         """What pulumi-eks's Cluster returns: its EKS cluster (as pulumi-eks configures it from the
-        inputs, FACTS §7) and Kubernetes provider as references, the kubeconfig, the security groups."""
+        inputs, pulumi/pulumi-eks v4.3.0) and Kubernetes provider as references, the kubeconfig, the security groups."""
         cluster_name = inputs.get("name") or name
         auto = bool((inputs.get("autoMode") or {}).get("enabled"))
         cluster_sg = aws_id("aws:ec2/securityGroup:SecurityGroup", f"{cluster_name}-cluster")

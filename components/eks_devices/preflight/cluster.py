@@ -25,7 +25,9 @@ CAPACITY_BLOCK_UPGRADE = "cluster.capacity-block-upgrade"
 ADDONS = "cluster.add-ons"
 DAEMONSETS = "cluster.daemonsets"
 
-# Kubernetes each DRA driver needs (FACTS §2.5, §1 conflict 6, §5); Auto Mode runs DRA from 1.36 (§4.4).
+# Kubernetes each DRA driver needs (Neuron: aws-neuron-sdk `deploy/eks/dra.rst`; EFA: aws/eks-charts aws-dranet
+# README; NVIDIA: resource.k8s.io/v1, GA in 1.34); Auto Mode runs DRA from 1.36 (EKS User Guide,
+# "Manage hardware devices on Amazon EKS").
 DRA_MINIMUM: dict[Family, tuple[int, int]] = {"nvidia": (1, 34), "efa": (1, 35), "neuron": (1, 34)}
 AUTO_MODE_DRA_MINIMUM = (1, 36)
 # EKS add-ons recognised by name as running a device plugin: (family, words that must all appear).
@@ -172,7 +174,8 @@ def bottlerocket(ctx: Context) -> list[CheckResult]:
 
 
 def capacity_block_upgrade(ctx: Context) -> list[CheckResult]:
-    """A Capacity Block node group is upgraded only at desired size 0 (FACTS §6): when `pulumi up`
+    """A Capacity Block node group is upgraded only at desired size 0 (EKS User Guide, Capacity Blocks
+    for managed node groups): when `pulumi up`
     would move a pool's group to the stack's version while it still has nodes, EKS refuses midway."""
     found, absent = _cluster(ctx, CAPACITY_BLOCK_UPGRADE)
     if found is None:

@@ -2,7 +2,8 @@
 pools' zones offer their instance types.
 
 Multi-interface EFA nodes get no public IP, so on a subnet whose default route is an internet
-gateway they join the cluster but cannot pull images (FACTS §4.4, §6). Private subnets need a
+gateway they join the cluster but cannot pull images (EKS User Guide, "Manage hardware devices on Amazon EKS"
+and its EFA page). Private subnets need a
 default route through a NAT gateway, or the VPC endpoints listed in `REQUIRED_ENDPOINTS` (and then
 only images in ECR can be pulled: the device software from other registries needs a mirror).
 """
@@ -26,8 +27,8 @@ REQUIRED_ENDPOINTS: dict[str, str] = {
     "s3": "ECR image layers (a gateway endpoint on the subnet's route table)",
     "sts": "IAM roles for service accounts and EKS Pod Identity",
 }
-# Where each release's images come from (FACTS §2): None is the regional EKS ECR, reachable through
-# the endpoints; anything else needs a route to the internet or a mirror.
+# Where each release's images come from (each chart's default `image` values): None is the regional EKS
+# ECR, reachable through the endpoints; anything else needs a route to the internet or a mirror.
 IMAGE_REGISTRIES: dict[str, str | None] = {
     "nvidia-dra-driver": "registry.k8s.io",
     "nvidia-device-plugin": "nvcr.io",

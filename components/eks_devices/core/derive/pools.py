@@ -77,7 +77,7 @@ def _bottlerocket(pool: NodePool, managers: dict[Family, Resolution]) -> dict[st
 
 
 def _uses_consumable_capacity(spec: Spec, pool: NodePool, managers: dict[Family, Resolution]) -> bool:
-    """Karpenter's consumable capacity (FACTS §3.4) is for dynamic provisioning only: a static pool's
+    """Karpenter's consumable capacity (karpenter.sh/docs/tasks/dra) is for dynamic provisioning only: a static pool's
     nodes exist first, Karpenter never simulates their claims, so they time-slice through the
     driver's GpuConfig (gate TimeSlicingSettings) as on managed node groups, on any version."""
     return (spec.mode == "karpenter" and spec.provisioning(pool) == "dynamic"
@@ -142,7 +142,7 @@ def _releases(spec: Spec, pools: dict[str, PoolPlan]) -> dict[str, Release]:
 
 def karpenter_dra_settings(pools: dict[str, PoolPlan]) -> dict[str, Any]:
     """Karpenter's DRA settings from the DRA drivers its dynamic pools run: `enableDRA` when both
-    NVIDIA and EFA DRA run, else the one gate, else nothing (FACTS §3.2)."""
+    NVIDIA and EFA DRA run, else the one gate, else nothing (Karpenter v1.15 docs, tasks/dra)."""
     dynamic = [p for p in pools.values() if p.provisioning == "dynamic"]
     nvidia = any(p.manager("nvidia") == "dra" for p in dynamic)
     efa = any(p.manager("efa") == "dra" for p in dynamic)

@@ -1,7 +1,7 @@
 """The device-software part of the plan: each release's toolkit values and the DeviceClasses.
 
 Pure data derived from the Spec and the pool plans (`plan.build` calls in here). Every value
-below is a chart value checked against the chart's templates (FACTS §2, `charts.py`):
+below is a chart value checked against the chart's templates (the chart releases in `charts.py`):
 
 - scope: the release's DaemonSet nodeSelector is the toolkit label
   `eks-devices.io/device-manager-<family>: <manager>`, so it lands on exactly the pools that chose it;
@@ -111,7 +111,7 @@ def _nvidia_dra(spec: Spec, scope: dict[str, str], pools: list[PoolPlan]) -> dic
     gates: dict[str, bool] = {}
     sliced = [p for p in pools if p.config.gpu_sharing.strategy == "time-slicing"]
     consumable = [p for p in sliced if p.node_class_annotations]
-    if consumable:  # Karpenter consumable capacity (FACTS §3.4): one share count for the driver
+    if consumable:  # Karpenter consumable capacity (karpenter.sh/docs/tasks/dra): one share count for the driver
         gates["ConsumableShares"] = True
         values["consumableShares"] = max(p.config.gpu_sharing.replicas or 0 for p in consumable)
     if len(consumable) < len(sliced):  # claims carry a GpuConfig with TimeSlicing
@@ -179,7 +179,8 @@ def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[Pool
 
 
 def _chart_classes(spec: Spec, releases: dict[str, Release]) -> list[DeviceClassPlan]:
-    """The DeviceClasses the driver charts create with the merged values (FACTS §2.1, §2.4, §2.5)."""
+    """The DeviceClasses the driver charts create with the merged values (NVIDIA DRA 0.4.1, aws-dranet
+    1.0.0 and Neuron 1.10.0 chart templates)."""
     out: list[DeviceClassPlan] = []
     if "nvidia-dra-driver" in releases:
         values, owner = releases["nvidia-dra-driver"].values, "nvidia-dra-driver"

@@ -2,8 +2,8 @@
 
 Hardware figures come from the committed snapshot of EC2 `DescribeInstanceTypes`
 (`components/data/instance_types.json`, written by `eks-devices catalog refresh`). The DRA
-coverage facts come from the EKS device-management page and Karpenter's DRA docs (FACTS.md §3.2,
-§4.4) and are kept here, beside the hardware they qualify.
+coverage facts come from the EKS User Guide page "Manage hardware devices on Amazon EKS" and Karpenter's
+v1.15 DRA docs (karpenter.sh/docs/tasks/dra) and are kept here, beside the hardware they qualify.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ FAMILIES: tuple[str, ...] = (
 )
 
 # Types absent from DescribeInstanceTypes data (moto 5.2.5 lacks p6e-gb200). Figures from
-# FACTS.md §6 (EKS "Use P6e-GB200 UltraServers with Amazon EKS" and Karpenter instance types).
+# the EKS User Guide, "Use P6e-GB200 UltraServers with Amazon EKS", and Karpenter `instance-types.md`.
 EXTRA_TYPES: tuple[dict[str, Any], ...] = (
     {
         "name": "p6e-gb200.36xlarge",
@@ -35,7 +35,8 @@ EXTRA_TYPES: tuple[dict[str, Any], ...] = (
         "max_efa_interfaces": 17,
         "network_cards": 17,
         "efa_cards": None,  # which cards take EFA is not in the sources
-        "source": "FACTS.md §6 (EKS-GB): 4 GPUs per node, up to 17 network cards, AL2023 ARM NVIDIA AMI",
+        "source": ("EKS User Guide, \"Use P6e-GB200 UltraServers with Amazon EKS\": "
+                   "4 GPUs per node, up to 17 network cards, AL2023 ARM NVIDIA AMI"),
     },
 )
 

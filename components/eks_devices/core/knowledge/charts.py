@@ -1,7 +1,7 @@
 """The Helm charts the toolkit installs: one table of names, sources, versions and namespaces,
 and where in each chart's values the device-managing DaemonSets take their node scope.
 
-Versions are FACTS.md's; a stack overrides any of them with `eks-devices:chartVersions`.
+Versions are the upstream releases listed below; a stack overrides any of them with `eks-devices:chartVersions`.
 Each `Agent` records what the chart's templates do with the values (checked against the chart
 sources: dra-driver-nvidia-gpu 0.4.1, nvidia-device-plugin 0.20.0, eks-charts aws-dranet 1.0.0
 and aws-efa-k8s-device-plugin v0.5.30, neuron-helm-chart), so the overlap proof in `scope.py`
@@ -136,7 +136,7 @@ CHARTS: dict[str, Chart] = {
               "v0.5.30", "kube-system",
               (Agent("efa", "device-plugin", "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",),
                      instance_types="supportedInstanceLabels.values"),)),
-        # One chart, two releases: DRA mode and plugin mode are exclusive per release (FACTS §2.5).
+        # One chart, two releases: DRA mode and plugin mode are exclusive per release (neuron-helm-chart 1.10.0).
         # In DRA mode the chart itself renders the `neuron-dra-driver` Namespace its DaemonSet runs in
         # (`draDriver.namespaceOverride`, no switch to turn that off), so the release lives in
         # kube-system: installed into neuron-dra-driver, Helm could neither create the namespace

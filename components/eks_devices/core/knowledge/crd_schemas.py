@@ -176,7 +176,8 @@ AUTO_MODE_NODE_CLASS = _object("eks.amazonaws.com/v1", "NodeClass", metadata=_me
             "associatePublicIPAddress": {"type": "boolean"}, "networkInterfaces": _NETWORK_INTERFACES}},
         "tags": _TAGS}})
 
-# NVIDIA ComputeDomain (resource.nvidia.com/v1beta1, FACTS §2.1): the channel's claim template is required.
+# NVIDIA ComputeDomain (resource.nvidia.com/v1beta1, dra-driver-nvidia-gpu v0.4.1 CRD): the channel's claim
+# template is required.
 COMPUTE_DOMAIN = _object("resource.nvidia.com/v1beta1", "ComputeDomain", {
     "type": "object", "required": ["channel"], "properties": {
         "numNodes": {"type": "integer", "minimum": 0},

@@ -7,27 +7,28 @@ instance catalogue, shaped as the real drivers publish them:
 - NVIDIA (`gpu.nvidia.com`): `gpu-<minor>` devices with `type`, `uuid`, `productName`, `brand`,
   `architecture`, `cudaComputeCapability`, `driverVersion`, `cudaDriverVersion`, `index`, `minor`,
   `resource.kubernetes.io/pciBusID`, `resource.kubernetes.io/pcieRoot` and a `memory` capacity
-  (FACTS.md §2.1). On a MIG pool each GPU publishes MIG devices of the pool's profile instead.
+  (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1). On a MIG pool each GPU publishes MIG devices of the pool's
+  profile instead.
 - DRANET (`dra.net`): every network interface, the primary ENA included; EFAs carry
   `dra.net/pciDevice = "Elastic Fabric Adapter (EFA)"`, `dra.net/rdma`, `dra.net/numaNode`,
   `dra.net/pciAddress`, `dra.net/pciVendor`, `resource.kubernetes.io/pcieRoot` and, on Trainium,
-  `resource.aws.com/devicegroup{1,4,8,16}_id` (FACTS.md §2.4).
+  `resource.aws.com/devicegroup{1,4,8,16}_id` (kubernetes-sigs/dranet; EKS User Guide EFA page).
 - Neuron (`neuron.aws.com`): `neurondevice<i>` with `instanceType`, `neuronDriverVersion` and
-  `resource.aws.com/devicegroup{1,4,8,16}_id` (FACTS.md §2.5; device names as the Neuron DRA docs show).
+  `resource.aws.com/devicegroup{1,4,8,16}_id` (aws-neuron-sdk `deploy/eks/dra.rst`, device names included).
 
 Topology figures and their sources (each is a modelling assumption where no source gives it):
 - GPU ↔ EFA: the GPUs and EFAs of an instance are spread evenly over `min(GPUs, EFAs)` PCIe roots.
   That reproduces p5.48xlarge / p5e.48xlarge: 8 roots of 1 GPU + 4 EFAs (Karpenter `dra.md`: "each of
-  the eight GPUs in a p5.48xlarge shares a PCIe root with four EFAs"; 32 EFAs, FACTS §6);
-  p5en.48xlarge and p6-b300.48xlarge: 1 GPU + 2 EFAs (16 EFAs, FACTS §6); p6-b200.48xlarge: 1 + 1;
-  p4d/p4de.24xlarge and g6e.48xlarge: 4 roots of 2 GPUs + 1 EFA (4 EFAs, FACTS §6 — "2 GPUs per EFA"
+  the eight GPUs in a p5.48xlarge shares a PCIe root with four EFAs"; 32 EFAs per Karpenter `instance-types.md`);
+  p5en.48xlarge and p6-b300.48xlarge: 1 GPU + 2 EFAs (16 EFAs, ibid.); p6-b200.48xlarge: 1 + 1;
+  p4d/p4de.24xlarge and g6e.48xlarge: 4 roots of 2 GPUs + 1 EFA (4 EFAs, ibid. — "2 GPUs per EFA"
   is an assumption from the counts); single-EFA types (g5.48xlarge, p3dn.24xlarge, ...): one root
   holding every GPU and the EFA (an assumption; no source gives their PCIe layout). Without EFA,
   each GPU has a root of its own.
 - Neuron ↔ EFA: device `i` belongs to group `i // N` for each group size N ≤ its device count
   (the Neuron DRA docs' connected subsets of 1, 4, 8, 16). EFAs are spread evenly over the devices:
-  trn2.48xlarge and trn1n.32xlarge have one EFA per device (16 / 16, FACTS §6); trn1.32xlarge has one
-  EFA per two devices (8 / 16), so its EFAs carry group ids for groups of 4, 8 and 16 but no
+  trn2.48xlarge and trn1n.32xlarge have one EFA per device (16 / 16, Karpenter `instance-types.md`);
+  trn1.32xlarge has one EFA per two devices (8 / 16), so its EFAs carry group ids for groups of 4, 8 and 16 but no
   `devicegroup1_id` (an EFA shared by two devices belongs to no single device; an assumption).
 - Only p5.48xlarge's layout is published (`PUBLISHED_TOPOLOGY`): a claim that fails only on a
   `layout_attribute` of another type is undetermined in the fit check (a warning), never an error.

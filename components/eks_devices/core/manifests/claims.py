@@ -4,7 +4,7 @@ Every builder returns a `BuiltClaim`: the Kubernetes object (`resource.k8s.io/v1
 `ComputeDomain` whose controller creates the channel template), the `devices` part the scheduler
 allocates (what the fit check evaluates), the device families claimed, and the nodeSelector that
 keeps a Pod on pools whose manager is DRA for those families — the toolkit's own
-`eks-devices.io/device-manager-<family>` label, valid in every mode. Shapes follow FACTS.md §5:
+`eks-devices.io/device-manager-<family>` label, valid in every mode. Shapes follow the EKS User Guide's DRA examples:
 the aligned GPU+EFA template matches on `resource.kubernetes.io/pcieRoot`, the aligned Neuron+EFA
 template on `resource.aws.com/devicegroup<N>_id`, time-slicing uses the opaque `GpuConfig`, Logical
 NeuronCore the opaque `NeuronConfig`.
@@ -35,6 +35,46 @@ NEURON_CONFIG_API = "neuron.aws.com/v1"
 # DRA driver → device family, for claims naming classes by their driver.
 DRIVER_FAMILIES: dict[str, Family] = {
     "gpu.nvidia.com": "nvidia", "compute-domain.nvidia.com": "nvidia", "dra.net": "efa", "neuron.aws.com": "neuron"}
+<<<<<<< HEAD
+=======
+# The upstream DeviceClasses and the driver each selects (dra-driver-nvidia-gpu 0.4.1, aws-dranet 1.0.0 and
+# neuron-helm-chart 1.10.0 charts).
+CLASS_DRIVERS = {
+    GPU_CLASS: "gpu.nvidia.com", MIG_CLASS: "gpu.nvidia.com", "vfio.gpu.nvidia.com": "gpu.nvidia.com",
+    CHANNEL_CLASS: "compute-domain.nvidia.com", "compute-domain-daemon.nvidia.com": "compute-domain.nvidia.com",
+    EFA_CLASS: "dra.net", NEURON_CLASS: "neuron.aws.com",
+}
+
+
+@dataclass(frozen=True)
+class BuiltClaim:
+    """A claim object plus what a Pod needs to use it."""
+
+    name: str
+    namespace: str
+    manifest: dict[str, Any]
+    devices: dict[str, Any]  # `spec.devices`: requests, constraints, config
+    families: tuple[Family, ...]
+    node_selector: dict[str, str]
+
+    @property
+    def kind(self) -> str:
+        return str(self.manifest["kind"])
+
+    @property
+    def shared(self) -> bool:
+        """A ResourceClaim is shared by every Pod naming it; a template gives each Pod its own."""
+        return self.kind == "ResourceClaim"
+
+    @property
+    def request_names(self) -> tuple[str, ...]:
+        return tuple(r["name"] for r in self.devices["requests"])
+
+    def pod_claim(self, name: str | None = None) -> dict[str, str]:
+        """The Pod's `spec.resourceClaims` entry (containers list `resources.claims: [{name}]`)."""
+        key = "resourceClaimName" if self.shared else "resourceClaimTemplateName"
+        return {"name": name or self.name, key: self.name}
+>>>>>>> facts
 
 
 # --- requests, constraints, config ------------------------------------------------------------
@@ -142,7 +182,7 @@ def time_sliced_gpu_claim(name: str, interval: str = "Default", *, namespace: st
 
 def mig_claim(name: str, profile: str, count: int = 1, *, shared: bool = False,
               namespace: str = "default") -> BuiltClaim:
-    """MIG devices of one profile, all from the same parent GPU (FACTS.md §5)."""
+    """MIG devices of one profile, all from the same parent GPU (EKS User Guide MIG example)."""
     selector = f"device.attributes['gpu.nvidia.com'].profile == '{profile}'"
     return build(name, [exact("mig", MIG_CLASS, count, [selector])], [match("gpu.nvidia.com/parentUUID")],
                  shared=shared, namespace=namespace)
@@ -161,7 +201,7 @@ def gpu_efa_aligned_claim(name: str, gpus: int = 1, efas: int | str = 1, *, mode
     The devices split into `min(gpus, efas)` units, each its own request pair and constraint
     (`gpu-<i>`/`efa-<i>`; just `gpu`/`efa` for one unit): 8 GPUs + 32 EFAs are 8 units of 1 GPU + 4
     EFAs, 8 GPUs + 4 EFAs are 4 units of 2 GPUs + 1 EFA. `efas="all"` is one unit: the GPUs plus
-    every EFA on the node, all on one PCIe root (FACTS.md §5's `allocationMode: All` variant)."""
+    every EFA on the node, all on one PCIe root (the EKS User Guide EFA page's `allocationMode: All` variant)."""
     selectors = gpu_selectors(model, min_memory_gib)
     units = 1 if efas == "all" else min(gpus, int(efas))
     if units > 1 and (gpus % units or int(efas) % units):
@@ -193,7 +233,7 @@ def neuron_efa_aligned_claim(name: str, neurons: int | str = 4, efas: int | str 
                              logical_neuron_core: int | None = None, shared: bool = False,
                              namespace: str = "default") -> BuiltClaim:
     """Connected Neuron devices and EFAs in one Neuron device group: `devicegroup<N>_id` with N
-    the Neuron count (16 for every device), as FACTS.md §5's `aligned-efa-neuron` template."""
+    the Neuron count (16 for every device), as the EKS User Guide EFA page's `aligned-efa-neuron` template."""
     group = 16 if neurons == "all" else int(neurons)
     requests = [exact("neurons", NEURON_CLASS, neurons), exact("efa", EFA_CLASS, efas)]
     config = [neuron_config(["neurons"], logical_neuron_core)] if logical_neuron_core else []

@@ -6,7 +6,7 @@ NodePools component passes them on. Values that only exist at deploy time (secur
 placement group's name) are taken as opaque arguments and placed where they belong.
 
 The toolkit writes its own launch template rather than letting pulumi-eks build one: pulumi-eks's
-template path cannot handle AL2023_x86_64_NEURON or AL2023_ARM_64_NVIDIA (FACTS §7), and only a
+template path cannot handle AL2023_x86_64_NEURON or AL2023_ARM_64_NVIDIA (pulumi/pulumi-eks v4.3.0), and only a
 template carries the EFA interface layout, a Capacity Block's market type and IMDSv2 settings.
 """
 

@@ -4,7 +4,8 @@
 Pure: the NodePools component applies these objects with pulumi-kubernetes and `render` writes
 them as manifests, so the two always agree. Nothing here decides a device manager: labels,
 taints, Bottlerocket settings, interface layouts and NodeClass annotations come from the plan
-as they are; this module only translates them into each CRD's shape (FACTS §3.2–3.5, §4.2–4.4).
+as they are; this module only translates them into each CRD's shape (Karpenter v1.15 docs;
+EKS User Guide, Auto Mode pages and "Manage hardware devices on Amazon EKS").
 """
 
 from __future__ import annotations
@@ -202,7 +203,7 @@ def subnet_terms(pool: PoolPlan, facts: ClusterFacts) -> list[dict[str, Any]]:
 
 def security_group_terms(pool: PoolPlan, facts: ClusterFacts) -> list[dict[str, Any]]:
     """Groups by the discovery tag, plus the cluster group and, on EFA pools, the EFA group by id
-    (EFA traffic needs the self-referencing group on every interface, FACTS §6)."""
+    (EFA traffic needs the self-referencing group on every interface, EKS User Guide EFA page)."""
     terms: list[dict[str, Any]] = [{"tags": {DISCOVERY_TAG: facts.discovery_tag}}]
     if facts.cluster_security_group_id:
         terms.append({"id": facts.cluster_security_group_id})

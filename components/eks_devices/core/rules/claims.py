@@ -24,7 +24,8 @@ def _claims(plan: Plan) -> Iterator[ClaimPlan]:
     yield from plan.claims
 
 
-# `distinctAttribute` belongs to DRAConsumableCapacity: alpha (off) in 1.34-1.35, beta (on) from 1.36 (FACTS §5).
+# `distinctAttribute` belongs to DRAConsumableCapacity: alpha (off) in 1.34-1.35, beta (on) from 1.36
+# (kubernetes/api v0.36.3 `resource/v1/types.go`).
 DISTINCT_ATTRIBUTE_FROM = (1, 36)
 
 
@@ -113,7 +114,7 @@ def _claim_fit_undetermined(plan: Plan) -> Iterator[Verdict]:
                               "(fewer requests or constraints)")
 
 
-# Attributes Karpenter 1.15 knows before a node exists (FACTS §3.2); others only in matchAttribute.
+# Attributes Karpenter 1.15 knows before a node exists (karpenter.sh/docs/tasks/dra); others only in matchAttribute.
 KARPENTER_SELECTABLE = {
     "gpu.nvidia.com": {"productName", "architecture", "brand", "cudaComputeCapability", "type"},
     "dra.net": {"pciDevice", "pciVendor", "pciSubsystem", "rdma", "numaNode"},

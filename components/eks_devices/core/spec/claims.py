@@ -149,7 +149,7 @@ class Claim(Model):
 Problem = tuple[str, str, str]  # (config path, what was given, what is accepted)
 
 # The opaque config each known driver decodes: its apiVersion and kinds (NVIDIA DRA driver v0.4.1
-# `api/nvidia.com/resource/v1beta1`; Neuron DRA docs, FACTS §2.5). Anything else the driver refuses
+# `api/nvidia.com/resource/v1beta1`; aws-neuron-sdk `deploy/eks/dra.rst`). Anything else the driver refuses
 # when it prepares the claim, after the Pod was scheduled.
 DRIVER_CONFIG_KINDS = {
     "gpu.nvidia.com": ("resource.nvidia.com/v1beta1", ("GpuConfig", "MigDeviceConfig", "VfioDeviceConfig")),
