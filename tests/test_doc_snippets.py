@@ -46,3 +46,13 @@ def test_documented_imports_resolve() -> None:
 
 def test_no_document_imports_the_old_package_name() -> None:
     assert not [i for i in snippet_imports() if re.match(r"(from|import) components\b", i)]
+
+
+def test_sources_are_cited_upstream_not_in_private_notes() -> None:
+    """Code, tests and docs cite the upstream source (repository, path, tag, or documentation page)."""
+    files = [p for d in ("components", "tests", "docs", "examples", "bench") for p in (ROOT / d).rglob("*")
+             if p.suffix in (".py", ".md", ".json", ".yaml") and "__pycache__" not in p.parts]
+    assert len(files) > 50
+    marker = "FACTS" + " §"  # spelled in two parts so this file does not match itself
+    assert not [str(p.relative_to(ROOT)) for p in [*files, ROOT / "README.md"]
+                if marker in p.read_text(encoding="utf-8") or "FACTS" + ".md" in p.read_text(encoding="utf-8")]

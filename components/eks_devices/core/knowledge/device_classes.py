@@ -32,7 +32,8 @@ MIG_CLASS = "mig.nvidia.com"
 EFA_CLASS = "efa.networking.k8s.aws"
 NEURON_CLASS = "neuron.aws.com"
 CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
-# The upstream DeviceClasses and the driver each selects (FACTS.md §2.1, §2.4, §2.5).
+# The upstream DeviceClasses and the driver each selects (dra-driver-nvidia-gpu 0.4.1, aws-dranet 1.0.0 and
+# neuron-helm-chart 1.10.0 charts).
 CLASS_DRIVERS = {
     GPU_CLASS: "gpu.nvidia.com", MIG_CLASS: "gpu.nvidia.com", "vfio.gpu.nvidia.com": "gpu.nvidia.com",
     CHANNEL_CLASS: "compute-domain.nvidia.com", "compute-domain-daemon.nvidia.com": "compute-domain.nvidia.com",

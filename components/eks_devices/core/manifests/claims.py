@@ -35,46 +35,6 @@ NEURON_CONFIG_API = "neuron.aws.com/v1"
 # DRA driver → device family, for claims naming classes by their driver.
 DRIVER_FAMILIES: dict[str, Family] = {
     "gpu.nvidia.com": "nvidia", "compute-domain.nvidia.com": "nvidia", "dra.net": "efa", "neuron.aws.com": "neuron"}
-<<<<<<< HEAD
-=======
-# The upstream DeviceClasses and the driver each selects (dra-driver-nvidia-gpu 0.4.1, aws-dranet 1.0.0 and
-# neuron-helm-chart 1.10.0 charts).
-CLASS_DRIVERS = {
-    GPU_CLASS: "gpu.nvidia.com", MIG_CLASS: "gpu.nvidia.com", "vfio.gpu.nvidia.com": "gpu.nvidia.com",
-    CHANNEL_CLASS: "compute-domain.nvidia.com", "compute-domain-daemon.nvidia.com": "compute-domain.nvidia.com",
-    EFA_CLASS: "dra.net", NEURON_CLASS: "neuron.aws.com",
-}
-
-
-@dataclass(frozen=True)
-class BuiltClaim:
-    """A claim object plus what a Pod needs to use it."""
-
-    name: str
-    namespace: str
-    manifest: dict[str, Any]
-    devices: dict[str, Any]  # `spec.devices`: requests, constraints, config
-    families: tuple[Family, ...]
-    node_selector: dict[str, str]
-
-    @property
-    def kind(self) -> str:
-        return str(self.manifest["kind"])
-
-    @property
-    def shared(self) -> bool:
-        """A ResourceClaim is shared by every Pod naming it; a template gives each Pod its own."""
-        return self.kind == "ResourceClaim"
-
-    @property
-    def request_names(self) -> tuple[str, ...]:
-        return tuple(r["name"] for r in self.devices["requests"])
-
-    def pod_claim(self, name: str | None = None) -> dict[str, str]:
-        """The Pod's `spec.resourceClaims` entry (containers list `resources.claims: [{name}]`)."""
-        key = "resourceClaimName" if self.shared else "resourceClaimTemplateName"
-        return {"name": name or self.name, key: self.name}
->>>>>>> facts
 
 
 # --- requests, constraints, config ------------------------------------------------------------
