@@ -4,10 +4,8 @@ assertions), and the pure managed-node-group helpers it uses."""
 from __future__ import annotations
 
 import base64
-import copy
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -21,12 +19,9 @@ from eks_devices.core.manifests import nodes as nm
 from eks_devices.core.model import PoolPlan
 from eks_devices.core.names import CLUSTER_TAG, POOL_LABEL
 from eks_devices.core.rules.node_groups import reserved_label
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.stack import parse
 from eks_devices.node_pools import TYPE_TOKEN, NodePoolInputs, NodePools, NodePoolsRejected
-from eks_devices.offline import engine as offline
+from support import engine, stacks
 
-STACKS = Path(__file__).resolve().parent.parent / "stacks"
 ZONES = {"us-west-2a": "subnet-0a", "us-west-2b": "subnet-0b", "us-west-2c": "subnet-0c"}
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 AUTO_NODE_CLASS = "kubernetes:eks.amazonaws.com/v1:NodeClass"
@@ -38,24 +33,15 @@ MANAGER_PATHS = ["eks-devices.io/device-manager-nvidia", "eks-devices.io/device-
                  "eks-devices.io/device-manager-neuron"]
 
 
-def stack_config(stack: str, **pool_changes: dict[str, Any]) -> dict[str, Any]:
-    config = copy.deepcopy(stack_file.read_config(STACKS / f"Pulumi.{stack}.yaml"))
-    for pool, changes in pool_changes.items():
-        config["eks-devices:nodePools"].setdefault(pool, {}).update(changes)
-    if pool_changes:  # the shipped claims fit the shipped managers; a varied stack is about its pools
-        config.pop("eks-devices:claims", None)
-    return config
-
-
 @dataclass
 class Run:
     plan: planning.Plan
-    recording: offline.Recording
+    recording: engine.Recording
     rejected: NodePoolsRejected | None = None
 
-    def of_type(self, type_: str) -> dict[str, offline.Registered]:
+    def of_type(self, type_: str) -> dict[str, engine.Registered]:
         """Resources of one type by pool name (logical names are `pools-<pool>`)."""
-        return {r.name.removeprefix("pools-").removesuffix("-class"): r for r in self.recording.of_type(type_)}
+        return engine.keyed(self.recording.of_type(type_), "pools-", "-class")
 
     def urn(self, name: str) -> str:
         return self.recording.named(name).urn
@@ -64,11 +50,11 @@ class Run:
 def run(stack: str, public: dict[str, str] | None = None, tags: dict[str, str] | None = None,
         **pool_changes: dict[str, Any]) -> Run:
     """NodePools for a (varied) shipped stack, with a stand-in for cluster readiness."""
-    config = stack_config(stack, **pool_changes)
-    if tags is not None:
-        config["eks-devices:cluster"]["tags"] = tags
-    plan = planning.build(parse(config))
-    out = Run(plan, offline.Recording())
+    # the shipped claims fit the shipped managers; a varied stack is about its pools
+    config = stacks.shipped(stack, pool_changes, claims=not pool_changes,
+                            overrides={"eks-devices:cluster": {"tags": tags}} if tags is not None else None)
+    plan = stacks.build(config)
+    out = Run(plan, engine.Recording())
 
     def program() -> None:
         ready = pulumi.CustomResource("test:index:Ready", "cluster-ready", {})
@@ -87,7 +73,7 @@ def run(stack: str, public: dict[str, str] | None = None, tags: dict[str, str] |
         except NodePoolsRejected as exc:
             out.rejected = exc
 
-    out.recording = offline.run(program, config, stack=stack)
+    out.recording = engine.run(program, config, stack=stack)
     return out
 
 
@@ -106,11 +92,11 @@ def prod() -> Run:
     return run("prod")
 
 
-def labels_of(resource: offline.Registered) -> dict[str, str]:
+def labels_of(resource: engine.Registered) -> dict[str, str]:
     return resource.inputs["spec"]["template"]["metadata"]["labels"]
 
 
-def assert_children(run_: Run, resources: list[offline.Registered]) -> None:
+def assert_children(run_: Run, resources: list[engine.Registered]) -> None:
     component = run_.recording.of_type(TYPE_TOKEN)
     assert len(component) == 1
     for resource in resources:
@@ -340,7 +326,7 @@ def prod_switched() -> Run:
                           "p5-train": {"devices": {"nvidia": "device-plugin"}, "efa": {"alignWith": "none"}}})
 
 
-def _switch(before: offline.Registered, after: offline.Registered, labels: str, family: str) -> None:
+def _switch(before: engine.Registered, after: engine.Registered, labels: str, family: str) -> None:
     """The manager label at a replace-on-change path flips, so the engine replaces the pool."""
     key = f"eks-devices.io/device-manager-{family}"
     assert f'{labels}["{key}"]' in after.replace_on_changes
@@ -399,10 +385,13 @@ def test_public_pools_use_the_public_subnets_or_are_rejected() -> None:
 
 # --- pure managed-node-group helpers ----------------------------------------------------------
 
+def mng_plan(**settings: Any) -> planning.Plan:
+    """The plan of a managed-node-group stack with one pool `p` (one replica unless `settings` say)."""
+    return stacks.plan("managed-node-groups", pools={"p": {"replicas": 1, **settings}}, name="t")
+
+
 def mng_pool(**settings: Any) -> PoolPlan:
-    config = {"eks-devices:cluster": {"name": "t", "version": "1.36", "mode": "managed-node-groups"},
-              "eks-devices:nodePools": {"p": {"replicas": 1, **settings}}}
-    return planning.build(parse(config)).pools["p"]
+    return mng_plan(**settings).pools["p"]
 
 
 @pytest.mark.parametrize(("ami", "itype", "expected"), [
@@ -427,10 +416,7 @@ def test_reserved_label_prefixes(key: str, reserved: bool) -> None:
 
 
 def shape_paths(**settings: Any) -> list[str]:
-    config = {"eks-devices:cluster": {"name": "t", "version": "1.36", "mode": "managed-node-groups"},
-              "eks-devices:nodePools": {"p": {"replicas": 1, **settings}}}
-    plan = planning.build(parse(config))
-    return [f.path for f in plan.findings if f.slug == "managed-node-group-shape"]
+    return [f.path for f in stacks.findings(mng_plan(**settings), "managed-node-group-shape")]
 
 
 def test_pools_a_node_group_cannot_express() -> None:

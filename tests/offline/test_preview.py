@@ -4,9 +4,6 @@ reuse example is the tested file."""
 from __future__ import annotations
 
 import json
-import runpy
-import subprocess
-import sys
 from pathlib import Path
 
 import kubernetes_validate
@@ -14,16 +11,12 @@ import pytest
 import yaml
 
 from eks_devices.core.spec import stack_file
-from eks_devices.offline import engine as offline
 from eks_devices.offline import render
+from support import engine, stacks
+from support.cli import run as cli
 
-ROOT = Path(__file__).parent.parent
-STACKS = ("dev", "staging", "prod")
-
-
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "eks_devices", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+ROOT = stacks.ROOT
+STACKS = stacks.SHIPPED
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +31,7 @@ def previews() -> dict[str, dict]:
 
 
 def program_counts(stack: str) -> dict[str, int]:
-    config = stack_file.read_config(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
-    return offline.run(lambda: runpy.run_path(str(ROOT / "__main__.py")), config, stack=stack).counts()
+    return engine.main(stacks.shipped(stack), stack=stack).counts()
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -89,8 +81,7 @@ def test_error_findings_register_no_resource(tmp_path: Path) -> None:
     (tmp_path / "stacks").mkdir()
     (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
     (tmp_path / "__main__.py").write_text((ROOT / "__main__.py").read_text())
-    config = stack_file.read_config(ROOT / "stacks" / "Pulumi.dev.yaml")
-    config["eks-devices:cluster"]["version"] = "1.35"  # Auto Mode DRA pools need 1.36
+    config = stacks.shipped("dev", overrides={"eks-devices:cluster": {"version": "1.35"}})  # Auto Mode DRA pools need 1.36
     (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": config}))
     result = cli("preview", "bad", "--json", "--project-dir", str(tmp_path))
     assert result.returncode == 1
@@ -144,8 +135,8 @@ def test_readme_reuse_example_is_the_tested_program() -> None:
     example = (ROOT / "examples" / "own-program" / "__main__.py").read_text()
     assert example in (ROOT / "README.md").read_text()
     assert len(example.splitlines()) <= 25
-    recording = offline.run(lambda: runpy.run_path(str(ROOT / "examples" / "own-program" / "__main__.py")),
-                            {}, stack="research", project="research-gpus")
+    recording = engine.main({}, path=ROOT / "examples" / "own-program" / "__main__.py", stack="research",
+                            project="research-gpus")
     counts = recording.counts()
     assert counts["kubernetes:karpenter.sh/v1:NodePool"] == 2
     assert counts["kubernetes:helm.sh/v3:Release"] == 5  # karpenter-crd, karpenter, DRA driver, DRANET, plugin
