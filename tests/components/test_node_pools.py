@@ -117,10 +117,12 @@ def test_auto_mode_objects_use_the_cluster_provider_and_wait_for_readiness_only(
     provider = dev.urn("k8s")
     ready = dev.urn("cluster-ready")
     classes = {r.inputs["metadata"]["name"]: r for r in dev.recording.of_type(AUTO_NODE_CLASS)}
+    pools = dev.of_type(NODE_POOL)
+    assert len(classes) == 2 and sorted(pools) == sorted(dev.plan.pools)  # nothing checked vacuously
     for cls in classes.values():
         assert cls.provider.startswith(provider + "::")
         assert cls.depends_on == [ready]
-    for name, pool in dev.of_type(NODE_POOL).items():
+    for name, pool in pools.items():
         assert pool.provider.startswith(provider + "::")
         ref = pool.inputs["spec"]["template"]["spec"]["nodeClassRef"]
         assert ref["group"] == "eks.amazonaws.com" and ref["kind"] == "NodeClass"
@@ -128,7 +130,9 @@ def test_auto_mode_objects_use_the_cluster_provider_and_wait_for_readiness_only(
 
 
 def test_auto_mode_pools_carry_plan_labels_taints_and_replicas(dev: Run) -> None:
-    for name, resource in dev.of_type(NODE_POOL).items():
+    built = dev.of_type(NODE_POOL)
+    assert sorted(built) == sorted(dev.plan.pools)
+    for name, resource in built.items():
         pool = dev.plan.pools[name]
         assert labels_of(resource) == pool.labels
         assert resource.inputs["spec"]["template"]["spec"]["taints"] == list(pool.taints)
@@ -137,7 +141,9 @@ def test_auto_mode_pools_carry_plan_labels_taints_and_replicas(dev: Run) -> None
 
 
 def test_auto_mode_node_classes_get_the_role_and_security_groups(dev: Run) -> None:
-    for cls in dev.recording.of_type(AUTO_NODE_CLASS):
+    classes = dev.recording.of_type(AUTO_NODE_CLASS)
+    assert len(classes) == 2
+    for cls in classes:
         spec = cls.inputs["spec"]
         assert spec["role"] == "ml-node"
         assert {"id": "sg-0cluster"} in spec["securityGroupSelectorTerms"]
@@ -149,7 +155,9 @@ def test_auto_mode_node_classes_get_the_role_and_security_groups(dev: Run) -> No
 
 def test_every_node_pool_is_replaced_when_a_device_manager_label_changes(dev: Run, staging: Run) -> None:
     for run_ in (dev, staging):
-        for resource in run_.recording.of_type(NODE_POOL):
+        built = run_.recording.of_type(NODE_POOL)
+        assert len(built) == len(run_.plan.pools) == 4
+        for resource in built:
             assert resource.replace_on_changes == [
                 f'spec.template.metadata.labels["{key}"]' for key in MANAGER_PATHS]
 
@@ -235,7 +243,9 @@ def test_managed_node_groups_create_a_group_and_template_per_pool(prod: Run) -> 
     assert NODE_POOL not in counts
     assert_children(prod, [r for r in prod.recording.resources if r.type.startswith("aws:")])
     ready = prod.urn("cluster-ready")
-    for name, group in prod.of_type(NODE_GROUP).items():
+    groups = prod.of_type(NODE_GROUP)
+    assert sorted(groups) == sorted(prod.plan.pools)
+    for name, group in groups.items():
         template = prod.of_type(LAUNCH_TEMPLATE)[name]
         assert group.inputs["launchTemplate"]["id"] == template.outputs["id"]
         assert ready in group.depends_on
@@ -245,7 +255,9 @@ def test_managed_node_groups_create_a_group_and_template_per_pool(prod: Run) -> 
 
 
 def test_managed_node_groups_carry_toolkit_labels_and_plan_taints(prod: Run) -> None:
-    for name, group in prod.of_type(NODE_GROUP).items():
+    groups = prod.of_type(NODE_GROUP)
+    assert sorted(groups) == sorted(prod.plan.pools) == ["inference", "p5-train", "trn-train"]
+    for name, group in groups.items():
         pool = prod.plan.pools[name]
         assert group.inputs["labels"] == pool.labels
         assert not [k for k in group.inputs["labels"] if k.split("/")[0].endswith(
@@ -264,7 +276,9 @@ def test_managed_node_group_ami_types(prod: Run) -> None:
 
 
 def test_every_launch_template_requires_imdsv2_with_hop_limit_one(prod: Run) -> None:
-    for template in prod.of_type(LAUNCH_TEMPLATE).values():
+    templates = prod.of_type(LAUNCH_TEMPLATE)
+    assert sorted(templates) == sorted(prod.plan.pools) == ["inference", "p5-train", "trn-train"]
+    for template in templates.values():
         assert template.inputs["metadataOptions"] == {
             "httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 1}
         assert template.inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 200

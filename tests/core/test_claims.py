@@ -373,4 +373,9 @@ def test_known_drivers_opaque_configs_are_checked(driver: str, parameters: dict,
 
 def test_valid_opaque_configs_and_unknown_drivers_pass() -> None:
     ok = {**GPU_CONFIG, "sharing": {"strategy": "MPS", "mpsConfig": {"defaultActiveThreadPercentage": 50}}}
-    parse(with_claims({"x": _raw_config("gpu.nvidia.com", ok), "y": _raw_config("example.com", {"any": 1})}))
+    spec = parse(with_claims({"x": _raw_config("gpu.nvidia.com", ok), "y": _raw_config("example.com", {"any": 1})}))
+    assert set(spec.claims) == {"x", "y"}
+    built = {name: claims.from_config(name, c) for name, c in spec.claims.items()}
+    opaque = {name: b.devices["config"][0]["opaque"] for name, b in built.items()}
+    assert opaque == {"x": {"driver": "gpu.nvidia.com", "parameters": ok},  # carried to the claim unchanged
+                      "y": {"driver": "example.com", "parameters": {"any": 1}}}

@@ -184,9 +184,13 @@ def test_bottlerocket_nvidia_dra_disables_bundled_plugin() -> None:
     assert p.pools["dra"].bottlerocket_settings == {"kubelet-device-plugins": {"nvidia": {"enabled": False}}}
     assert p.pools["dra"].labels["nvidia.com/gpu.present"] == "true"
     assert p.pools["plugin"].bottlerocket_settings == {}
-    # the plugin pool is served by Bottlerocket's bundled plugin and the chart: that is two plugins, no DRA
-    running = {(r.family, r.manager) for r in scope.running_on(p, p.pools["dra"])}
-    assert running == {("nvidia", "dra")}
+    # the DRA pool runs the DRA driver alone: its bundled plugin is off
+    running = {(r.family, r.manager, r.source) for r in scope.running_on(p, p.pools["dra"])}
+    assert running == {("nvidia", "dra", "nvidia-dra-driver")}
+    # the plugin pool is served by Bottlerocket's bundled plugin alone: no chart plugin beside it, no DRA
+    running = {(r.family, r.manager, r.source) for r in scope.running_on(p, p.pools["plugin"])}
+    assert running == {("nvidia", "device-plugin", "bottlerocket")}
+    assert "nvidia-device-plugin" not in p.releases
 
 
 @pytest.mark.parametrize(("itype", "efa_interfaces"), [
