@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import boto3
 import pytest
 
-import preflight_aws as aws
+from support import aws
 
 
 @pytest.fixture(scope="module")

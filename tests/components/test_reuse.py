@@ -31,9 +31,9 @@ from eks_devices import (
     build,
     parse,
 )
-from eks_devices.offline import engine as offline
+from support import engine, stacks
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = stacks.ROOT
 EXISTING = ROOT / "examples" / "existing-cluster"
 # An Auto Mode stack whose Neuron pool asks for DRA, which Auto Mode does not offer: one error finding.
 ERROR_STACK: dict[str, Any] = {
@@ -45,19 +45,11 @@ ERROR_STACK: dict[str, Any] = {
 
 
 def refused(program: Callable[[], None], config: dict[str, Any] | None = None) -> tuple[
-        pulumi.InputPropertiesError, offline.Recording]:
+        pulumi.InputPropertiesError, engine.Recording]:
     """Run `program` under the mock engine; it must raise InputPropertiesError."""
-    caught: list[pulumi.InputPropertiesError] = []
-
-    def guarded() -> None:
-        try:
-            program()
-        except pulumi.InputPropertiesError as exc:
-            caught.append(exc)
-
-    recording = offline.run(guarded, config or {})
-    assert len(caught) == 1, "the component did not refuse its input"
-    return caught[0], recording
+    recording, exc = engine.raising(program, config or {}, pulumi.InputPropertiesError)
+    assert isinstance(exc, pulumi.InputPropertiesError)
+    return exc, recording
 
 
 def paths(exc: pulumi.InputPropertiesError) -> list[str]:
@@ -89,7 +81,7 @@ def existing_cluster_config() -> dict[str, Any]:
 
 
 def test_existing_cluster_example_adds_pools_software_and_claims_and_nothing_else() -> None:
-    recording = offline.run(lambda: runpy.run_path(str(EXISTING / "__main__.py")), existing_cluster_config(),
+    recording = engine.run(lambda: runpy.run_path(str(EXISTING / "__main__.py")), existing_cluster_config(),
                             stack="example", project="existing-cluster-gpus")
     counts = recording.counts()
     assert counts["aws:eks/nodeGroup:NodeGroup"] == 2

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import stackbuild
 from eks_devices.core.model import Finding, Plan
 from eks_devices.core.rules import RULES, Registry, Verdict, error, markdown_table, registry, rule, warning
 from eks_devices.core.vocabulary import MODES
+from support import stacks
 
 ROOT = Path(__file__).parents[2]
 RULES_DIR = ROOT / "components" / "eks_devices" / "core" / "rules"
@@ -28,7 +28,7 @@ def _readme_rule_table() -> str:
 
 @pytest.fixture(scope="module")
 def small_plan() -> Plan:
-    return stackbuild.plan("karpenter", pools={"gpu": {"instanceTypes": ["g6.xlarge"]}})
+    return stacks.plan("karpenter", pools={"gpu": {"instanceTypes": ["g6.xlarge"]}})
 
 
 def test_the_registry_stamps_each_verdict_with_the_rule_slug(small_plan: Plan) -> None:
@@ -94,7 +94,7 @@ def test_a_rule_restricted_to_a_mode_runs_only_for_that_mode() -> None:
         yield error("cluster.mode", "ran", "nothing")
 
     pools = {"gpu": {"instanceTypes": ["g6.xlarge"], "provisioning": "static", "replicas": 1}}
-    plans = {mode: stackbuild.plan(mode, pools=pools) for mode in MODES}
+    plans = {mode: stacks.plan(mode, pools=pools) for mode in MODES}
     assert [f.slug for f in reg.evaluate(plans["karpenter"])] == ["karpenter-only"]
     assert reg.evaluate(plans["auto-mode"]) == reg.evaluate(plans["managed-node-groups"]) == []
     assert ran == ["karpenter"]  # the check is not even called for other modes
@@ -113,9 +113,9 @@ def test_modes_default_to_all_and_keep_the_vocabulary_order() -> None:
 def test_the_catalogue_mode_restrictions_hold_on_a_real_plan() -> None:
     """A Karpenter-only rule that fires on a Karpenter stack stays silent on the same pools elsewhere."""
     pools = {"p": {"instanceTypes": ["p5.48xlarge"], "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}}
-    assert "karpenter-mig-static-only" in stackbuild.slugs(stackbuild.plan("karpenter", pools=pools))
+    assert "karpenter-mig-static-only" in stacks.slugs(stacks.plan("karpenter", pools=pools))
     assert RULES["karpenter-mig-static-only"].modes == ("karpenter",)
-    assert "karpenter-mig-static-only" not in stackbuild.slugs(stackbuild.plan("auto-mode", pools=pools))
+    assert "karpenter-mig-static-only" not in stacks.slugs(stacks.plan("auto-mode", pools=pools))
 
 
 def test_no_rule_module_builds_findings_or_repeats_a_slug() -> None:

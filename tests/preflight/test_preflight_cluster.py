@@ -1,6 +1,6 @@
 """Existing-cluster checks under moto: a missing cluster, versions below / at / above the plan's
 minimum, node-group labels against the plan, Bottlerocket's bundled plugin, device-plugin add-ons
-(ListAddons / DescribeAddon answered by `preflight_aws.addons`: moto 5.2.5 lacks them)."""
+(ListAddons / DescribeAddon answered by `support.aws.addons`: moto 5.2.5 lacks them)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 import boto3
 import pytest
 
-import preflight_aws as aws
 from eks_devices.core.names import POOL_LABEL, manager_label
 from eks_devices.preflight import CheckResult, run_preflight
 from eks_devices.preflight import cluster as checks
+from support import aws
 
 DRA_POOL = {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}
 PLUGIN_POOL = {"replicas": 1, "instanceTypes": ["g6e.2xlarge"], "devices": {"nvidia": "device-plugin"}}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,24 +15,16 @@ from eks_devices.core.derive.pools import efa_interface_layout
 from eks_devices.core.knowledge import catalog, crd_schemas
 from eks_devices.core.manifests import nodes as nm
 from eks_devices.core.names import POOL_LABEL, manager_label
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.stack import FAMILIES, parse
+from eks_devices.core.spec.stack import FAMILIES
+from support import stacks
 
-STACKS = Path(__file__).resolve().parent.parent / "stacks"
 CLUSTER = nm.ClusterFacts(cluster_name="ml", node_role_name="ml-node", discovery_tag="ml",
                         cluster_security_group_id="sg-0cluster", efa_security_group_id="sg-0efa")
 
 
-def stack_config(stack: str) -> dict[str, Any]:
-    return stack_file.read_config(STACKS / f"Pulumi.{stack}.yaml")
-
-
 def plan_of(stack: str, **pool_changes: dict[str, Any]) -> planning.Plan:
     """The plan of a shipped stack, with some pools' settings replaced or added."""
-    config = copy.deepcopy(stack_config(stack))
-    for pool, changes in pool_changes.items():
-        config["eks-devices:nodePools"].setdefault(pool, {}).update(changes)
-    return planning.build(parse(config))
+    return stacks.build(stacks.shipped(stack, pool_changes))
 
 
 def by_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:

@@ -11,38 +11,27 @@ import yaml
 from typer.testing import CliRunner
 
 from eks_devices.cli.app import app
-from eks_devices.core import planner as planning
 from eks_devices.core.rules import RULES
-from eks_devices.core.spec.stack import parse
+from support import stacks
 
-ROOT = Path(__file__).resolve().parents[1]
 CLAIM_RULES = ("efa-not-shareable", "extended-resource-not-dra", "claim-device-class-missing", "claim-unsatisfiable",
                "karpenter-claim-selector-attributes", "claim-fit-undetermined", "claim-distinct-attribute-version")
 
-MNG = {
-    "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "managed-node-groups"},
-    "eks-devices:nodePools": {
-        "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]},
-        "l40s": {"replicas": 1, "instanceTypes": ["g6e.48xlarge"]},
-        "plugin": {"replicas": 1, "instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}},
-    },
-}
-KARPENTER = {
-    "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "karpenter", "karpenter": {"version": "1.15.0"}},
-    "eks-devices:nodePools": {
-        "gpu-dra": {"instanceTypes": ["p5.48xlarge"]},
-        "gpu-plugin": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}},
-    },
-}
-AUTO = {
-    "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "auto-mode"},
-    "eks-devices:nodePools": {"p5": {"provisioning": "static", "replicas": 1, "instanceTypes": ["p5.48xlarge"]}},
-}
+MNG = stacks.config("managed-node-groups", name="c", pools={
+    "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]},
+    "l40s": {"replicas": 1, "instanceTypes": ["g6e.48xlarge"]},
+    "plugin": {"replicas": 1, "instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}},
+})
+KARPENTER = stacks.config("karpenter", name="c", cluster={"karpenter": {"version": "1.15.0"}}, pools={
+    "gpu-dra": {"instanceTypes": ["p5.48xlarge"]},
+    "gpu-plugin": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}},
+})
+AUTO = stacks.config("auto-mode", name="c", pools={
+    "p5": {"provisioning": "static", "replicas": 1, "instanceTypes": ["p5.48xlarge"]}})
 
 
 def findings(base: dict, claims: dict, slug: str) -> list:
-    plan = planning.build(parse({**base, "eks-devices:claims": claims}))
-    return [f for f in plan.findings if f.slug == slug]
+    return stacks.findings(stacks.build({**base, "eks-devices:claims": claims}), slug)
 
 
 def test_claim_rules_are_in_the_catalogue() -> None:
@@ -56,14 +45,14 @@ SPREAD = {"pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClas
 
 
 def test_distinct_attribute_before_1_36_is_an_error() -> None:
-    old = {**MNG, "eks-devices:cluster": {**MNG["eks-devices:cluster"], "version": "1.35"}}
+    old = stacks.merge(MNG, {"eks-devices:cluster": {"version": "1.35"}})
     [found] = findings(old, {"x": SPREAD}, "claim-distinct-attribute-version")
     assert (found.severity, found.path) == ("error", "claims.x.constraints") and "1.35" in found.message
 
 
 def test_distinct_attribute_is_quiet_from_1_36_and_without_it() -> None:
     assert findings(MNG, {"x": SPREAD}, "claim-distinct-attribute-version") == []
-    old = {**MNG, "eks-devices:cluster": {**MNG["eks-devices:cluster"], "version": "1.35"}}
+    old = stacks.merge(MNG, {"eks-devices:cluster": {"version": "1.35"}})
     assert findings(old, {"x": {"pools": ["p5"], "gpus": {"count": 2}}}, "claim-distinct-attribute-version") == []
 
 
@@ -151,7 +140,7 @@ def test_claim_unsatisfiable_is_quiet_when_the_claim_fits(entry: dict) -> None:
 # --- stacks through the CLI -------------------------------------------------------------------
 
 def test_prod_templates_preview_as_fitting() -> None:
-    result = CliRunner().invoke(app, ["preview", "prod", "--json", "--project-dir", str(ROOT)])
+    result = CliRunner().invoke(app, ["preview", "prod", "--json", "--project-dir", str(stacks.ROOT)])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["summary"]["errors"] == 0
@@ -167,12 +156,12 @@ def test_prod_templates_preview_as_fitting() -> None:
 
 
 def test_a_wrong_claim_previews_as_unsatisfiable(tmp_path: Path) -> None:
-    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())["config"]
+    config = stacks.shipped("prod")
     config["eks-devices:nodePools"]["a100"] = {"replicas": 1, "instanceTypes": ["p4d.24xlarge"]}
     config["eks-devices:claims"]["every-gpu-its-own-efa"] = {
         "pools": ["a100"], "gpus": {"count": 8}, "efa": {"count": 8}, "alignWith": "gpu"}
     (tmp_path / "Pulumi.yaml").write_text("name: eks-devices\nruntime: python\nstackConfigDir: stacks\n")
-    shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
+    shutil.copy(stacks.ROOT / "__main__.py", tmp_path / "__main__.py")
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.wrong.yaml").write_text(yaml.safe_dump({"config": config}))
     runner = CliRunner()

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-import stackbuild
 from eks_devices.core.rules import RULES
+from support import stacks
 
 STATIC = {"provisioning": "static", "replicas": 1}
 P5 = {"instanceTypes": ["p5.48xlarge"]}
@@ -247,13 +247,13 @@ def test_every_rule_has_a_case() -> None:
 
 def _plan(kwargs: dict[str, Any]):
     kwargs = dict(kwargs)
-    return stackbuild.plan(kwargs.pop("mode"), kwargs.pop("version"), kwargs.pop("pools"), **kwargs)
+    return stacks.plan(kwargs.pop("mode"), kwargs.pop("version"), kwargs.pop("pools"), **kwargs)
 
 
 @pytest.mark.parametrize("slug", sorted(CASES))
 def test_rule_fires(slug: str) -> None:
     firing, severity, path, _ = CASES[slug]
-    found = stackbuild.findings(_plan(firing), slug)
+    found = stacks.findings(_plan(firing), slug)
     assert found, f"{slug} did not fire"
     assert {(f.severity, f.path) for f in found} >= {(severity, path)}
     for f in found:
@@ -263,22 +263,22 @@ def test_rule_fires(slug: str) -> None:
 @pytest.mark.parametrize("slug", sorted(CASES))
 def test_rule_stays_quiet(slug: str) -> None:
     *_, quiet = CASES[slug]
-    assert not stackbuild.findings(_plan(quiet), slug)
+    assert not stacks.findings(_plan(quiet), slug)
 
 
 def test_gb200_needs_an_efa_plugin_that_knows_it() -> None:
     pool = {"instanceTypes": ["p6e-gb200.36xlarge"], **STATIC, **CB, "availabilityZone": "us-west-2a",
             "placementGroup": False, "computeDomains": True, "devices": {"nvidia": "dra", "efa": "device-plugin"}}
-    old = stackbuild.plan("managed-node-groups", pools={"p": pool},
+    old = stacks.plan("managed-node-groups", pools={"p": pool},
                           chartVersions={"aws-efa-k8s-device-plugin": "v0.5.13"})
-    assert [f.path for f in stackbuild.findings(old, "p6e-gb200-prerequisites")] == [
+    assert [f.path for f in stacks.findings(old, "p6e-gb200-prerequisites")] == [
         "chartVersions.aws-efa-k8s-device-plugin"]
-    assert not stackbuild.findings(stackbuild.plan("managed-node-groups", pools={"p": pool}), "p6e-gb200-prerequisites")
+    assert not stacks.findings(stacks.plan("managed-node-groups", pools={"p": pool}), "p6e-gb200-prerequisites")
 
 
 def test_dra_on_1_33_is_a_warning() -> None:
-    p = stackbuild.plan("managed-node-groups", "1.33", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra"}}})
-    assert [f.severity for f in stackbuild.findings(p, "dra-kubernetes-version")] == ["warning"]
+    p = stacks.plan("managed-node-groups", "1.33", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra"}}})
+    assert [f.severity for f in stacks.findings(p, "dra-kubernetes-version")] == ["warning"]
 
 
 def test_time_slicing_needs_a_driver_with_consumable_shares() -> None:
@@ -286,37 +286,37 @@ def test_time_slicing_needs_a_driver_with_consumable_shares() -> None:
     pinned driver leaves only the alpha warning."""
     pools = {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
                    "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}
-    default = stackbuild.plan("karpenter", "1.36", pools)
-    [error] = stackbuild.findings(default, "karpenter-time-slicing")
+    default = stacks.plan("karpenter", "1.36", pools)
+    [error] = stacks.findings(default, "karpenter-time-slicing")
     assert error.severity == "error" and "0.4.1 has no ConsumableShares feature gate" in error.message
     assert default.releases["nvidia-dra-driver"].values["featureGates"]["ConsumableShares"] is True
-    newer = stackbuild.plan("karpenter", "1.36", pools, chartVersions={"nvidia-dra-driver": "0.5.0"})
-    assert [f.severity for f in stackbuild.findings(newer, "karpenter-time-slicing")] == ["warning"]
+    newer = stacks.plan("karpenter", "1.36", pools, chartVersions={"nvidia-dra-driver": "0.5.0"})
+    assert [f.severity for f in stacks.findings(newer, "karpenter-time-slicing")] == ["warning"]
     assert not newer.errors
 
 
 def test_karpenter_beyond_known_kubernetes() -> None:
-    p = stackbuild.plan("karpenter", "1.38")
-    [finding] = stackbuild.findings(p, "karpenter-kubernetes-compat")
+    p = stacks.plan("karpenter", "1.38")
+    [finding] = stacks.findings(p, "karpenter-kubernetes-compat")
     assert finding.path == "cluster.version"
 
 
 def test_dra_gates_overridden_to_match_are_quiet() -> None:
     """Overriding the gates with exactly what the pools need is allowed."""
-    p = stackbuild.plan("karpenter", pools={"p": {**P5, "devices": {"efa": "device-plugin"}}},
+    p = stacks.plan("karpenter", pools={"p": {**P5, "devices": {"efa": "device-plugin"}}},
                         helmValues={"karpenter": {"settings": {"awsFeatureGates": {"draNVIDIAGPU": True}}}})
-    assert not stackbuild.findings(p, "karpenter-dra-gates-match-drivers")
+    assert not stacks.findings(p, "karpenter-dra-gates-match-drivers")
 
 
 def test_static_auto_mode_label_emptied_fires() -> None:
-    p = stackbuild.plan("auto-mode", pools={"p": {**P5, **STATIC,
+    p = stacks.plan("auto-mode", pools={"p": {**P5, **STATIC,
                                                   "labels": {"eks.amazonaws.com/device-manager-efa": ""}}})
-    [finding] = stackbuild.findings(p, "static-pool-device-manager-label")
+    [finding] = stacks.findings(p, "static-pool-device-manager-label")
     assert "efa" in finding.path
 
 
 def test_findings_sorted_errors_first() -> None:
-    p = stackbuild.plan("karpenter", "1.32", {"p": {**P5, "devices": {"nvidia": "dra", "efa": "dra"},
+    p = stacks.plan("karpenter", "1.32", {"p": {**P5, "devices": {"nvidia": "dra", "efa": "dra"},
                                                     "efa": {"networkInterfaces": LAYOUT_1}}})
     severities = [f.severity for f in p.findings]
     assert severities == sorted(severities, key=lambda s: s != "error")
@@ -330,9 +330,9 @@ def test_an_mps_claim_needs_the_mps_gate() -> None:
                       "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
                       "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": mps}}]}}
     pools = {"p": {**P5, **STATIC}}
-    [finding] = stackbuild.findings(stackbuild.plan("managed-node-groups", pools=pools, claims=claims),
+    [finding] = stacks.findings(stacks.plan("managed-node-groups", pools=pools, claims=claims),
                                     "nvidia-dra-feature-gates")
     assert (finding.severity, finding.path) == ("error", "claims.mps.config") and "MPSSupport" in finding.fix
-    gated = stackbuild.plan("managed-node-groups", pools=pools, claims=claims,
+    gated = stacks.plan("managed-node-groups", pools=pools, claims=claims,
                             helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}})
-    assert not stackbuild.findings(gated, "nvidia-dra-feature-gates")
+    assert not stacks.findings(gated, "nvidia-dra-feature-gates")

@@ -4,9 +4,6 @@ reuse example is the tested file."""
 from __future__ import annotations
 
 import json
-import runpy
-import subprocess
-import sys
 from pathlib import Path
 
 import kubernetes_validate
@@ -14,16 +11,12 @@ import pytest
 import yaml
 
 from eks_devices.core.spec import stack_file
-from eks_devices.offline import engine as offline
 from eks_devices.offline import render
+from support import engine, stacks
+from support.cli import run as cli
 
-ROOT = Path(__file__).parent.parent
-STACKS = ("dev", "staging", "prod")
-
-
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "eks_devices", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+ROOT = stacks.ROOT
+STACKS = stacks.SHIPPED
 
 
 @pytest.fixture(scope="module")
@@ -37,22 +30,46 @@ def previews() -> dict[str, dict]:
     return out
 
 
-def program_counts(stack: str) -> dict[str, int]:
-    config = stack_file.read_config(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
-    return offline.run(lambda: runpy.run_path(str(ROOT / "__main__.py")), config, stack=stack).counts()
+def program_resources(stack: str) -> list[tuple[str, str, str | None, str]]:
+    """(type, name, parent as `type::name`, inputs as JSON) of every resource `__main__.py` registers
+    when this process runs it under the mock engine: no CLI, no preview code."""
+    rec = engine.main(stacks.shipped(stack), stack=stack)
+    by_urn = {r.urn: f"{r.type}::{r.name}" for r in rec.resources}
+    return sorted((r.type, r.name, by_urn.get(r.parent), json.dumps(r.inputs, sort_keys=True)) for r in rec.resources)
+
+
+def reported_resources(data: dict) -> list[tuple[str, str, str | None, str]]:
+    return sorted((r["type"], r["name"], r["parent"], json.dumps(r["inputs"], sort_keys=True))
+                  for r in data["resources"])
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_preview_is_the_program(previews: dict[str, dict], stack: str) -> None:
-    """The CLI's resource set is the one the program registers under the mock engine."""
+    """What `eks-devices preview --json` reports (a subprocess) is what the program registers run here
+    directly, resource by resource with its parent and inputs; and it is what the stack's plan asks for."""
     data = previews[stack]
-    assert data["resourceCounts"] == program_counts(stack)
-    assert sum(data["resourceCounts"].values()) == len(data["resources"])
+    assert reported_resources(data) == program_resources(stack)
+    types = [r["type"] for r in data["resources"]]
+    assert data["resourceCounts"] == {t: types.count(t) for t in sorted(set(types))}
+    # independent of the engine: one node object per planned pool and one Helm release per planned
+    # release, under the components that own them
+    plan = stacks.shipped_plan(stack)
+    name = plan.spec.cluster.name
+    node_type = {"auto-mode": "kubernetes:karpenter.sh/v1:NodePool", "karpenter": "kubernetes:karpenter.sh/v1:NodePool",
+                 "managed-node-groups": "aws:eks/nodeGroup:NodeGroup"}[plan.mode]
+    pools = [r["name"] for r in data["resources"]
+             if r["type"] == node_type and r["parent"] == f"eks-devices:index:NodePools::{name}"]
+    assert sorted(pools) == sorted(f"{name}-{pool}" for pool in plan.pools)
+    releases = [r["inputs"]["name"] for r in data["resources"]
+                if r["type"] == "kubernetes:helm.sh/v3:Release" and r["parent"] == f"eks-devices:index:DeviceSoftware::{name}"]
+    assert sorted(releases) == sorted(plan.releases)
 
 
 @pytest.mark.parametrize(("stack", "expected"), [
+    # Auto Mode installs no device software: no Helm release at all
     ("dev", {"kubernetes:karpenter.sh/v1:NodePool": 4, "kubernetes:eks.amazonaws.com/v1:NodeClass": 2,
-             "kubernetes:resource.k8s.io/v1:DeviceClass": 2, "eks:index:Cluster": 1}),
+             "kubernetes:resource.k8s.io/v1:DeviceClass": 2, "eks:index:Cluster": 1,
+             "kubernetes:helm.sh/v3:Release": 0}),
     ("staging", {"kubernetes:karpenter.sh/v1:NodePool": 4, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": 4,
                  "kubernetes:helm.sh/v3:Release": 7, "aws:cloudwatch/eventRule:EventRule": 5}),
     ("prod", {"aws:eks/nodeGroup:NodeGroup": 4, "aws:ec2/launchTemplate:LaunchTemplate": 4,
@@ -61,7 +78,6 @@ def test_preview_is_the_program(previews: dict[str, dict], stack: str) -> None:
 def test_shipped_stack_inventories(previews: dict[str, dict], stack: str, expected: dict[str, int]) -> None:
     counts = previews[stack]["resourceCounts"]
     assert {t: counts.get(t, 0) for t in expected} == expected
-    assert "kubernetes:helm.sh/v3:Release" not in counts or stack != "dev"  # Auto Mode installs no software
 
 
 def test_preview_records_resource_options(previews: dict[str, dict]) -> None:
@@ -89,8 +105,7 @@ def test_error_findings_register_no_resource(tmp_path: Path) -> None:
     (tmp_path / "stacks").mkdir()
     (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
     (tmp_path / "__main__.py").write_text((ROOT / "__main__.py").read_text())
-    config = stack_file.read_config(ROOT / "stacks" / "Pulumi.dev.yaml")
-    config["eks-devices:cluster"]["version"] = "1.35"  # Auto Mode DRA pools need 1.36
+    config = stacks.shipped("dev", overrides={"eks-devices:cluster": {"version": "1.35"}})  # Auto Mode DRA pools need 1.36
     (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": config}))
     result = cli("preview", "bad", "--json", "--project-dir", str(tmp_path))
     assert result.returncode == 1
@@ -144,8 +159,8 @@ def test_readme_reuse_example_is_the_tested_program() -> None:
     example = (ROOT / "examples" / "own-program" / "__main__.py").read_text()
     assert example in (ROOT / "README.md").read_text()
     assert len(example.splitlines()) <= 25
-    recording = offline.run(lambda: runpy.run_path(str(ROOT / "examples" / "own-program" / "__main__.py")),
-                            {}, stack="research", project="research-gpus")
+    recording = engine.main({}, path=ROOT / "examples" / "own-program" / "__main__.py", stack="research",
+                            project="research-gpus")
     counts = recording.counts()
     assert counts["kubernetes:karpenter.sh/v1:NodePool"] == 2
     assert counts["kubernetes:helm.sh/v3:Release"] == 5  # karpenter-crd, karpenter, DRA driver, DRANET, plugin

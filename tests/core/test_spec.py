@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import stackbuild
 from eks_devices.core.spec import stack as spec_module
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import ConfigError, parse
+from support import stacks
 
 
 def problems(cfg: dict) -> dict[str, spec_module.ConfigProblem]:
@@ -19,7 +19,7 @@ def problems(cfg: dict) -> dict[str, spec_module.ConfigProblem]:
 
 
 def test_defaults_and_camel_case_keys() -> None:
-    s = stackbuild.spec(pools={"gpu": {"instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}})
+    s = stacks.spec(pools={"gpu": {"instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}})
     pool = s.node_pools["gpu"]
     assert pool.efa.align_with == "gpu"
     assert pool.devices.nvidia == "auto"
@@ -31,18 +31,18 @@ def test_defaults_and_camel_case_keys() -> None:
 
 
 def test_spec_is_immutable() -> None:
-    s = stackbuild.spec()
+    s = stacks.spec()
     with pytest.raises(Exception, match="frozen"):
         s.cluster.name = "other"  # type: ignore[misc]
 
 
 def test_managed_node_groups_default_to_static() -> None:
-    s = stackbuild.spec("managed-node-groups", pools={"a": {"instanceTypes": ["g6e.2xlarge"], "replicas": 1}})
+    s = stacks.spec("managed-node-groups", pools={"a": {"instanceTypes": ["g6e.2xlarge"], "replicas": 1}})
     assert s.provisioning(s.node_pools["a"]) == "static"
 
 
 def test_every_problem_reported_at_once() -> None:
-    cfg = stackbuild.config(pools={
+    cfg = stacks.config(pools={
         "a": {"instanceTypes": ["p5.48xlarg"], "devices": {"nvidia": "yes"}, "bogus": 1},
         "b": {"instanceTypes": []},
     })
@@ -63,7 +63,7 @@ def test_every_problem_reported_at_once() -> None:
 
 @pytest.mark.parametrize(("version", "ok"), [("1.36", True), ("1.3x", False), ("latest", False), ("136", False)])
 def test_kubernetes_version_must_be_a_minor(version: str, ok: bool) -> None:
-    cfg = stackbuild.config(version=version)
+    cfg = stacks.config(version=version)
     if ok:
         assert parse(cfg).cluster.kubernetes == (1, 36)
     else:
@@ -71,12 +71,12 @@ def test_kubernetes_version_must_be_a_minor(version: str, ok: bool) -> None:
 
 
 def test_karpenter_version_must_be_semver() -> None:
-    found = problems(stackbuild.config(cluster={"karpenter": {"version": "one.fifteen"}}))
+    found = problems(stacks.config(cluster={"karpenter": {"version": "one.fifteen"}}))
     assert "cluster.karpenter.version" in found
 
 
 def test_wrong_shapes_say_what_shape_is_accepted() -> None:
-    cfg = stackbuild.config(pools={"p": {"instanceTypes": "p5.48xlarge", "labels": ["a"]}})
+    cfg = stacks.config(pools={"p": {"instanceTypes": "p5.48xlarge", "labels": ["a"]}})
     cfg["eks-devices:cluster"] = "ml"
     found = problems(cfg)
     assert found["cluster"].accepted == "a mapping of keys to values"
@@ -85,10 +85,10 @@ def test_wrong_shapes_say_what_shape_is_accepted() -> None:
 
 
 def test_taint_keys_and_values_are_kubernetes_shaped() -> None:
-    found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["g6.xlarge"], "taints": [
+    found = problems(stacks.config(pools={"p": {"instanceTypes": ["g6.xlarge"], "taints": [
         {"key": "bad key", "effect": "NoSchedule"}, {"key": "ok", "value": "no spaces!", "effect": "NoSchedule"}]}}))
     assert {"nodePools.p.taints.0.key", "nodePools.p.taints.1.value"} <= set(found)
-    s = stackbuild.spec(pools={"p": {"instanceTypes": ["g6.xlarge"],
+    s = stacks.spec(pools={"p": {"instanceTypes": ["g6.xlarge"],
                                      "taints": [{"key": "dedicated", "value": "", "effect": "NoSchedule"}]}})
     assert s.node_pools["p"].taints[0].value is None  # empty means absent, as Kubernetes reads it
 
@@ -121,11 +121,11 @@ def test_missing_required_fields() -> None:
         {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}]}}, "nodePools.p.efa.networkInterfaces"),
 ])
 def test_pool_cross_field_problems(pool: dict, path: str) -> None:
-    assert path in problems(stackbuild.config(pools={"p": pool}))
+    assert path in problems(stacks.config(pools={"p": pool}))
 
 
 def test_static_pools_take_only_a_node_limit() -> None:
-    found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["g6.xlarge"], "provisioning": "static",
+    found = problems(stacks.config(pools={"p": {"instanceTypes": ["g6.xlarge"], "provisioning": "static",
                                                     "replicas": 1, "limits": {"cpu": 8}}}))
     assert "nodePools.p.limits" in found
 
@@ -134,8 +134,8 @@ def test_node_classes_take_no_efa_interface_type() -> None:
     layout = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
               {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa"}]
     pool = {"instanceTypes": ["p5.48xlarge"], "provisioning": "static", "replicas": 1, "efa": {"networkInterfaces": layout}}
-    assert "nodePools.p.efa.networkInterfaces.1.interfaceType" in problems(stackbuild.config(pools={"p": pool}))
-    parse(stackbuild.config("managed-node-groups", pools={"p": pool}))  # launch templates take 'efa'
+    assert "nodePools.p.efa.networkInterfaces.1.interfaceType" in problems(stacks.config(pools={"p": pool}))
+    parse(stacks.config("managed-node-groups", pools={"p": pool}))  # launch templates take 'efa'
 
 
 @pytest.mark.parametrize(("itype", "card"), [("p6-b300.48xlarge", 0), ("g6e.24xlarge", 2)])
@@ -145,25 +145,25 @@ def test_layout_cards_must_exist_and_take_efa(itype: str, card: int) -> None:
               {"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0, "interfaceType": "efa-only"}]
     pool = {"instanceTypes": [itype], "replicas": 1, "efa": {"networkInterfaces": layout}}
     assert "nodePools.p.efa.networkInterfaces.1.networkCardIndex" in problems(
-        stackbuild.config("managed-node-groups", pools={"p": pool}))
+        stacks.config("managed-node-groups", pools={"p": pool}))
 
 
 def test_dynamic_pool_rejected_for_managed_node_groups() -> None:
-    found = problems(stackbuild.config("managed-node-groups", pools={
+    found = problems(stacks.config("managed-node-groups", pools={
         "p": {"instanceTypes": ["g6e.2xlarge"], "provisioning": "dynamic"}}))
     assert "nodePools.p.provisioning" in found
 
 
 def test_pool_name_must_be_a_kubernetes_name() -> None:
-    assert "nodePools.Bad_Name" in problems(stackbuild.config(pools={"Bad_Name": {"instanceTypes": ["g6.xlarge"]}}))
+    assert "nodePools.Bad_Name" in problems(stacks.config(pools={"Bad_Name": {"instanceTypes": ["g6.xlarge"]}}))
 
 
 def test_brought_vpc_needs_private_subnets() -> None:
-    assert "network.privateSubnetIds" in problems(stackbuild.config(network={"vpcId": "vpc-123"}))
+    assert "network.privateSubnetIds" in problems(stacks.config(network={"vpcId": "vpc-123"}))
 
 
 def test_bad_cidrs() -> None:
-    found = problems(stackbuild.config(network={"cidr": "10.0.0.0/8"},
+    found = problems(stacks.config(network={"cidr": "10.0.0.0/8"},
                                        cluster={"endpoint": {"publicAccessCidrs": ["nope"]}}))
     assert {"network.cidr", "cluster.endpoint.publicAccessCidrs"} <= set(found)
 
@@ -179,20 +179,20 @@ def test_bad_cidrs() -> None:
 ])
 def test_cluster_tags_follow_aws_rules_and_leave_reserved_keys_alone(tags: dict[str, str],
                                                                      reserved: str | None) -> None:
-    accepted = problems(stackbuild.config(cluster={"tags": tags}))["cluster.tags"].accepted
+    accepted = problems(stacks.config(cluster={"tags": tags}))["cluster.tags"].accepted
     assert "at most 40 tags, keys of 1-128 and values of up to 256 characters" in accepted
     assert (reserved in accepted) if reserved else "reserved:" not in accepted
     ok = {"team": "ml", "cost-center": "4711", "k" * 128: "v" * 256}
-    assert stackbuild.spec(cluster={"tags": ok}).cluster.tags == ok
+    assert stacks.spec(cluster={"tags": ok}).cluster.tags == ok
 
 
 def test_helm_values_keys_are_chart_keys() -> None:
-    found = problems(stackbuild.config(helmValues={"gpu-operator": {}}))
+    found = problems(stacks.config(helmValues={"gpu-operator": {}}))
     assert any(path.startswith("helmValues") for path in found)
 
 
 def test_chart_versions_must_be_versions() -> None:
-    assert "chartVersions.karpenter" in problems(stackbuild.config(chartVersions={"karpenter": "latest"}))
+    assert "chartVersions.karpenter" in problems(stacks.config(chartVersions={"karpenter": "latest"}))
 
 
 # --- stack files ------------------------------------------------------------------------------
@@ -238,9 +238,8 @@ def test_missing_stack_lists_existing(tmp_path: Path) -> None:
 
 
 def test_shipped_stacks_parse() -> None:
-    stacks = Path(__file__).parent.parent / "stacks"
-    assert stack_file.stack_names(stacks) == ["dev", "prod", "staging"]
-    modes = {name: stack_file.load(name, stacks).mode for name in ("dev", "staging", "prod")}
+    assert stack_file.stack_names(stacks.STACKS) == ["dev", "prod", "staging"]
+    modes = {name: stack_file.load(name, stacks.STACKS).mode for name in stacks.SHIPPED}
     assert modes == {"dev": "auto-mode", "staging": "karpenter", "prod": "managed-node-groups"}
 
 
@@ -301,7 +300,7 @@ config:
 @pytest.mark.parametrize("settings", [{"motd": None}, {"kernel": {"sysctl": [{"a": 1}]}}, {"kernel": {1: "x"}}])
 def test_bottlerocket_settings_without_a_toml_form_are_config_errors(settings: dict) -> None:
     pool = {"instanceTypes": ["g6.xlarge"], "ami": "bottlerocket", "bottlerocketSettings": settings}
-    found = problems(stackbuild.config(pools={"g": pool}))
+    found = problems(stacks.config(pools={"g": pool}))
     (path, problem), = found.items()
     assert path.startswith("nodePools.g.bottlerocketSettings")
     assert any(words in problem.accepted for words in ("TOML form", "not text", "text keys"))
@@ -320,7 +319,7 @@ def test_bottlerocket_settings_without_a_toml_form_are_config_errors(settings: d
     ("karpenter", {"settings": ["x"]}, "settings"),
 ])
 def test_helm_values_the_toolkit_reads_must_have_their_shape(chart: str, values: dict, path: str) -> None:
-    found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["p5.48xlarge"]}}, helmValues={chart: values}))
+    found = problems(stacks.config(pools={"p": {"instanceTypes": ["p5.48xlarge"]}}, helmValues={chart: values}))
     assert set(found) == {f"helmValues.{chart}.{path}"}
     problem = found[f"helmValues.{chart}.{path}"]
     assert problem.given and problem.accepted
@@ -331,8 +330,8 @@ def test_neuron_affinity_overrides_are_read_and_may_carry_the_charts_placeholder
     chart's own default form (an instance-list placeholder for `values`) is accepted."""
     own = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "__INSTANCE_TYPE_KEY__", "operator": "In", "values": "__NEURON_INSTANCES__"}]}]}}}
-    assert stackbuild.spec(helmValues={"neuron-dra-driver": {"draDriver": {"affinity": own}}})
-    bad = stackbuild.config(helmValues={"neuron-device-plugin": {"devicePlugin": {"affinity": "trn only"}}})
+    assert stacks.spec(helmValues={"neuron-dra-driver": {"draDriver": {"affinity": own}}})
+    bad = stacks.config(helmValues={"neuron-device-plugin": {"devicePlugin": {"affinity": "trn only"}}})
     assert "helmValues.neuron-device-plugin.devicePlugin.affinity" in problems(bad)
 
 
@@ -340,9 +339,9 @@ def test_neuron_affinity_overrides_are_read_and_may_carry_the_charts_placeholder
                                  "nvidia.com/gpu.present", "nvidia.com/device-plugin.config"])
 def test_pool_labels_cannot_replace_the_toolkit_s_own(key: str) -> None:
     """The plan derives these from devices.* / gpuSharing and the device software is scoped by them."""
-    found = problems(stackbuild.config(pools={"p": {"instanceTypes": ["p5.48xlarge"], "labels": {key: "x"}}}))
+    found = problems(stacks.config(pools={"p": {"instanceTypes": ["p5.48xlarge"], "labels": {key: "x"}}}))
     assert "a label the toolkit does not set itself" in found[f"nodePools.p.labels.{key}"].accepted
-    assert stackbuild.spec(pools={"p": {"instanceTypes": ["p5.48xlarge"], "labels": {"team": "x"}}})
+    assert stacks.spec(pools={"p": {"instanceTypes": ["p5.48xlarge"], "labels": {"team": "x"}}})
 
 
 @pytest.mark.parametrize(("profile", "ok"), [("1g.10gb", True), ("1g.10gb+me", True), ("7g.80gb", True),
@@ -351,9 +350,9 @@ def test_mig_profiles_as_nvml_names_them(profile: str, ok: bool) -> None:
     pool = {"instanceTypes": ["p5.48xlarge"], "provisioning": "static", "replicas": 1,
             "gpuSharing": {"strategy": "mig", "profile": profile}}
     if ok:
-        assert stackbuild.spec(pools={"p": pool}).node_pools["p"].gpu_sharing.profile == profile
+        assert stacks.spec(pools={"p": pool}).node_pools["p"].gpu_sharing.profile == profile
     else:
-        assert "nodePools.p.gpuSharing.profile" in problems(stackbuild.config(pools={"p": pool}))
+        assert "nodePools.p.gpuSharing.profile" in problems(stacks.config(pools={"p": pool}))
 
 
 @pytest.mark.parametrize(("zone", "network", "ok"), [
@@ -368,7 +367,7 @@ def test_mig_profiles_as_nvml_names_them(profile: str, ok: bool) -> None:
 ])
 def test_pool_zone_is_a_zone_of_the_region_and_vpc(zone: str, network: dict, ok: bool) -> None:
     pools = {"a": {"instanceTypes": ["g6.xlarge"], "replicas": 1, "availabilityZone": zone}}
-    cfg = stackbuild.config("managed-node-groups", pools=pools, network=network)
+    cfg = stacks.config("managed-node-groups", pools=pools, network=network)
     if ok:
         parse(cfg)
     else:
@@ -376,20 +375,20 @@ def test_pool_zone_is_a_zone_of_the_region_and_vpc(zone: str, network: dict, ok:
 
 
 def test_network_zone_list_names_zones_of_the_region() -> None:
-    cfg = stackbuild.config(network={"availabilityZones": ["us-west-2a", "eu-west-1b"]})
+    cfg = stacks.config(network={"availabilityZones": ["us-west-2a", "eu-west-1b"]})
     assert problems(cfg)["network.availabilityZones.1"].given == "'eu-west-1b'"
 
 
 def test_pools_pinned_to_more_zones_than_the_vpc_has() -> None:
     pools = {f"p{z}": {"instanceTypes": ["g6.xlarge"], "availabilityZone": f"us-west-2{z}"} for z in "abc"}
-    found = problems(stackbuild.config(pools=pools, network={"availabilityZones": 2}))
+    found = problems(stacks.config(pools=pools, network={"availabilityZones": 2}))
     assert "us-west-2a, us-west-2b, us-west-2c" in found["network.availabilityZones"].accepted
-    assert stackbuild.spec(pools=pools, network={"availabilityZones": 3})
+    assert stacks.spec(pools=pools, network={"availabilityZones": 3})
 
 
 def test_aws_profile_is_read_with_the_region() -> None:
-    assert parse({**stackbuild.config(), "aws:profile": "ml-prod"}).aws_profile == "ml-prod"
-    assert parse(stackbuild.config()).aws_profile is None
-    found = problems({**stackbuild.config(), "aws:profile": "two words", "aws:region": "mars"})
+    assert parse({**stacks.config(), "aws:profile": "ml-prod"}).aws_profile == "ml-prod"
+    assert parse(stacks.config()).aws_profile is None
+    found = problems({**stacks.config(), "aws:profile": "two words", "aws:region": "mars"})
     assert found["aws:profile"].accepted.startswith("an AWS profile name")
     assert found["aws:region"].accepted == "an AWS region such as us-west-2"

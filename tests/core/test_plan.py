@@ -3,22 +3,18 @@ Karpenter DRA settings, and the overlap proof on the shipped stacks."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-import stackbuild
 from eks_devices.core import planner as planning
 from eks_devices.core.derive import scope
-from eks_devices.core.spec import stack_file
+from support import stacks
 
-STACKS = Path(__file__).parent.parent / "stacks"
 STATIC = {"provisioning": "static", "replicas": 1}
 
 
 @pytest.fixture(scope="module", params=["dev", "staging", "prod"])
 def shipped(request: pytest.FixtureRequest) -> planning.Plan:
-    return planning.build(stack_file.load(request.param, STACKS))
+    return stacks.shipped_plan(request.param)
 
 
 def test_shipped_stacks_are_clean(shipped: planning.Plan) -> None:
@@ -35,8 +31,8 @@ def test_shipped_stacks_run_one_manager_per_family(shipped: planning.Plan) -> No
 
 
 def test_toolkit_labels_everywhere_and_eks_labels_in_auto_mode_only() -> None:
-    auto = stackbuild.plan("auto-mode", pools={"p": {"instanceTypes": ["p5.48xlarge"]}})
-    mng = stackbuild.plan("managed-node-groups", pools={"p": {"instanceTypes": ["p5.48xlarge"], **STATIC}})
+    auto = stacks.plan("auto-mode", pools={"p": {"instanceTypes": ["p5.48xlarge"]}})
+    mng = stacks.plan("managed-node-groups", pools={"p": {"instanceTypes": ["p5.48xlarge"], **STATIC}})
     expected_toolkit = {"eks-devices.io/pool": "p", "eks-devices.io/device-manager-nvidia": "dra",
                         "eks-devices.io/device-manager-efa": "dra"}
     assert auto.pools["p"].labels == {**expected_toolkit, "eks.amazonaws.com/device-manager-nvidia": "dra",
@@ -45,13 +41,13 @@ def test_toolkit_labels_everywhere_and_eks_labels_in_auto_mode_only() -> None:
 
 
 def test_families_without_devices_get_no_label() -> None:
-    p = stackbuild.plan(pools={"p": {"instanceTypes": ["g6.xlarge"]}})
+    p = stacks.plan(pools={"p": {"instanceTypes": ["g6.xlarge"]}})
     assert "eks-devices.io/device-manager-efa" not in p.pools["p"].labels
     assert "eks-devices.io/device-manager-neuron" not in p.pools["p"].labels
 
 
 def test_default_taints_and_user_taints() -> None:
-    p = stackbuild.plan(pools={
+    p = stacks.plan(pools={
         "gpu": {"instanceTypes": ["g6.xlarge"]},
         "trn": {"instanceTypes": ["trn1.32xlarge"], **STATIC},
         "own": {"instanceTypes": ["g6.xlarge"], "taints": [{"key": "nvidia.com/gpu", "effect": "NoExecute"}]},
@@ -62,7 +58,7 @@ def test_default_taints_and_user_taints() -> None:
 
 
 def test_one_release_per_family_and_manager_scoped_by_label() -> None:
-    p = stackbuild.plan(pools={
+    p = stacks.plan(pools={
         "a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}},
         "b": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"}},
         "c": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}},
@@ -78,7 +74,7 @@ def test_one_release_per_family_and_manager_scoped_by_label() -> None:
 
 
 def test_neuron_runs_as_two_releases_when_pools_use_both_modes() -> None:
-    p = stackbuild.plan("managed-node-groups", pools={
+    p = stacks.plan("managed-node-groups", pools={
         "d": {"instanceTypes": ["trn1.32xlarge"], **STATIC, "devices": {"neuron": "dra"}},
         "q": {"instanceTypes": ["inf2.xlarge"], **STATIC, "devices": {"neuron": "device-plugin"}},
     })
@@ -92,14 +88,14 @@ def test_neuron_runs_as_two_releases_when_pools_use_both_modes() -> None:
 def test_inferentia_stays_on_the_neuron_plugin() -> None:
     """The Neuron chart keeps its DRA driver off `inf*` types: `auto` picks the plugin for Inferentia
     (with the reason), and an explicit `dra` on Inferentia is an error, since no driver would run."""
-    p = stackbuild.plan("managed-node-groups", pools={
+    p = stacks.plan("managed-node-groups", pools={
         "inf": {"instanceTypes": ["inf2.8xlarge"], **STATIC},
         "trn": {"instanceTypes": ["trn1.32xlarge"], **STATIC},
     })
     assert p.pools["inf"].manager("neuron") == "device-plugin"
     assert "serves Trainium only (the chart keeps it off inf2.8xlarge)" in p.pools["inf"].managers["neuron"].reason
     assert p.pools["trn"].manager("neuron") == "dra"
-    forced = stackbuild.plan("managed-node-groups", pools={
+    forced = stacks.plan("managed-node-groups", pools={
         "inf": {"instanceTypes": ["inf2.8xlarge"], **STATIC, "devices": {"neuron": "dra"}}})
     [overlap] = scope.overlaps(forced)
     assert (overlap.pool, overlap.family, overlap.expected, overlap.running) == ("inf", "neuron", "dra", ())
@@ -107,7 +103,7 @@ def test_inferentia_stays_on_the_neuron_plugin() -> None:
 
 
 def test_auto_mode_installs_nothing_and_creates_upstream_classes() -> None:
-    p = stackbuild.plan("auto-mode", pools={"p": {"instanceTypes": ["p5.48xlarge"]}})
+    p = stacks.plan("auto-mode", pools={"p": {"instanceTypes": ["p5.48xlarge"]}})
     assert p.releases == {}
     assert {(c.name, c.owner) for c in p.device_classes} == {
         ("gpu.nvidia.com", "toolkit"), ("efa.networking.k8s.aws", "toolkit")}
@@ -115,7 +111,7 @@ def test_auto_mode_installs_nothing_and_creates_upstream_classes() -> None:
 
 
 def test_self_managed_classes_belong_to_charts() -> None:
-    p = stackbuild.plan(pools={"p": {"instanceTypes": ["p5.48xlarge"], **STATIC, "computeDomains": True}})
+    p = stacks.plan(pools={"p": {"instanceTypes": ["p5.48xlarge"], **STATIC, "computeDomains": True}})
     owners = {c.name: c.owner for c in p.device_classes}
     assert owners["gpu.nvidia.com"] == "nvidia-dra-driver"
     assert owners["efa.networking.k8s.aws"] == "aws-dranet"
@@ -134,7 +130,7 @@ def test_self_managed_classes_belong_to_charts() -> None:
     ({"p": {"instanceTypes": ["p5.48xlarge"], **STATIC}}, {}),
 ])
 def test_karpenter_dra_settings_follow_dynamic_pools(pools: dict, settings: dict) -> None:
-    p = stackbuild.plan(pools=pools)
+    p = stacks.plan(pools=pools)
     assert p.karpenter is not None
     assert p.karpenter.dra_settings == settings
     static = any(v.get("provisioning") == "static" for v in pools.values())
@@ -144,7 +140,7 @@ def test_karpenter_dra_settings_follow_dynamic_pools(pools: dict, settings: dict
 
 
 def test_user_overrides_merge_last() -> None:
-    p = stackbuild.plan(pools={"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+    p = stacks.plan(pools={"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
                         helmValues={"nvidia-device-plugin": {"priorityClassName": "system-node-critical"}},
                         chartVersions={"nvidia-device-plugin": "0.19.3"})
     release = p.releases["nvidia-device-plugin"]
@@ -154,7 +150,7 @@ def test_user_overrides_merge_last() -> None:
 
 
 def test_time_slicing_paths() -> None:
-    p = stackbuild.plan(pools={
+    p = stacks.plan(pools={
         "plugin": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"},
                    "gpuSharing": {"strategy": "time-slicing", "replicas": 4}},
         "dra": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"},
@@ -171,33 +167,37 @@ def test_time_slicing_paths() -> None:
 def test_static_karpenter_time_slicing_uses_the_driver_gpu_config() -> None:
     """Static Karpenter pools never go through Karpenter's claim simulation: auto picks DRA on 1.35,
     and they time-slice through the driver's GpuConfig (TimeSlicingSettings), not consumable capacity."""
-    p = stackbuild.plan("karpenter", "1.35", pools={
+    p = stacks.plan("karpenter", "1.35", pools={
         "sliced": {"instanceTypes": ["g6.xlarge"], **STATIC, "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})
     assert p.pools["sliced"].manager("nvidia") == "dra"
     assert p.pools["sliced"].node_class_annotations == {}
     values = p.releases["nvidia-dra-driver"].values
     assert values["featureGates"] == {"TimeSlicingSettings": True} and "consumableShares" not in values
-    assert not p.errors and not stackbuild.findings(p, "karpenter-time-slicing")
+    assert not p.errors and not stacks.findings(p, "karpenter-time-slicing")
 
 
 def test_bottlerocket_nvidia_dra_disables_bundled_plugin() -> None:
-    p = stackbuild.plan("managed-node-groups", pools={
+    p = stacks.plan("managed-node-groups", pools={
         "dra": {"instanceTypes": ["g6.xlarge"], **STATIC, "ami": "bottlerocket"},
         "plugin": {"instanceTypes": ["g6.xlarge"], **STATIC, "ami": "bottlerocket", "devices": {"nvidia": "device-plugin"}},
     })
     assert p.pools["dra"].bottlerocket_settings == {"kubelet-device-plugins": {"nvidia": {"enabled": False}}}
     assert p.pools["dra"].labels["nvidia.com/gpu.present"] == "true"
     assert p.pools["plugin"].bottlerocket_settings == {}
-    # the plugin pool is served by Bottlerocket's bundled plugin and the chart: that is two plugins, no DRA
-    running = {(r.family, r.manager) for r in scope.running_on(p, p.pools["dra"])}
-    assert running == {("nvidia", "dra")}
+    # the DRA pool runs the DRA driver alone: its bundled plugin is off
+    running = {(r.family, r.manager, r.source) for r in scope.running_on(p, p.pools["dra"])}
+    assert running == {("nvidia", "dra", "nvidia-dra-driver")}
+    # the plugin pool is served by Bottlerocket's bundled plugin alone: no chart plugin beside it, no DRA
+    running = {(r.family, r.manager, r.source) for r in scope.running_on(p, p.pools["plugin"])}
+    assert running == {("nvidia", "device-plugin", "bottlerocket")}
+    assert "nvidia-device-plugin" not in p.releases
 
 
 @pytest.mark.parametrize(("itype", "efa_interfaces"), [
     ("p5.48xlarge", 32), ("p5en.48xlarge", 16), ("p4d.24xlarge", 4), ("trn1.32xlarge", 8),
 ])
 def test_mng_efa_layout(itype: str, efa_interfaces: int) -> None:
-    p = stackbuild.plan("managed-node-groups", pools={"p": {"instanceTypes": [itype], **STATIC}})
+    p = stacks.plan("managed-node-groups", pools={"p": {"instanceTypes": [itype], **STATIC}})
     layout = p.pools["p"].network_interfaces
     assert layout is not None
     assert layout[0] == {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
@@ -207,7 +207,7 @@ def test_mng_efa_layout(itype: str, efa_interfaces: int) -> None:
 
 def test_mng_efa_layout_skips_cards_without_efa() -> None:
     """p6-b300.48xlarge: 17 cards, card 0 ENA-only, EFA on cards 1-16 (EC2 DescribeInstanceTypes)."""
-    p = stackbuild.plan("managed-node-groups", pools={"p": {"instanceTypes": ["p6-b300.48xlarge"], **STATIC}})
+    p = stacks.plan("managed-node-groups", pools={"p": {"instanceTypes": ["p6-b300.48xlarge"], **STATIC}})
     layout = p.pools["p"].network_interfaces
     assert layout is not None
     efa_cards = [n["networkCardIndex"] for n in layout if n["interfaceType"] == "efa-only"]
@@ -216,8 +216,8 @@ def test_mng_efa_layout_skips_cards_without_efa() -> None:
 
 
 def test_identity_changes_with_any_manager() -> None:
-    a = stackbuild.plan(pools={"p": {"instanceTypes": ["p5.48xlarge"]}}).pools["p"].identity
-    b = stackbuild.plan(pools={"p": {"instanceTypes": ["p5.48xlarge"], "devices": {"efa": "device-plugin"}}}).pools["p"].identity
+    a = stacks.plan(pools={"p": {"instanceTypes": ["p5.48xlarge"]}}).pools["p"].identity
+    b = stacks.plan(pools={"p": {"instanceTypes": ["p5.48xlarge"], "devices": {"efa": "device-plugin"}}}).pools["p"].identity
     assert a != b
     assert a == "nvidia=dra,efa=dra,neuron=none"
 
@@ -225,5 +225,5 @@ def test_identity_changes_with_any_manager() -> None:
 def test_a_null_override_of_a_read_mapping_deletes_it_rather_than_crashing() -> None:
     mig = {"instanceTypes": ["p5.48xlarge"], **STATIC, "devices": {"nvidia": "dra"},
            "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}
-    p = stackbuild.plan("managed-node-groups", pools={"m": mig}, helmValues={"nvidia-dra-driver": {"featureGates": None}})
-    assert "mig-partitions" in stackbuild.slugs(p, "warning")
+    p = stacks.plan("managed-node-groups", pools={"m": mig}, helmValues={"nvidia-dra-driver": {"featureGates": None}})
+    assert "mig-partitions" in stacks.slugs(p, "warning")

@@ -3,8 +3,6 @@ ClaimTemplates component."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
@@ -24,12 +22,10 @@ from eks_devices.core.knowledge.device_classes import (
 )
 from eks_devices.core.manifests import claims
 from eks_devices.core.names import CLAIM_TEMPLATES_TYPE as TYPE_TOKEN
-from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import ConfigError, parse
-from eks_devices.offline import engine as offline
 from eks_devices.program import plan_for_stack
+from support import engine, stacks
 
-ROOT = Path(__file__).resolve().parents[1]
 VERSIONS = ("1.34", "1.35", "1.36", "1.37")
 DRA = "eks-devices.io/device-manager-"
 
@@ -184,15 +180,12 @@ def test_extended_resources() -> None:
 
 # --- configuration ----------------------------------------------------------------------------
 
-BASE = {
-    "eks-devices:cluster": {"name": "c", "version": "1.36", "mode": "managed-node-groups"},
-    "eks-devices:nodePools": {"p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]},
-                              "trn": {"replicas": 1, "instanceTypes": ["trn2.48xlarge"]}},
-}
+POOLS = {"p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]},
+         "trn": {"replicas": 1, "instanceTypes": ["trn2.48xlarge"]}}
 
 
 def with_claims(claims_config: dict) -> dict:
-    return {**BASE, "eks-devices:claims": claims_config}
+    return stacks.config("managed-node-groups", pools=POOLS, name="c", claims=claims_config)
 
 
 def test_config_short_shapes_map_to_builders() -> None:
@@ -277,7 +270,7 @@ def test_config_problems_name_the_path(entry: dict, path: str, accepted: str) ->
 
 
 def test_claims_key_is_allowed_and_optional() -> None:
-    assert parse(BASE).claims == {}
+    assert parse(stacks.config("managed-node-groups", pools=POOLS, name="c")).claims == {}
     assert set(parse(with_claims({"g": {"pools": ["p5"], "gpus": {}}})).claims) == {"g"}
 
 
@@ -287,14 +280,12 @@ COMPONENTS: list[ClaimTemplates] = []
 
 
 @pytest.fixture(scope="module")
-def prod_recording() -> offline.Recording:
-    config = stack_file.read_config(ROOT / "stacks" / "Pulumi.prod.yaml")
-    config = {**config, "eks-devices:claims": {
-        **config["eks-devices:claims"],
+def prod_recording() -> engine.Recording:
+    config = stacks.shipped("prod", overrides={"eks-devices:claims": {
         "shared-slice": {"pools": ["p5-train"], "kind": "claim", "gpus": {"count": 1},
                          "timeSlicing": {"interval": "Long"}},
         "plugin-gpu": {"pools": ["inference"], "kind": "extended-resource", "extendedResources": {"nvidia.com/gpu": 1}},
-    }}
+    }})
 
     def program() -> None:
         plan = plan_for_stack()
@@ -302,10 +293,10 @@ def prod_recording() -> offline.Recording:
         anchor = k8s.core.v1.ConfigMap("device-software", data={}, opts=None)
         COMPONENTS.append(ClaimTemplates("claims", ClaimTemplatesArgs(plan=plan, k8s_provider=provider, depends_on=[anchor])))
 
-    return offline.run(program, config, stack="prod")
+    return engine.run(program, config, stack="prod")
 
 
-def test_component_creates_one_object_per_claim(prod_recording: offline.Recording) -> None:
+def test_component_creates_one_object_per_claim(prod_recording: engine.Recording) -> None:
     component = prod_recording.named("claims")
     assert component.type == TYPE_TOKEN
     templates = prod_recording.of_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
@@ -318,21 +309,14 @@ def test_component_creates_one_object_per_claim(prod_recording: offline.Recordin
         assert any("device-software" in d for d in r.depends_on)
 
 
-def test_component_inputs_are_the_built_manifests(prod_recording: offline.Recording) -> None:
+def test_component_inputs_are_the_built_manifests(prod_recording: engine.Recording) -> None:
     recorded = prod_recording.named("claims-trn-quarter-neuron-efa").inputs
     expected = claims.neuron_efa_aligned_claim("trn-quarter-neuron-efa", 4, 2, logical_neuron_core=1).manifest
 
-    def ints(value):  # the engine carries numbers as floats
-        if isinstance(value, dict):
-            return {k: ints(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [ints(v) for v in value]
-        return int(value) if isinstance(value, float) and value.is_integer() else value
-
-    assert ints(recorded) == expected
+    assert engine.ints(recorded) == expected  # the engine carries numbers as floats
 
 
-def test_component_summarises_how_pods_use_the_claims(prod_recording: offline.Recording) -> None:
+def test_component_summarises_how_pods_use_the_claims(prod_recording: engine.Recording) -> None:
     summary = COMPONENTS[0].claims
     assert summary["shared-slice"]["podClaim"] == {"name": "shared-slice", "resourceClaimName": "shared-slice"}
     assert summary["p5-node-gpu-efa"]["nodeSelector"] == {f"{DRA}nvidia": "dra", f"{DRA}efa": "dra"}
@@ -390,4 +374,9 @@ def test_known_drivers_opaque_configs_are_checked(driver: str, parameters: dict,
 
 def test_valid_opaque_configs_and_unknown_drivers_pass() -> None:
     ok = {**GPU_CONFIG, "sharing": {"strategy": "MPS", "mpsConfig": {"defaultActiveThreadPercentage": 50}}}
-    parse(with_claims({"x": _raw_config("gpu.nvidia.com", ok), "y": _raw_config("example.com", {"any": 1})}))
+    spec = parse(with_claims({"x": _raw_config("gpu.nvidia.com", ok), "y": _raw_config("example.com", {"any": 1})}))
+    assert set(spec.claims) == {"x", "y"}
+    built = {name: claims.from_config(name, c) for name, c in spec.claims.items()}
+    opaque = {name: b.devices["config"][0]["opaque"] for name, b in built.items()}
+    assert opaque == {"x": {"driver": "gpu.nvidia.com", "parameters": ok},  # carried to the claim unchanged
+                      "y": {"driver": "example.com", "parameters": {"any": 1}}}

@@ -9,19 +9,18 @@ from typing import Any
 import pulumi
 import pytest
 
-from eks_devices.core.spec.stack import ConfigError, parse
+from eks_devices.core.spec.stack import ConfigError
 from eks_devices.network import DISCOVERY_TAG, INTERNAL_ELB_TAG, PUBLIC_ELB_TAG, Network, NetworkArgs, subnet_layout
-from eks_devices.offline import engine as offline
+from support import engine, stacks
 
 CLUSTER = "net-test"
 
 
 def _spec(network: dict[str, Any]) -> Any:
-    return parse({"aws:region": "us-west-2", "eks-devices:network": network,
-                  "eks-devices:cluster": {"name": CLUSTER, "version": "1.36", "mode": "auto-mode"}})
+    return stacks.spec("auto-mode", name=CLUSTER, network=network)
 
 
-def _run(network: dict[str, Any], required_zones: tuple[str, ...] = ()) -> offline.Recording:
+def _run(network: dict[str, Any], required_zones: tuple[str, ...] = ()) -> engine.Recording:
     spec = _spec(network)
 
     def program() -> None:
@@ -31,14 +30,14 @@ def _run(network: dict[str, Any], required_zones: tuple[str, ...] = ()) -> offli
                     "public_subnets_by_zone", "efa_security_group_id", "availability_zones"):
             pulumi.export(key, getattr(net, key))
 
-    return offline.run(program, {"aws:region": "us-west-2"}, stack="net")
+    return engine.run(program, {"aws:region": "us-west-2"}, stack="net")
 
 
-def _by_id(rec: offline.Recording, type_: str) -> dict[str, offline.Registered]:
+def _by_id(rec: engine.Recording, type_: str) -> dict[str, engine.Registered]:
     return {r.outputs["id"]: r for r in rec.of_type(type_)}
 
 
-def _default_route_target(rec: offline.Recording, subnet_id: str) -> dict[str, Any] | None:
+def _default_route_target(rec: engine.Recording, subnet_id: str) -> dict[str, Any] | None:
     """The 0.0.0.0/0 route of the route table associated with a subnet (None if it has none)."""
     tables = [a.inputs["routeTableId"] for a in rec.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation")
               if a.inputs["subnetId"] == subnet_id]
@@ -50,35 +49,35 @@ def _default_route_target(rec: offline.Recording, subnet_id: str) -> dict[str, A
 
 
 @pytest.fixture(scope="module")
-def per_zone() -> offline.Recording:
+def per_zone() -> engine.Recording:
     return _run({"cidr": "10.42.0.0/16", "availabilityZones": 3, "natGateways": "one-per-az"})
 
 
 @pytest.fixture(scope="module")
-def single() -> offline.Recording:
+def single() -> engine.Recording:
     return _run({"cidr": "10.42.0.0/16", "availabilityZones": ["us-west-2b", "us-west-2d"], "natGateways": "single"})
 
 
 @pytest.fixture(scope="module")
-def no_nat() -> offline.Recording:
+def no_nat() -> engine.Recording:
     return _run({"availabilityZones": 2, "natGateways": "none"})
 
 
 @pytest.fixture(scope="module")
-def brought() -> offline.Recording:
+def brought() -> engine.Recording:
     return _run({"vpcId": "vpc-0123", "privateSubnetIds": ["subnet-p1", "subnet-p2", "subnet-p3"],
                  "publicSubnetIds": ["subnet-q1"]})
 
 
-def _private_subnets(rec: offline.Recording) -> list[offline.Registered]:
+def _private_subnets(rec: engine.Recording) -> list[engine.Registered]:
     return [s for s in rec.of_type("aws:ec2/subnet:Subnet") if "-private-" in s.name]
 
 
-def _public_subnets(rec: offline.Recording) -> list[offline.Registered]:
+def _public_subnets(rec: engine.Recording) -> list[engine.Registered]:
     return [s for s in rec.of_type("aws:ec2/subnet:Subnet") if "-public-" in s.name]
 
 
-def test_one_subnet_of_each_kind_per_zone(per_zone: offline.Recording) -> None:
+def test_one_subnet_of_each_kind_per_zone(per_zone: engine.Recording) -> None:
     counts = per_zone.counts()
     assert counts["aws:ec2/vpc:Vpc"] == 1
     assert len(_private_subnets(per_zone)) == len(_public_subnets(per_zone)) == 3
@@ -87,7 +86,7 @@ def test_one_subnet_of_each_kind_per_zone(per_zone: offline.Recording) -> None:
     assert sorted(s.inputs["availabilityZone"] for s in _public_subnets(per_zone)) == zones
 
 
-def test_private_subnets_route_to_their_zones_nat_and_map_no_public_ip(per_zone: offline.Recording) -> None:
+def test_private_subnets_route_to_their_zones_nat_and_map_no_public_ip(per_zone: engine.Recording) -> None:
     nats = _by_id(per_zone, "aws:ec2/natGateway:NatGateway")
     subnets = _by_id(per_zone, "aws:ec2/subnet:Subnet")
     assert len(nats) == 3
@@ -101,14 +100,14 @@ def test_private_subnets_route_to_their_zones_nat_and_map_no_public_ip(per_zone:
         assert nat_subnet.inputs["availabilityZone"] == subnet.inputs["availabilityZone"]
 
 
-def test_public_subnets_route_to_the_internet_gateway(per_zone: offline.Recording) -> None:
+def test_public_subnets_route_to_the_internet_gateway(per_zone: engine.Recording) -> None:
     (igw,) = per_zone.of_type("aws:ec2/internetGateway:InternetGateway")
     for subnet in _public_subnets(per_zone):
         route = _default_route_target(per_zone, subnet.outputs["id"])
         assert route is not None and route.get("gatewayId") == igw.outputs["id"]
 
 
-def test_subnet_tags_for_load_balancers_and_node_discovery(per_zone: offline.Recording) -> None:
+def test_subnet_tags_for_load_balancers_and_node_discovery(per_zone: engine.Recording) -> None:
     for subnet in _private_subnets(per_zone):
         tags = subnet.inputs["tags"]
         assert tags[INTERNAL_ELB_TAG] == "1" and tags[DISCOVERY_TAG] == CLUSTER and tags["team"] == "ml"
@@ -118,13 +117,13 @@ def test_subnet_tags_for_load_balancers_and_node_discovery(per_zone: offline.Rec
         assert tags[PUBLIC_ELB_TAG] == "1" and DISCOVERY_TAG not in tags and INTERNAL_ELB_TAG not in tags
 
 
-def test_subnet_cidrs_follow_the_layout(per_zone: offline.Recording) -> None:
+def test_subnet_cidrs_follow_the_layout(per_zone: engine.Recording) -> None:
     private = sorted((s.name, s.inputs["cidrBlock"]) for s in _private_subnets(per_zone))
     public = sorted((s.name, s.inputs["cidrBlock"]) for s in _public_subnets(per_zone))
     assert [(p[1], q[1]) for p, q in zip(private, public, strict=True)] == subnet_layout("10.42.0.0/16", 3)
 
 
-def test_efa_security_group_allows_all_traffic_to_and_from_itself(per_zone: offline.Recording) -> None:
+def test_efa_security_group_allows_all_traffic_to_and_from_itself(per_zone: engine.Recording) -> None:
     (sg,) = per_zone.of_type("aws:ec2/securityGroup:SecurityGroup")
     sg_id = sg.outputs["id"]
     assert per_zone.exports["efa_security_group_id"] == sg_id
@@ -138,7 +137,7 @@ def test_efa_security_group_allows_all_traffic_to_and_from_itself(per_zone: offl
         assert "cidrIpv4" not in rule.inputs
 
 
-def test_outputs_name_subnets_by_zone(per_zone: offline.Recording) -> None:
+def test_outputs_name_subnets_by_zone(per_zone: engine.Recording) -> None:
     by_zone = per_zone.exports["private_subnets_by_zone"]
     for subnet in _private_subnets(per_zone):
         assert by_zone[subnet.inputs["availabilityZone"]] == subnet.outputs["id"]
@@ -150,7 +149,7 @@ def test_outputs_name_subnets_by_zone(per_zone: offline.Recording) -> None:
     assert per_zone.exports["vpc_id"] == per_zone.of_type("aws:ec2/vpc:Vpc")[0].outputs["id"]
 
 
-def test_single_nat_serves_every_zone_and_listed_zones_are_used(single: offline.Recording) -> None:
+def test_single_nat_serves_every_zone_and_listed_zones_are_used(single: engine.Recording) -> None:
     (nat,) = single.of_type("aws:ec2/natGateway:NatGateway")
     assert len(single.of_type("aws:ec2/eip:Eip")) == 1
     private = _private_subnets(single)
@@ -160,7 +159,7 @@ def test_single_nat_serves_every_zone_and_listed_zones_are_used(single: offline.
         assert route is not None and route["natGatewayId"] == nat.outputs["id"]
 
 
-def test_without_nat_private_subnets_have_no_default_route(no_nat: offline.Recording) -> None:
+def test_without_nat_private_subnets_have_no_default_route(no_nat: engine.Recording) -> None:
     assert not no_nat.of_type("aws:ec2/natGateway:NatGateway")
     for subnet in _private_subnets(no_nat):
         assert _default_route_target(no_nat, subnet.outputs["id"]) is None
@@ -176,7 +175,7 @@ def test_a_counted_vpc_takes_the_zones_pools_are_pinned_to() -> None:
         _run({"availabilityZones": 3}, required_zones=("us-west-2z",))
 
 
-def test_brought_vpc_creates_no_network_and_tags_its_private_subnets(brought: offline.Recording) -> None:
+def test_brought_vpc_creates_no_network_and_tags_its_private_subnets(brought: engine.Recording) -> None:
     created = {"aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway", "aws:ec2/route:Route",
                "aws:ec2/internetGateway:InternetGateway"}
     assert not created & set(brought.counts())
@@ -189,8 +188,8 @@ def test_brought_vpc_creates_no_network_and_tags_its_private_subnets(brought: of
     assert brought.exports["public_subnet_ids"] == ["subnet-q1"]
 
 
-def test_brought_subnets_are_mapped_to_the_zones_ec2_reports(brought: offline.Recording) -> None:
-    mocks = offline.OfflineMocks("us-west-2")
+def test_brought_subnets_are_mapped_to_the_zones_ec2_reports(brought: engine.Recording) -> None:
+    mocks = engine.OfflineMocks("us-west-2")
     expected: dict[str, str] = {}
     for sid in ("subnet-p1", "subnet-p2", "subnet-p3"):
         expected.setdefault(mocks.subnet(sid)["availabilityZone"], sid)

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-import stackbuild
+from support import stacks
 
 
 def resolution(mode: str, pool: dict[str, Any], family: str, version: str | None = None,
                karpenter: str = "1.15.0") -> tuple[str, str]:
-    p = stackbuild.plan(mode, version, {"p": pool}, cluster={"karpenter": {"version": karpenter}})
+    p = stacks.plan(mode, version, {"p": pool}, cluster={"karpenter": {"version": karpenter}})
     res = p.pools["p"].managers[family]
     return res.manager, res.reason
 
@@ -73,7 +73,7 @@ def test_auto_resolution(mode: str, pool: dict, family: str, version: str | None
 
 
 def test_absent_family_resolves_to_none_even_when_requested() -> None:
-    p = stackbuild.plan(pools={"p": {"instanceTypes": ["g6.xlarge"], "devices": {"efa": "dra"}}})
+    p = stacks.plan(pools={"p": {"instanceTypes": ["g6.xlarge"], "devices": {"efa": "dra"}}})
     res = p.pools["p"].managers["efa"]
     assert (res.manager, res.requested) == ("none", "dra")
 

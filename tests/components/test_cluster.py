@@ -5,8 +5,7 @@ system node group, and Karpenter's AWS side and Helm releases."""
 from __future__ import annotations
 
 import json
-import runpy
-from pathlib import Path
+import re
 from typing import Any
 
 import pulumi
@@ -17,32 +16,26 @@ from eks_devices.core import planner as planning
 from eks_devices.core.spec.stack import parse
 from eks_devices.karpenter import INTERRUPTION_EVENTS, controller_values
 from eks_devices.network import DISCOVERY_TAG
-from eks_devices.offline import engine as offline
+from support import engine, stacks
 
-MAIN = str(Path(__file__).resolve().parent.parent / "__main__.py")
 NAME = "t"
 OFFICE = "203.0.113.0/24"
 GPU_POOL = {"instanceTypes": ["g6e.xlarge"]}
 
 
 def config(mode: str, pools: dict[str, Any] | None = None, **cluster: Any) -> dict[str, Any]:
+    """A stack named NAME (one GPU pool unless `pools`); `cluster` keys go to the cluster section."""
     helm_values = cluster.pop("helm_values", None)
-    out: dict[str, Any] = {
-        "aws:region": "us-west-2",
-        "eks-devices:cluster": {"name": NAME, "version": "1.36", "mode": mode, **cluster},
-        "eks-devices:nodePools": pools if pools is not None else {"gpu": GPU_POOL},
-    }
-    if helm_values:
-        out["eks-devices:helmValues"] = helm_values
-    return out
+    return stacks.config(mode, pools=pools if pools is not None else {"gpu": GPU_POOL}, name=NAME,
+                         cluster=cluster, **({"helmValues": helm_values} if helm_values else {}))
 
 
-def run(cfg: dict[str, Any]) -> offline.Recording:
+def run(cfg: dict[str, Any]) -> engine.Recording:
     """Run the program; also export, as `probe`, what pulumi-eks's EKS cluster (read through the
     component's `eks_cluster` reference) says about Auto Mode."""
 
-    def program() -> None:
-        eks_cluster = runpy.run_path(MAIN)["cluster"].eks.eks_cluster
+    def probe(program: dict[str, Any]) -> None:
+        eks_cluster = program["cluster"].eks.eks_cluster
         pulumi.export("probe", pulumi.Output.all(
             compute=eks_cluster.compute_config.apply(lambda c: c and c.enabled),
             block_storage=eks_cluster.storage_config.apply(lambda c: c and c.block_storage.enabled),
@@ -51,25 +44,23 @@ def run(cfg: dict[str, Any]) -> offline.Recording:
             bootstrap_self_managed_addons=eks_cluster.bootstrap_self_managed_addons,
             name=eks_cluster.name))
 
-    return offline.run(program, cfg, stack="test")
+    return engine.main(cfg, then=probe)
 
 
-def in_cluster(rec: offline.Recording, type_: str) -> list[offline.Registered]:
+def in_cluster(rec: engine.Recording, type_: str) -> list[engine.Registered]:
     """Resources of a type that the Cluster component made (the node pools make node groups too)."""
     return [r for r in rec.of_type(type_) if "eks-devices:index:Cluster$" in r.urn]
 
 
-def one(rec: offline.Recording, type_: str) -> offline.Registered:
-    found = in_cluster(rec, type_) or rec.of_type(type_)
-    assert len(found) == 1, f"{len(found)} of {type_}"
-    return found[0]
+def one(rec: engine.Recording, type_: str) -> engine.Registered:
+    return engine.one(in_cluster(rec, type_) or rec.of_type(type_))
 
 
-def eks_inputs(rec: offline.Recording) -> dict[str, Any]:
+def eks_inputs(rec: engine.Recording) -> dict[str, Any]:
     return one(rec, "eks:index:Cluster").inputs
 
 
-def policies_of(rec: offline.Recording, role: offline.Registered) -> set[str]:
+def policies_of(rec: engine.Recording, role: engine.Registered) -> set[str]:
     return {a.inputs["policyArn"].rsplit("/", 1)[-1]
             for a in rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
             if a.inputs["role"] == role.outputs["name"]}
@@ -78,26 +69,26 @@ def policies_of(rec: offline.Recording, role: offline.Registered) -> set[str]:
 # --- auto-mode ------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def auto() -> offline.Recording:
+def auto() -> engine.Recording:
     return run(config("auto-mode", endpoint={"publicAccessCidrs": [OFFICE]}, logging=["api", "audit"],
                       tags={"team": "ml"}))
 
 
 @pytest.fixture(scope="module")
-def auto_general_purpose() -> offline.Recording:
+def auto_general_purpose() -> engine.Recording:
     return run(config("auto-mode", autoMode={"generalPurposePool": True},
                       kmsKeyArn="arn:aws:kms:us-west-2:123456789012:key/mine"))
 
 
-def test_auto_mode_is_on_with_self_managed_add_ons_off_and_api_access(auto: offline.Recording) -> None:
+def test_auto_mode_is_on_with_self_managed_add_ons_off_and_api_access(auto: engine.Recording) -> None:
     inputs = eks_inputs(auto)
     assert inputs["autoMode"]["enabled"] is True
     assert inputs["bootstrapSelfManagedAddons"] is False
     assert inputs["authenticationMode"] == "API"
 
 
-def test_no_mode_lets_pulumi_eks_make_an_unused_instance_role(auto: offline.Recording,
-                                                              karpenter: offline.Recording) -> None:
+def test_no_mode_lets_pulumi_eks_make_an_unused_instance_role(auto: engine.Recording,
+                                                              karpenter: engine.Recording) -> None:
     """pulumi-eks makes its default-node-group instance role (plus an instance profile and an EC2_LINUX
     access entry) unless `skipDefaultNodeGroup` is *given* true or `createInstanceRole` is false; its
     Auto Mode check does not cover that role (nodejs/eks/cluster/cluster.ts, createCore)."""
@@ -107,8 +98,8 @@ def test_no_mode_lets_pulumi_eks_make_an_unused_instance_role(auto: offline.Reco
         assert inputs["createInstanceRole"] is False
 
 
-def test_pulumi_eks_makes_no_coredns_add_on_in_any_mode(auto: offline.Recording, karpenter: offline.Recording,
-                                                       mng: offline.Recording) -> None:
+def test_pulumi_eks_makes_no_coredns_add_on_in_any_mode(auto: engine.Recording, karpenter: engine.Recording,
+                                                       mng: engine.Recording) -> None:
     """pulumi-eks makes a CoreDNS add-on in Auto Mode unless told not to (its issue #1726); EKS
     serves DNS on Auto Mode nodes, and elsewhere the toolkit installs CoreDNS after the system nodes."""
     for rec in (auto, karpenter, mng):
@@ -118,27 +109,27 @@ def test_pulumi_eks_makes_no_coredns_add_on_in_any_mode(auto: offline.Recording,
         assert [a.inputs["addonName"] for a in rec.of_type("aws:eks/addon:Addon")].count("coredns") == 1
 
 
-def test_auto_mode_turns_compute_storage_and_load_balancing_on_together(auto: offline.Recording) -> None:
+def test_auto_mode_turns_compute_storage_and_load_balancing_on_together(auto: engine.Recording) -> None:
     """pulumi-eks sets all three on the EKS cluster from autoMode.enabled (pulumi-eks v4.3.0); read back
     through the component's `eks_cluster`, as the offline mocks answer it."""
     assert auto.exports["probe"] == {"compute": True, "block_storage": True, "load_balancing": True,
                                      "bootstrap_self_managed_addons": False, "name": NAME}
 
 
-def test_other_modes_leave_all_three_auto_mode_flags_off(karpenter: offline.Recording) -> None:
+def test_other_modes_leave_all_three_auto_mode_flags_off(karpenter: engine.Recording) -> None:
     probe = karpenter.exports["probe"]
     assert not probe["compute"] and not probe["block_storage"] and not probe["load_balancing"]
     assert probe["bootstrap_self_managed_addons"] is False
 
 
-def test_auto_mode_keeps_only_the_system_pool_by_default(auto: offline.Recording,
-                                                         auto_general_purpose: offline.Recording) -> None:
+def test_auto_mode_keeps_only_the_system_pool_by_default(auto: engine.Recording,
+                                                         auto_general_purpose: engine.Recording) -> None:
     compute = eks_inputs(auto)["autoMode"]["computeConfig"]
     assert compute["nodePools"] == ["system"]
     assert eks_inputs(auto_general_purpose)["autoMode"]["computeConfig"]["nodePools"] == ["system", "general-purpose"]
 
 
-def test_auto_mode_built_in_pools_use_a_role_the_toolkit_made(auto: offline.Recording) -> None:
+def test_auto_mode_built_in_pools_use_a_role_the_toolkit_made(auto: engine.Recording) -> None:
     auto_mode = eks_inputs(auto)["autoMode"]
     assert auto_mode["createNodeRole"] is False
     role = auto.named(f"{NAME}-auto-node")
@@ -147,7 +138,7 @@ def test_auto_mode_built_in_pools_use_a_role_the_toolkit_made(auto: offline.Reco
     assert policies_of(auto, role) == {"AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly"}
 
 
-def test_custom_nodeclass_role_has_an_ec2_access_entry_with_the_auto_node_policy(auto: offline.Recording) -> None:
+def test_custom_nodeclass_role_has_an_ec2_access_entry_with_the_auto_node_policy(auto: engine.Recording) -> None:
     role = auto.named(f"{NAME}-nodeclass")
     assert policies_of(auto, role) == {"AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly"}
     entry = one(auto, "aws:eks/accessEntry:AccessEntry")
@@ -160,14 +151,14 @@ def test_custom_nodeclass_role_has_an_ec2_access_entry_with_the_auto_node_policy
     assert auto.exports["nodeRoleName"] == role.outputs["name"]
 
 
-def test_auto_mode_launches_no_nodes_and_installs_no_charts(auto: offline.Recording) -> None:
+def test_auto_mode_launches_no_nodes_and_installs_no_charts(auto: engine.Recording) -> None:
     for absent in ("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate",
                    "kubernetes:helm.sh/v3:Release", "aws:sqs/queue:Queue"):
         assert not auto.of_type(absent), absent
     assert "interruptionQueueName" not in auto.exports
 
 
-def test_logging_endpoint_and_tags_as_configured(auto: offline.Recording) -> None:
+def test_logging_endpoint_and_tags_as_configured(auto: engine.Recording) -> None:
     inputs = eks_inputs(auto)
     assert inputs["enabledClusterLogTypes"] == ["api", "audit"]
     assert inputs["endpointPrivateAccess"] is True
@@ -177,7 +168,7 @@ def test_logging_endpoint_and_tags_as_configured(auto: offline.Recording) -> Non
 
 
 def test_public_endpoint_is_off_without_cidrs_and_logging_defaults_to_every_type(
-        auto_general_purpose: offline.Recording) -> None:
+        auto_general_purpose: engine.Recording) -> None:
     inputs = eks_inputs(auto_general_purpose)
     assert inputs["endpointPrivateAccess"] is True
     assert inputs["endpointPublicAccess"] is False
@@ -185,47 +176,44 @@ def test_public_endpoint_is_off_without_cidrs_and_logging_defaults_to_every_type
     assert inputs["enabledClusterLogTypes"] == ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 
 
-def test_control_plane_logs_have_a_retention(auto: offline.Recording) -> None:
+def test_control_plane_logs_have_a_retention(auto: engine.Recording) -> None:
     group = one(auto, "aws:cloudwatch/logGroup:LogGroup")
     assert group.inputs["name"] == f"/aws/eks/{NAME}/cluster" and group.inputs["retentionInDays"] == 90
     assert group.urn in one(auto, "eks:index:Cluster").depends_on  # it exists before EKS writes to it
 
 
-def test_secrets_are_encrypted_with_a_new_rotating_key(auto: offline.Recording) -> None:
+def test_secrets_are_encrypted_with_a_new_rotating_key(auto: engine.Recording) -> None:
     key = one(auto, "aws:kms/key:Key")
     assert key.inputs["enableKeyRotation"] is True
     assert eks_inputs(auto)["encryptionConfigKeyArn"] == key.outputs["arn"]
     assert one(auto, "aws:kms/alias:Alias").inputs["name"] == f"alias/eks/{NAME}"
 
 
-def test_a_configured_key_is_used_and_none_is_created(auto_general_purpose: offline.Recording) -> None:
+def test_a_configured_key_is_used_and_none_is_created(auto_general_purpose: engine.Recording) -> None:
     assert not auto_general_purpose.of_type("aws:kms/key:Key")
     assert eks_inputs(auto_general_purpose)["encryptionConfigKeyArn"] == "arn:aws:kms:us-west-2:123456789012:key/mine"
 
 
-def test_cluster_runs_in_the_private_subnets_of_the_network(auto: offline.Recording) -> None:
+def test_cluster_runs_in_the_private_subnets_of_the_network(auto: engine.Recording) -> None:
     inputs = eks_inputs(auto)
     assert inputs["vpcId"] == auto.exports["vpcId"]
     assert inputs["subnetIds"] == auto.exports["privateSubnetIds"]
 
 
-def test_cluster_security_group_carries_the_discovery_tag(auto: offline.Recording) -> None:
+def test_cluster_security_group_carries_the_discovery_tag(auto: engine.Recording) -> None:
     tag = one(auto, "aws:ec2/tag:Tag")
     assert tag.inputs == {"resourceId": one(auto, "eks:index:Cluster").outputs["clusterSecurityGroupId"],
                           "key": DISCOVERY_TAG, "value": NAME}
 
 
-def test_kubernetes_provider_uses_the_cluster_kubeconfig(auto: offline.Recording) -> None:
+def test_kubernetes_provider_uses_the_cluster_kubeconfig(auto: engine.Recording) -> None:
     provider = one(auto, "pulumi:providers:kubernetes")
     assert json.loads(provider.inputs["kubeconfig"])["clusters"][0]["cluster"]["server"].startswith(f"https://{NAME}.")
 
 
 def test_no_endpoint_at_all_is_refused_before_any_resource() -> None:
-    def program() -> None:
-        with pytest.raises(pulumi.RunError, match=r"cluster\.endpoint"):
-            runpy.run_path(MAIN)
-
-    rec = offline.run(program, config("auto-mode", endpoint={"privateAccess": False}), stack="test")
+    rec, error = engine.refused(config("auto-mode", endpoint={"privateAccess": False}), pulumi.RunError)
+    assert re.search(r"cluster\.endpoint", str(error))
     assert rec.resources == []
 
 
@@ -246,26 +234,26 @@ EXPECTED_DRA = {
 
 
 @pytest.fixture(scope="module")
-def karpenter_runs() -> dict[str, offline.Recording]:
+def karpenter_runs() -> dict[str, engine.Recording]:
     return {gates: run(config("karpenter", pools)) for gates, pools in DRA_POOLS.items()}
 
 
 @pytest.fixture(scope="module")
-def karpenter(karpenter_runs: dict[str, offline.Recording]) -> offline.Recording:
+def karpenter(karpenter_runs: dict[str, engine.Recording]) -> engine.Recording:
     return karpenter_runs["both"]
 
 
-def controller_release(rec: offline.Recording) -> offline.Registered:
+def controller_release(rec: engine.Recording) -> engine.Registered:
     return rec.named(f"{NAME}-karpenter-release")
 
 
-def crd_release(rec: offline.Recording) -> offline.Registered:
+def crd_release(rec: engine.Recording) -> engine.Registered:
     return rec.named(f"{NAME}-karpenter-crd-release")
 
 
 @pytest.mark.parametrize("gates", sorted(DRA_POOLS))
 def test_karpenter_values_carry_exactly_the_plans_dra_settings(
-        karpenter_runs: dict[str, offline.Recording], gates: str) -> None:
+        karpenter_runs: dict[str, engine.Recording], gates: str) -> None:
     rec = karpenter_runs[gates]
     queue = one(rec, "aws:sqs/queue:Queue").outputs["name"]
     assert controller_release(rec).inputs["values"] == {
@@ -286,13 +274,13 @@ def test_karpenter_values_keep_the_static_gate_and_the_stacks_overrides() -> Non
     assert values["settings"]["batchMaxDuration"] == "20s"
 
 
-def test_karpenter_releases_reset_values_instead_of_reusing_them(karpenter: offline.Recording) -> None:
+def test_karpenter_releases_reset_values_instead_of_reusing_them(karpenter: engine.Recording) -> None:
     for release in (crd_release(karpenter), controller_release(karpenter)):
         assert release.inputs["resetValues"] is True
         assert release.inputs["reuseValues"] is False
 
 
-def test_karpenter_charts_come_from_the_chart_table_at_the_plans_version(karpenter: offline.Recording) -> None:
+def test_karpenter_charts_come_from_the_chart_table_at_the_plans_version(karpenter: engine.Recording) -> None:
     crd, controller = crd_release(karpenter), controller_release(karpenter)
     assert (crd.inputs["chart"], crd.inputs["name"]) == ("oci://public.ecr.aws/karpenter/karpenter-crd",
                                                          "karpenter-crd")
@@ -303,7 +291,7 @@ def test_karpenter_charts_come_from_the_chart_table_at_the_plans_version(karpent
     assert controller.inputs["skipCrds"] is True and crd.inputs["skipCrds"] is False
 
 
-def test_controller_release_waits_for_crds_identity_and_system_nodes(karpenter: offline.Recording) -> None:
+def test_controller_release_waits_for_crds_identity_and_system_nodes(karpenter: engine.Recording) -> None:
     depends = controller_release(karpenter).depends_on
     for needed in (crd_release(karpenter), one(karpenter, "aws:eks/podIdentityAssociation:PodIdentityAssociation"),
                    one(karpenter, "aws:eks/nodeGroup:NodeGroup"), karpenter.named(f"{NAME}-coredns"),
@@ -314,7 +302,7 @@ def test_controller_release_waits_for_crds_identity_and_system_nodes(karpenter: 
     assert crd_release(karpenter).provider.startswith(provider.urn)
 
 
-def test_interruption_queue_is_encrypted_tls_only_and_fed_by_five_rules(karpenter: offline.Recording) -> None:
+def test_interruption_queue_is_encrypted_tls_only_and_fed_by_five_rules(karpenter: engine.Recording) -> None:
     queue = one(karpenter, "aws:sqs/queue:Queue")
     assert queue.inputs["sqsManagedSseEnabled"] is True
     assert queue.inputs["messageRetentionSeconds"] == 300
@@ -329,7 +317,7 @@ def test_interruption_queue_is_encrypted_tls_only_and_fed_by_five_rules(karpente
     assert len(targets) == 5 and {t.inputs["arn"] for t in targets} == {queue.outputs["arn"]}
 
 
-def test_controller_role_is_assumed_through_pod_identity_with_six_policies(karpenter: offline.Recording) -> None:
+def test_controller_role_is_assumed_through_pod_identity_with_six_policies(karpenter: engine.Recording) -> None:
     role = karpenter.named(f"{NAME}-karpenter-controller")
     trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
     assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
@@ -346,7 +334,7 @@ def test_controller_role_is_assumed_through_pod_identity_with_six_policies(karpe
     assert addons == {"eks-pod-identity-agent", "coredns"}
 
 
-def test_controller_policies_are_scoped_to_this_cluster_queue_and_node_role(karpenter: offline.Recording) -> None:
+def test_controller_policies_are_scoped_to_this_cluster_queue_and_node_role(karpenter: engine.Recording) -> None:
     docs = {p.name: json.loads(p.inputs["policy"]) for p in karpenter.of_type("aws:iam/policy:Policy")}
     queue_arn = one(karpenter, "aws:sqs/queue:Queue").outputs["arn"]
     node_role_arn = karpenter.named(f"{NAME}-karpenter-node").outputs["arn"]
@@ -355,7 +343,7 @@ def test_controller_policies_are_scoped_to_this_cluster_queue_and_node_role(karp
     pass_role = docs[f"{NAME}-karpenter-IAMIntegration"]["Statement"][0]
     assert (pass_role["Action"], pass_role["Resource"]) == ("iam:PassRole", node_role_arn)
     (describe,) = docs[f"{NAME}-karpenter-EKSIntegration"]["Statement"]
-    assert describe["Resource"] == f"arn:aws:eks:us-west-2:{offline.ACCOUNT_ID}:cluster/{NAME}"
+    assert describe["Resource"] == f"arn:aws:eks:us-west-2:{engine.ACCOUNT_ID}:cluster/{NAME}"
     delete = docs[f"{NAME}-karpenter-NodeLifecycle"]["Statement"][-1]
     assert delete["Action"] == ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"]
     assert delete["Condition"]["StringEquals"] == {f"aws:ResourceTag/kubernetes.io/cluster/{NAME}": "owned"}
@@ -377,7 +365,7 @@ def test_every_controller_policy_document_is_well_formed() -> None:
     assert iam.partition("cn-north-1") == "aws-cn" and iam.partition("us-gov-west-1") == "aws-us-gov"
 
 
-def test_karpenter_node_role_has_its_access_entry(karpenter: offline.Recording) -> None:
+def test_karpenter_node_role_has_its_access_entry(karpenter: engine.Recording) -> None:
     role = karpenter.named(f"{NAME}-karpenter-node")
     assert policies_of(karpenter, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy",
                                             "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"}
@@ -387,14 +375,14 @@ def test_karpenter_node_role_has_its_access_entry(karpenter: offline.Recording) 
     assert karpenter.exports["interruptionQueueName"] == NAME
 
 
-def test_karpenter_mode_cluster_has_no_default_node_group(karpenter: offline.Recording) -> None:
+def test_karpenter_mode_cluster_has_no_default_node_group(karpenter: engine.Recording) -> None:
     inputs = eks_inputs(karpenter)
     assert inputs["skipDefaultNodeGroup"] is True and inputs["skipDefaultSecurityGroups"] is True
     assert inputs["authenticationMode"] == "API" and inputs["bootstrapSelfManagedAddons"] is False
     assert "autoMode" not in inputs
 
 
-def test_system_nodes_require_imdsv2_with_hop_limit_one(karpenter: offline.Recording) -> None:
+def test_system_nodes_require_imdsv2_with_hop_limit_one(karpenter: engine.Recording) -> None:
     template = one(karpenter, "aws:ec2/launchTemplate:LaunchTemplate")
     assert template.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
                                                   "httpPutResponseHopLimit": 1}
@@ -412,12 +400,12 @@ def test_system_nodes_require_imdsv2_with_hop_limit_one(karpenter: offline.Recor
 # --- managed-node-groups --------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def mng() -> offline.Recording:
+def mng() -> engine.Recording:
     pools = {"gpu": {**GPU_POOL, "replicas": 1}}
     return run(config("managed-node-groups", pools, systemNodeGroup={"instanceType": "m7g.large", "size": 3}))
 
 
-def test_managed_node_groups_mode_has_one_node_role_for_every_group(mng: offline.Recording) -> None:
+def test_managed_node_groups_mode_has_one_node_role_for_every_group(mng: engine.Recording) -> None:
     (role,) = mng.of_type("aws:iam/role:Role")
     assert policies_of(mng, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy",
                                       "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"}
@@ -426,7 +414,7 @@ def test_managed_node_groups_mode_has_one_node_role_for_every_group(mng: offline
     assert not mng.of_type("aws:eks/accessEntry:AccessEntry")  # EKS makes node groups' entries itself
 
 
-def test_managed_node_groups_system_group_follows_its_config(mng: offline.Recording) -> None:
+def test_managed_node_groups_system_group_follows_its_config(mng: engine.Recording) -> None:
     group = one(mng, "aws:eks/nodeGroup:NodeGroup")
     assert group.inputs["instanceTypes"] == ["m7g.large"]
     assert group.inputs["amiType"] == "AL2023_ARM_64_STANDARD"
@@ -435,7 +423,7 @@ def test_managed_node_groups_system_group_follows_its_config(mng: offline.Record
     assert coredns.inputs["addonName"] == "coredns" and group.urn in coredns.depends_on
 
 
-def test_managed_node_groups_mode_installs_nothing_on_the_cluster(mng: offline.Recording) -> None:
+def test_managed_node_groups_mode_installs_nothing_on_the_cluster(mng: engine.Recording) -> None:
     assert not in_cluster(mng, "kubernetes:helm.sh/v3:Release")
     inputs = eks_inputs(mng)
     assert inputs["skipDefaultNodeGroup"] is True and "autoMode" not in inputs

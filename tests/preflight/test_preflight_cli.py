@@ -6,18 +6,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import boto3
 import pytest
 from typer.testing import CliRunner
 
-import preflight_aws as aws
 from eks_devices import preflight
 from eks_devices.cli.app import app
+from support import aws, cli
+from support.stacks import ROOT
 
-ROOT = Path(__file__).parent.parent
 NO_AWS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
           "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
           "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN")
@@ -76,9 +75,8 @@ def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in NO_AWS}
     clean.update({"AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
                   "AWS_EC2_METADATA_DISABLED": "true", "AWS_ENDPOINT_URL": "http://127.0.0.1:9", **env})
-    command = [sys.executable, "-c", "from eks_devices.cli import main; main()", "preflight", *args]
-    return subprocess.run(command, cwd=ROOT, env=clean,
-                          capture_output=True, text=True, timeout=120)
+    return cli.run("preflight", *args, env=clean, command=("-c", "from eks_devices.cli import main; main()"),
+                   timeout=120)
 
 
 def test_missing_credentials_is_one_line_without_traceback() -> None:

@@ -6,34 +6,24 @@ when the values stop scoping the releases."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-import stackbuild
 from eks_devices.core import planner as plan
 from eks_devices.core.derive import scope
 from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import Release
-from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import FAMILIES, parse
-
-STACKS = Path(__file__).resolve().parent.parent / "stacks"
+from support import stacks
 
 
 def config(mode: str, pools: dict[str, Any], version: str = "1.36", **extra: Any) -> dict[str, Any]:
-    cluster: dict[str, Any] = {"name": "t", "version": version, "mode": mode}
-    if mode == "karpenter":
-        cluster["karpenter"] = {"version": "1.15.0"}
-    cfg: dict[str, Any] = {"aws:region": "us-west-2", "eks-devices:cluster": cluster,
-                           "eks-devices:nodePools": pools}
-    cfg.update({f"eks-devices:{key}": value for key, value in extra.items()})
-    return cfg
+    karpenter = {"cluster": {"karpenter": {"version": "1.15.0"}}} if mode == "karpenter" else {}
+    return stacks.config(mode, version, pools, name="t", **karpenter, **extra)
 
 
-def build(cfg: dict[str, Any]) -> plan.Plan:
-    return plan.build(parse(cfg))
+build = stacks.build
 
 
 def static(types: list[str], **fields: Any) -> dict[str, Any]:
@@ -83,11 +73,7 @@ MIXED: dict[str, dict[str, Any]] = {
 }
 
 
-def shipped(name: str) -> plan.Plan:
-    return plan.build(stack_file.load(name, STACKS))
-
-
-PLANS = {**{f"stack-{s}": (lambda s=s: shipped(s)) for s in ("dev", "staging", "prod")},
+PLANS = {**{f"stack-{s}": (lambda s=s: stacks.shipped_plan(s)) for s in stacks.SHIPPED},
          **{name: (lambda cfg=cfg: build(cfg)) for name, cfg in MIXED.items()}}
 
 
@@ -162,7 +148,7 @@ def with_values(p: plan.Plan, key: str, values: dict[str, Any]) -> dict[str, Rel
 
 
 def test_an_unscoped_plugin_is_an_overlap_on_the_dra_pools() -> None:
-    p = shipped("staging")
+    p = stacks.shipped_plan("staging")
     values = {**p.releases["nvidia-device-plugin"].values, "nodeSelector": {}}
     found = scope.overlaps(p, with_values(p, "nvidia-device-plugin", values))
     pools = {(o.pool, o.family) for o in found}
@@ -173,7 +159,7 @@ def test_an_unscoped_plugin_is_an_overlap_on_the_dra_pools() -> None:
 
 
 def test_a_null_selector_entry_unscopes_like_helm_does() -> None:
-    p = shipped("prod")
+    p = stacks.shipped_plan("prod")
     values = {**p.releases["aws-dranet"].values, "nodeSelector": {"eks-devices.io/device-manager-efa": None}}
     found = scope.overlaps(p, with_values(p, "aws-dranet", values))
     assert [o.pool for o in found] == ["*"]
@@ -181,7 +167,7 @@ def test_a_null_selector_entry_unscopes_like_helm_does() -> None:
 
 
 def test_a_release_that_enables_the_other_mode_is_caught() -> None:
-    p = shipped("prod")
+    p = stacks.shipped_plan("prod")
     values = {**p.releases["neuron-dra-driver"].values, "devicePlugin": {"enabled": True}}
     found = scope.overlaps(p, with_values(p, "neuron-dra-driver", values))
     assert ("trn-train", "neuron") in {(o.pool, o.family) for o in found}
@@ -189,7 +175,7 @@ def test_a_release_that_enables_the_other_mode_is_caught() -> None:
 
 
 def test_missing_tolerations_leave_a_pool_without_its_manager() -> None:
-    p = shipped("staging")
+    p = stacks.shipped_plan("staging")
     values = {**p.releases["aws-dranet"].values, "tolerations": []}
     found = scope.overlaps(p, with_values(p, "aws-dranet", values))
     assert {(o.pool, o.family) for o in found} == {("gpu-dra", "efa"), ("trn-static", "efa")}
@@ -199,7 +185,7 @@ def test_missing_tolerations_leave_a_pool_without_its_manager() -> None:
 def test_an_nvidia_dra_driver_with_gpus_off_manages_no_gpus() -> None:
     """`resources.gpus.enabled: false` leaves the kubelet plugin serving ComputeDomains at most: the
     DRA pools' GPUs would have no manager."""
-    p = shipped("staging")
+    p = stacks.shipped_plan("staging")
     values = {**p.releases["nvidia-dra-driver"].values, "resources": {"gpus": {"enabled": False}}}
     found = scope.overlaps(p, with_values(p, "nvidia-dra-driver", values))
     assert {(o.pool, o.family) for o in found} == {("gpu-dra", "nvidia"), ("gpu-mig", "nvidia")}
@@ -208,7 +194,7 @@ def test_an_nvidia_dra_driver_with_gpus_off_manages_no_gpus() -> None:
 
 
 def test_an_instance_type_list_is_checked_per_node_type() -> None:
-    p = shipped("staging")
+    p = stacks.shipped_plan("staging")
     values = {**p.releases["aws-dranet"].values, "supportedInstanceLabels": {"values": ["p5.48xlarge"]}}
     found = scope.overlaps(p, with_values(p, "aws-dranet", values))
     assert {(o.pool, o.instance_type) for o in found} == {("gpu-dra", "p5e.48xlarge"), ("trn-static", "trn2.48xlarge")}
@@ -229,7 +215,7 @@ def test_bottlerocket_bundled_plugin_counts() -> None:
 def test_neuron_dra_driver_tolerates_the_pools_own_taints() -> None:
     """The Neuron DRA kubelet plugin takes `draDriver.tolerations`: a pool's own taint is tolerated,
     so the pool still runs its driver."""
-    cfg = stackbuild.config("managed-node-groups", pools={"trn": {
+    cfg = stacks.config("managed-node-groups", pools={"trn": {
         "instanceTypes": ["trn1.32xlarge"], "replicas": 1, "devices": {"neuron": "dra"},
         "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}]}})
     p = plan.build(parse(cfg))

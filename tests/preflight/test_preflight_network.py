@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import boto3
 
-import preflight_aws as aws
 from eks_devices.preflight import CheckResult
 from eks_devices.preflight.network import EGRESS, REQUIRED_ENDPOINTS, ZONES
+from support import aws
 
 EFA_POOL = {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}
 GPU_POOL = {"replicas": 1, "instanceTypes": ["g6e.2xlarge"]}

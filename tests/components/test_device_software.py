@@ -4,48 +4,39 @@ toolkit owns them, shared GPU claims, and overrides that widen a release's scope
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pulumi_kubernetes as k8s
 import pytest
-import yaml
 
-import stackbuild
 from eks_devices.core import planner as plan
 from eks_devices.core.knowledge import device_classes
 from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.names import DEVICE_SOFTWARE_TYPE as TYPE
-from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import parse
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
-from eks_devices.offline import engine as offline
 from eks_devices.program import PlanRejected, plan_for_stack
+from support import engine, stacks
 
-STACKS = Path(__file__).resolve().parent.parent / "stacks"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DEVICE_CLASS = "kubernetes:resource.k8s.io/v1:DeviceClass"
 CLAIM = "kubernetes:resource.k8s.io/v1:ResourceClaim"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 
 
-def stack_config(stack: str) -> dict[str, Any]:
-    return yaml.safe_load((STACKS / f"Pulumi.{stack}.yaml").read_text())["config"]
-
-
-def run(p: plan.Plan, cfg: dict[str, Any], stack: str = "test", with_provider: bool = True) -> offline.Recording:
+def run(p: plan.Plan, cfg: dict[str, Any], stack: str = "test", with_provider: bool = True) -> engine.Recording:
     def program() -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}") if with_provider else None
         DeviceSoftware("devices", DeviceSoftwareArgs(plan=p, k8s_provider=provider))
-    return offline.run(program, cfg, stack=stack)
+    return engine.run(program, cfg, stack=stack)
 
 
 @pytest.fixture(scope="module")
-def shipped() -> dict[str, tuple[plan.Plan, offline.Recording]]:
+def shipped() -> dict[str, tuple[plan.Plan, engine.Recording]]:
     out = {}
     for stack in ("dev", "staging", "prod"):
-        p = plan.build(stack_file.load(stack, STACKS))
-        out[stack] = (p, run(p, stack_config(stack), stack))
+        p = stacks.shipped_plan(stack)
+        out[stack] = (p, run(p, stacks.shipped(stack), stack))
     return out
 
 
@@ -138,7 +129,7 @@ def test_nvidia_dra_driver_values(shipped: dict) -> None:
 
 def test_dynamic_mig_stays_off_for_ampere() -> None:
     """DynamicMIG cannot partition A100s (and destroys partitions it did not make): MIG stays static."""
-    cfg = stackbuild.config("managed-node-groups", pools={"mig": {
+    cfg = stacks.config("managed-node-groups", pools={"mig": {
         "instanceTypes": ["p4d.24xlarge"], "replicas": 1, "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}})
     values = plan.build(parse(cfg)).releases["nvidia-dra-driver"].values
     assert "featureGates" not in values
@@ -209,7 +200,7 @@ MIXED = {
 
 
 @pytest.fixture(scope="module")
-def mixed() -> tuple[plan.Plan, offline.Recording]:
+def mixed() -> tuple[plan.Plan, engine.Recording]:
     p = plan.build(parse(MIXED))
     assert not p.errors, p.errors
     return p, run(p, MIXED, with_provider=False)
@@ -261,7 +252,8 @@ def test_no_provider_means_the_default_provider(mixed: tuple) -> None:
 # --- overrides are merged last and re-checked ---------------------------------------------------
 
 def override(stack: str, key: str, values: dict[str, Any]) -> dict[str, Any]:
-    cfg = stack_config(stack)
+    """A shipped stack whose helmValues are `{key: values}` only."""
+    cfg = stacks.shipped(stack)
     cfg["eks-devices:helmValues"] = {key: values}
     return cfg
 
@@ -301,7 +293,7 @@ def test_override_error_blocks_the_program_before_any_resource() -> None:
         DeviceSoftware("devices", DeviceSoftwareArgs(plan=p, k8s_provider=None))
 
     with pytest.raises(PlanRejected, match="one-manager-per-node"):
-        offline.run(program, cfg, stack="staging")
+        engine.run(program, cfg, stack="staging")
     assert registered == []
 
 

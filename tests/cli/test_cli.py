@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
-
-
-def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "eks_devices", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+from support.cli import run
+from support.stacks import ROOT
 
 
 def project(tmp_path: Path, stacks: dict[str, str]) -> Path:

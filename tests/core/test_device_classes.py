@@ -5,7 +5,6 @@ driver v0.4.1, kubernetes-sigs/dranet, aws-neuron-sdk `deploy/eks/dra.rst`): eac
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -16,19 +15,15 @@ from eks_devices.core import planner as plan
 from eks_devices.core.knowledge import catalog, device_classes
 from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.model import DeviceClassPlan
-from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import ConfigError, parse
+from support import stacks
 
-STACKS = Path(__file__).resolve().parent.parent / "stacks"
 KUBERNETES = ("1.34", "1.35", "1.36", "1.37")
 H100 = "NVIDIA H100 80GB HBM3"
 
 
 def config(mode: str, pools: dict[str, Any], version: str = "1.36", **extra: Any) -> dict[str, Any]:
-    cluster: dict[str, Any] = {"name": "t", "version": version, "mode": mode}
-    cfg: dict[str, Any] = {"eks-devices:cluster": cluster, "eks-devices:nodePools": pools}
-    cfg.update({f"eks-devices:{key}": value for key, value in extra.items()})
-    return cfg
+    return stacks.config(mode, version, pools, name="t", **extra)
 
 
 BIG = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
@@ -43,14 +38,14 @@ EVERYTHING = config("managed-node-groups", {
     "trn": {"replicas": 1, "instanceTypes": ["trn2.48xlarge"], "efa": {"alignWith": "neuron"}},
 }, deviceClasses=EXTRA_CLASSES)
 AUTO_NVIDIA_ONLY = config("auto-mode", {"gpu": {"instanceTypes": ["g6.xlarge"]}})
-AUTO_NO_CLASSES = config("auto-mode", {"gpu": {"instanceTypes": ["g6.xlarge"]}})
-AUTO_NO_CLASSES["eks-devices:cluster"]["autoMode"] = {"createDeviceClasses": False}
+AUTO_NO_CLASSES = config("auto-mode", {"gpu": {"instanceTypes": ["g6.xlarge"]}},
+                         cluster={"autoMode": {"createDeviceClasses": False}})
 AUTO_EXTRA = config("auto-mode", {"gpu": {"instanceTypes": ["p5.48xlarge"], "provisioning": "static", "replicas": 1}},
                     deviceClasses={"h100.gpu.eks-devices.io": EXTRA_CLASSES["h100.gpu.eks-devices.io"]})
 
 
 def plans() -> dict[str, plan.Plan]:
-    out = {f"stack-{s}": plan.build(stack_file.load(s, STACKS)) for s in ("dev", "staging", "prod")}
+    out = {f"stack-{s}": stacks.shipped_plan(s) for s in stacks.SHIPPED}
     for name, cfg in {"everything": EVERYTHING, "auto-nvidia-only": AUTO_NVIDIA_ONLY,
                       "auto-no-classes": AUTO_NO_CLASSES, "auto-extra": AUTO_EXTRA}.items():
         out[name] = plan.build(parse(cfg))

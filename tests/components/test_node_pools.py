@@ -4,10 +4,8 @@ assertions), and the pure managed-node-group helpers it uses."""
 from __future__ import annotations
 
 import base64
-import copy
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -23,12 +21,9 @@ from eks_devices.core.model import PoolPlan
 from eks_devices.core.names import CLUSTER_TAG, POOL_LABEL
 from eks_devices.core.names import NODE_POOLS_TYPE as TYPE_TOKEN
 from eks_devices.core.rules.node_groups import reserved_label
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.stack import parse
 from eks_devices.node_pools import NodePools, NodePoolsArgs
-from eks_devices.offline import engine as offline
+from support import engine, stacks
 
-STACKS = Path(__file__).resolve().parent.parent / "stacks"
 ZONES = {"us-west-2a": "subnet-0a", "us-west-2b": "subnet-0b", "us-west-2c": "subnet-0c"}
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 AUTO_NODE_CLASS = "kubernetes:eks.amazonaws.com/v1:NodeClass"
@@ -40,24 +35,15 @@ MANAGER_PATHS = ["eks-devices.io/device-manager-nvidia", "eks-devices.io/device-
                  "eks-devices.io/device-manager-neuron"]
 
 
-def stack_config(stack: str, **pool_changes: dict[str, Any]) -> dict[str, Any]:
-    config = copy.deepcopy(stack_file.read_config(STACKS / f"Pulumi.{stack}.yaml"))
-    for pool, changes in pool_changes.items():
-        config["eks-devices:nodePools"].setdefault(pool, {}).update(changes)
-    if pool_changes:  # the shipped claims fit the shipped managers; a varied stack is about its pools
-        config.pop("eks-devices:claims", None)
-    return config
-
-
 @dataclass
 class Run:
     plan: planning.Plan
-    recording: offline.Recording
+    recording: engine.Recording
     rejected: pulumi.InputPropertiesError | None = None
 
-    def of_type(self, type_: str) -> dict[str, offline.Registered]:
+    def of_type(self, type_: str) -> dict[str, engine.Registered]:
         """Resources of one type by pool name (logical names are `pools-<pool>`)."""
-        return {r.name.removeprefix("pools-").removesuffix("-class"): r for r in self.recording.of_type(type_)}
+        return engine.keyed(self.recording.of_type(type_), "pools-", "-class")
 
     def urn(self, name: str) -> str:
         return self.recording.named(name).urn
@@ -66,11 +52,11 @@ class Run:
 def run(stack: str, public: dict[str, str] | None = None, tags: dict[str, str] | None = None,
         **pool_changes: dict[str, Any]) -> Run:
     """NodePools for a (varied) shipped stack, with a stand-in for cluster readiness."""
-    config = stack_config(stack, **pool_changes)
-    if tags is not None:
-        config["eks-devices:cluster"]["tags"] = tags
-    plan = planning.build(parse(config))
-    out = Run(plan, offline.Recording())
+    # the shipped claims fit the shipped managers; a varied stack is about its pools
+    config = stacks.shipped(stack, pool_changes, claims=not pool_changes,
+                            overrides={"eks-devices:cluster": {"tags": tags}} if tags is not None else None)
+    plan = stacks.build(config)
+    out = Run(plan, engine.Recording())
 
     def program() -> None:
         ready = pulumi.CustomResource("test:index:Ready", "cluster-ready", {})
@@ -89,7 +75,7 @@ def run(stack: str, public: dict[str, str] | None = None, tags: dict[str, str] |
         except pulumi.InputPropertiesError as exc:
             out.rejected = exc
 
-    out.recording = offline.run(program, config, stack=stack)
+    out.recording = engine.run(program, config, stack=stack)
     return out
 
 
@@ -108,11 +94,11 @@ def prod() -> Run:
     return run("prod")
 
 
-def labels_of(resource: offline.Registered) -> dict[str, str]:
+def labels_of(resource: engine.Registered) -> dict[str, str]:
     return resource.inputs["spec"]["template"]["metadata"]["labels"]
 
 
-def assert_children(run_: Run, resources: list[offline.Registered]) -> None:
+def assert_children(run_: Run, resources: list[engine.Registered]) -> None:
     component = run_.recording.of_type(TYPE_TOKEN)
     assert len(component) == 1
     for resource in resources:
@@ -133,10 +119,12 @@ def test_auto_mode_objects_use_the_cluster_provider_and_wait_for_readiness_only(
     provider = dev.urn("k8s")
     ready = dev.urn("cluster-ready")
     classes = {r.inputs["metadata"]["name"]: r for r in dev.recording.of_type(AUTO_NODE_CLASS)}
+    pools = dev.of_type(NODE_POOL)
+    assert len(classes) == 2 and sorted(pools) == sorted(dev.plan.pools)  # nothing checked vacuously
     for cls in classes.values():
         assert cls.provider.startswith(provider + "::")
         assert cls.depends_on == [ready]
-    for name, pool in dev.of_type(NODE_POOL).items():
+    for name, pool in pools.items():
         assert pool.provider.startswith(provider + "::")
         ref = pool.inputs["spec"]["template"]["spec"]["nodeClassRef"]
         assert ref["group"] == "eks.amazonaws.com" and ref["kind"] == "NodeClass"
@@ -144,7 +132,9 @@ def test_auto_mode_objects_use_the_cluster_provider_and_wait_for_readiness_only(
 
 
 def test_auto_mode_pools_carry_plan_labels_taints_and_replicas(dev: Run) -> None:
-    for name, resource in dev.of_type(NODE_POOL).items():
+    built = dev.of_type(NODE_POOL)
+    assert sorted(built) == sorted(dev.plan.pools)
+    for name, resource in built.items():
         pool = dev.plan.pools[name]
         assert labels_of(resource) == pool.labels
         assert resource.inputs["spec"]["template"]["spec"]["taints"] == list(pool.taints)
@@ -153,7 +143,9 @@ def test_auto_mode_pools_carry_plan_labels_taints_and_replicas(dev: Run) -> None
 
 
 def test_auto_mode_node_classes_get_the_role_and_security_groups(dev: Run) -> None:
-    for cls in dev.recording.of_type(AUTO_NODE_CLASS):
+    classes = dev.recording.of_type(AUTO_NODE_CLASS)
+    assert len(classes) == 2
+    for cls in classes:
         spec = cls.inputs["spec"]
         assert spec["role"] == "ml-node"
         assert {"id": "sg-0cluster"} in spec["securityGroupSelectorTerms"]
@@ -165,7 +157,9 @@ def test_auto_mode_node_classes_get_the_role_and_security_groups(dev: Run) -> No
 
 def test_every_node_pool_is_replaced_when_a_device_manager_label_changes(dev: Run, staging: Run) -> None:
     for run_ in (dev, staging):
-        for resource in run_.recording.of_type(NODE_POOL):
+        built = run_.recording.of_type(NODE_POOL)
+        assert len(built) == len(run_.plan.pools) == 4
+        for resource in built:
             assert resource.replace_on_changes == [
                 f'spec.template.metadata.labels["{key}"]' for key in MANAGER_PATHS]
 
@@ -251,7 +245,9 @@ def test_managed_node_groups_create_a_group_and_template_per_pool(prod: Run) -> 
     assert NODE_POOL not in counts
     assert_children(prod, [r for r in prod.recording.resources if r.type.startswith("aws:")])
     ready = prod.urn("cluster-ready")
-    for name, group in prod.of_type(NODE_GROUP).items():
+    groups = prod.of_type(NODE_GROUP)
+    assert sorted(groups) == sorted(prod.plan.pools)
+    for name, group in groups.items():
         template = prod.of_type(LAUNCH_TEMPLATE)[name]
         assert group.inputs["launchTemplate"]["id"] == template.outputs["id"]
         assert ready in group.depends_on
@@ -261,7 +257,9 @@ def test_managed_node_groups_create_a_group_and_template_per_pool(prod: Run) -> 
 
 
 def test_managed_node_groups_carry_toolkit_labels_and_plan_taints(prod: Run) -> None:
-    for name, group in prod.of_type(NODE_GROUP).items():
+    groups = prod.of_type(NODE_GROUP)
+    assert sorted(groups) == sorted(prod.plan.pools) == ["inference", "p5-train", "trn-train"]
+    for name, group in groups.items():
         pool = prod.plan.pools[name]
         assert group.inputs["labels"] == pool.labels
         assert not [k for k in group.inputs["labels"] if k.split("/")[0].endswith(
@@ -280,7 +278,9 @@ def test_managed_node_group_ami_types(prod: Run) -> None:
 
 
 def test_every_launch_template_requires_imdsv2_with_hop_limit_one(prod: Run) -> None:
-    for template in prod.of_type(LAUNCH_TEMPLATE).values():
+    templates = prod.of_type(LAUNCH_TEMPLATE)
+    assert sorted(templates) == sorted(prod.plan.pools) == ["inference", "p5-train", "trn-train"]
+    for template in templates.values():
         assert template.inputs["metadataOptions"] == {
             "httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 1}
         assert template.inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 200
@@ -342,7 +342,7 @@ def prod_switched() -> Run:
                           "p5-train": {"devices": {"nvidia": "device-plugin"}, "efa": {"alignWith": "none"}}})
 
 
-def _switch(before: offline.Registered, after: offline.Registered, labels: str, family: str) -> None:
+def _switch(before: engine.Registered, after: engine.Registered, labels: str, family: str) -> None:
     """The manager label at a replace-on-change path flips, so the engine replaces the pool."""
     key = f"eks-devices.io/device-manager-{family}"
     assert f'{labels}["{key}"]' in after.replace_on_changes
@@ -401,10 +401,13 @@ def test_public_pools_use_the_public_subnets_or_are_rejected() -> None:
 
 # --- pure managed-node-group helpers ----------------------------------------------------------
 
+def mng_plan(**settings: Any) -> planning.Plan:
+    """The plan of a managed-node-group stack with one pool `p` (one replica unless `settings` say)."""
+    return stacks.plan("managed-node-groups", pools={"p": {"replicas": 1, **settings}}, name="t")
+
+
 def mng_pool(**settings: Any) -> PoolPlan:
-    config = {"eks-devices:cluster": {"name": "t", "version": "1.36", "mode": "managed-node-groups"},
-              "eks-devices:nodePools": {"p": {"replicas": 1, **settings}}}
-    return planning.build(parse(config)).pools["p"]
+    return mng_plan(**settings).pools["p"]
 
 
 @pytest.mark.parametrize(("ami", "itype", "expected"), [
@@ -429,10 +432,7 @@ def test_reserved_label_prefixes(key: str, reserved: bool) -> None:
 
 
 def shape_paths(**settings: Any) -> list[str]:
-    config = {"eks-devices:cluster": {"name": "t", "version": "1.36", "mode": "managed-node-groups"},
-              "eks-devices:nodePools": {"p": {"replicas": 1, **settings}}}
-    plan = planning.build(parse(config))
-    return [f.path for f in plan.findings if f.slug == "managed-node-group-shape"]
+    return [f.path for f in stacks.findings(mng_plan(**settings), "managed-node-group-shape")]
 
 
 def test_pools_a_node_group_cannot_express() -> None:

@@ -8,9 +8,9 @@ import dataclasses
 import boto3
 import pytest
 
-import preflight_aws as aws
 from eks_devices.core.knowledge import catalog
 from eks_devices.preflight.instances import INSTANCES
+from support import aws
 
 
 def test_catalogued_types_agree_with_ec2(session: boto3.Session) -> None:

@@ -1,4 +1,4 @@
-"""Test helpers for the preflight: small stacks, moto-built VPCs and clusters, and botocore event
+"""The preflight's test helpers: small stacks, moto-built VPCs and clusters, and botocore event
 hooks that answer (or deny) single operations.
 
 moto 5.2.5 does not implement `DescribeCapacityReservations`, `ListAddons` or `DescribeAddon`.
@@ -23,8 +23,8 @@ from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
 from eks_devices.core import planner as planning
-from eks_devices.core.spec.stack import parse
 from eks_devices.preflight import CHECKS, AwsReader, Context, run_check
+from support import stacks
 
 REGION = "us-west-2"
 ROLE = "arn:aws:iam::123456789012:role/test"
@@ -32,13 +32,9 @@ ROLE = "arn:aws:iam::123456789012:role/test"
 
 def stack(mode: str = "managed-node-groups", version: str = "1.36", pools: dict[str, Any] | None = None,
           network: dict[str, Any] | None = None, name: str = "ml") -> planning.Plan:
-    """The plan of a small stack in us-west-2."""
-    config: dict[str, Any] = {"aws:region": REGION,
-                              "eks-devices:cluster": {"name": name, "version": version, "mode": mode},
-                              "eks-devices:nodePools": pools or {}}
-    if network is not None:
-        config["eks-devices:network"] = network
-    return planning.build(parse(config))
+    """The plan of a small stack in us-west-2 (the preflight's defaults: managed node groups, cluster `ml`)."""
+    sections = {"network": network} if network is not None else {}
+    return stacks.plan(mode, version, pools, name=name, region=REGION, **sections)
 
 
 # One botocore data loader for every session made under `mocked()` (ours, and the ones moto makes

@@ -1,6 +1,6 @@
 """Capacity checks: reservations present, absent, in the wrong zone, too small, for another type,
 expired, scheduled, and of the wrong kind. moto 5.2.5 does not implement
-DescribeCapacityReservations, so that one operation is answered by `preflight_aws.reservations`."""
+DescribeCapacityReservations, so that one operation is answered by `support.aws.reservations`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 import boto3
 import pytest
 
-import preflight_aws as aws
 from eks_devices.preflight import CheckResult
 from eks_devices.preflight.capacity import CAPACITY
+from support import aws
 
 CR1, CR2 = "cr-0123456789abcdef0", "cr-0fedcba9876543210"
 

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import boto3
 import pytest
 from botocore.stub import Stubber
 
-import preflight_aws as aws
 from eks_devices.preflight import (
     API_CALLS,
     CHECKS,
@@ -23,8 +21,9 @@ from eks_devices.preflight import (
 )
 from eks_devices.preflight.cluster import BOTTLEROCKET
 from eks_devices.preflight.instances import INSTANCES
+from support import aws
+from support.stacks import ROOT
 
-ROOT = Path(__file__).parent.parent
 POLICY = json.loads((ROOT / "policies" / "preflight-readonly.json").read_text())
 ACTIONS = {a for s in POLICY["Statement"] for a in s["Action"]}
 CR = "cr-0123456789abcdef0"

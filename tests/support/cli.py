@@ -1,0 +1,28 @@
+"""The `eks-devices` command as a subprocess, running this checkout's package (components/), not
+whatever an editable install of the environment points at."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from support.stacks import ROOT
+
+COMPONENTS = ROOT / "components"
+
+
+def environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (the current environment unless given) with this checkout's components/ first on PYTHONPATH."""
+    out = dict(os.environ if env is None else env)
+    out["PYTHONPATH"] = os.pathsep.join(p for p in (str(COMPONENTS), out.get("PYTHONPATH", "")) if p)
+    return out
+
+
+def run(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, command: tuple[str, ...] | None = None,
+        timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    """`python -m eks_devices <args>` (or `python <command> <args>`) in `cwd`."""
+    head = command if command is not None else ("-m", "eks_devices")
+    return subprocess.run([sys.executable, *head, *args], cwd=cwd, env=environment(env), capture_output=True,
+                          text=True, timeout=timeout)
