@@ -14,6 +14,7 @@ ConfigMap), and IMDSv2 with a hop limit of 1 on the nodes the toolkit launches i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -149,17 +150,29 @@ class Cluster(pulumi.ComponentResource):
 
     def _log_group(self) -> aws.cloudwatch.LogGroup:
         """The control-plane log group, made before the cluster so that it has a retention (EKS
-        would otherwise create it with logs kept forever)."""
+        would otherwise create it with logs kept forever), encrypted with the generated key (a
+        brought `kmsKeyArn` encrypts the secrets only: its policy is not the toolkit's to change)."""
         return aws.cloudwatch.LogGroup(
-            f"{self._base}-control-plane-logs", name=f"/aws/eks/{self._spec.name}/cluster",
-            retention_in_days=self._spec.log_retention_days, tags=self._tags, opts=self._child)
+            f"{self._base}-control-plane-logs", name=self._log_group_name,
+            retention_in_days=self._spec.log_retention_days, kms_key_id=self._log_key, tags=self._tags,
+            opts=self._child)
+
+    @property
+    def _log_group_name(self) -> str:
+        return f"/aws/eks/{self._spec.name}/cluster"
 
     def _encryption_key(self) -> pulumi.Output[str]:
-        """The secrets-encryption key: the configured one, or a new key with yearly rotation."""
+        """The secrets-encryption key: the configured one, or a new key with yearly rotation whose
+        policy also lets CloudWatch Logs encrypt the control-plane log group."""
+        self._log_key: pulumi.Output[str] | None = None
         if self._spec.kms_key_arn:
             return pulumi.Output.from_input(self._spec.kms_key_arn)
+        account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        policy = account.apply(lambda a: json.dumps(iam.secrets_key_policy(self._region, a, self._log_group_name)))
         key = aws.kms.Key(f"{self._base}-secrets", description=f"EKS secrets encryption for {self._spec.name}",
-                          enable_key_rotation=True, deletion_window_in_days=30, tags=self._tags, opts=self._child)
+                          enable_key_rotation=True, deletion_window_in_days=30, policy=policy, tags=self._tags,
+                          opts=self._child)
+        self._log_key = key.arn
         aws.kms.Alias(f"{self._base}-secrets-alias", name=f"alias/eks/{self._spec.name}", target_key_id=key.key_id,
                       opts=self._child)
         return key.arn

@@ -33,6 +33,22 @@ def partition(region: str) -> str:
     return "aws"
 
 
+def secrets_key_policy(region: str, account: str, log_group: str) -> dict[str, Any]:
+    """The generated KMS key's policy: the account administers it (the key policy AWS gives by
+    default), and CloudWatch Logs may use it for the control-plane log group only (CloudWatch Logs
+    User Guide, "Encrypt log data in CloudWatch Logs using AWS KMS")."""
+    part = partition(region)
+    suffix = "amazonaws.com.cn" if part == "aws-cn" else "amazonaws.com"
+    return {"Version": "2012-10-17", "Statement": [
+        {"Sid": "AccountAdministers", "Effect": "Allow", "Principal": {"AWS": f"arn:{part}:iam::{account}:root"},
+         "Action": "kms:*", "Resource": "*"},
+        {"Sid": "ControlPlaneLogs", "Effect": "Allow", "Principal": {"Service": f"logs.{region}.{suffix}"},
+         "Action": ["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"],
+         "Resource": "*", "Condition": {"ArnEquals": {
+             "kms:EncryptionContext:aws:logs:arn": f"arn:{part}:logs:{region}:{account}:log-group:{log_group}"}}},
+    ]}
+
+
 def managed_policy_arn(part: str, policy: str) -> str:
     return f"arn:{part}:iam::aws:policy/{policy}"
 
@@ -42,11 +58,25 @@ def access_policy_arn(part: str, policy: str) -> str:
     return f"arn:{part}:eks::aws:cluster-access-policy/{policy}"
 
 
-def trust_policy(service: str, tag_session: bool = False) -> dict[str, Any]:
-    """Who may assume a role: one AWS service (`sts:TagSession` too for EKS and Pod Identity)."""
+def trust_policy(service: str, tag_session: bool = False,
+                 request_tags: dict[str, str] | None = None) -> dict[str, Any]:
+    """Who may assume a role: one AWS service (`sts:TagSession` too for EKS and Pod Identity),
+    only with the given session tags when `request_tags` names them."""
     actions = ["sts:AssumeRole", "sts:TagSession"] if tag_session else ["sts:AssumeRole"]
-    return {"Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": actions}]}
+    statement: dict[str, Any] = {"Effect": "Allow", "Principal": {"Service": service}, "Action": actions}
+    if request_tags:
+        statement["Condition"] = {"StringEquals": {f"aws:RequestTag/{k}": v for k, v in sorted(request_tags.items())}}
+    return {"Version": "2012-10-17", "Statement": [statement]}
+
+
+def pod_identity_trust(cluster_name: str, namespace: str, service_account: str) -> dict[str, Any]:
+    """A Pod Identity role only one service account of one cluster can assume: EKS Pod Identity
+    sets the session tags eks-cluster-name, kubernetes-namespace and kubernetes-service-account
+    (EKS User Guide, "Create IAM role with trust policy required by EKS Pod Identity" and
+    "Grant Pods access to AWS resources based on tags")."""
+    return trust_policy("pods.eks.amazonaws.com", tag_session=True, request_tags={
+        "eks-cluster-name": cluster_name, "kubernetes-namespace": namespace,
+        "kubernetes-service-account": service_account})
 
 
 @dataclass

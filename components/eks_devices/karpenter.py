@@ -112,7 +112,7 @@ class Karpenter(pulumi.ComponentResource):
                                             tags=tags, opts=child)
             aws.cloudwatch.EventTarget(f"{name}-{short}-target", rule=rule.name, arn=self.queue.arn,
                                        target_id="KarpenterInterruptionQueueTarget", opts=child)
-        controller = self._controller_role(name, cluster_name, region, nodes.role, tags, child)
+        controller = self._controller_role(name, cluster_name, spec_cluster_name, region, nodes.role, tags, child)
         self.controller_role = controller.role
         agent = aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=cluster_name,
                               addon_name="eks-pod-identity-agent", tags=tags, opts=child)
@@ -130,11 +130,13 @@ class Karpenter(pulumi.ComponentResource):
         self.register_outputs({"nodeRoleArn": self.node_role.arn, "controllerRoleArn": self.controller_role.arn,
                                "interruptionQueueName": self.queue.name})
 
-    def _controller_role(self, name: str, cluster_name: pulumi.Output[str], region: str, node_role: aws.iam.Role,
-                         tags: dict[str, str], child: pulumi.ResourceOptions) -> iam.ServiceRole:
+    def _controller_role(self, name: str, cluster_name: pulumi.Input[str], physical_cluster_name: str, region: str,
+                         node_role: aws.iam.Role, tags: dict[str, str],
+                         child: pulumi.ResourceOptions) -> iam.ServiceRole:
         """The controller's role (assumed through Pod Identity) with its six managed policies."""
         role = aws.iam.Role(f"{name}-controller",
-                            assume_role_policy=json.dumps(iam.trust_policy("pods.eks.amazonaws.com", tag_session=True)),
+                            assume_role_policy=json.dumps(iam.pod_identity_trust(
+                                physical_cluster_name, NAMESPACE, SERVICE_ACCOUNT)),
                             description="Karpenter controller (EKS Pod Identity)", tags=tags, opts=child)
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         documents = pulumi.Output.all(cluster_name, account, node_role.arn, self.queue.arn).apply(

@@ -189,9 +189,22 @@ def test_secrets_are_encrypted_with_a_new_rotating_key(auto: engine.Recording) -
     assert one(auto, "aws:kms/alias:Alias").inputs["name"] == f"alias/eks/{NAME}"
 
 
+def test_the_control_plane_log_group_is_encrypted_with_the_generated_key(auto: engine.Recording) -> None:
+    key = one(auto, "aws:kms/key:Key")
+    assert one(auto, "aws:cloudwatch/logGroup:LogGroup").inputs["kmsKeyId"] == key.outputs["arn"]
+    statements = {s["Sid"]: s for s in json.loads(key.inputs["policy"])["Statement"]}
+    assert statements["AccountAdministers"]["Principal"] == {"AWS": "arn:aws:iam::123456789012:root"}
+    logs = statements["ControlPlaneLogs"]
+    assert logs["Principal"] == {"Service": "logs.us-west-2.amazonaws.com"}
+    assert logs["Condition"]["ArnEquals"]["kms:EncryptionContext:aws:logs:arn"] == (
+        f"arn:aws:logs:us-west-2:123456789012:log-group:/aws/eks/{NAME}/cluster")
+
+
 def test_a_configured_key_is_used_and_none_is_created(auto_general_purpose: engine.Recording) -> None:
     assert not auto_general_purpose.of_type("aws:kms/key:Key")
     assert eks_inputs(auto_general_purpose)["encryptionConfigKeyArn"] == "arn:aws:kms:us-west-2:123456789012:key/mine"
+    # the brought key's policy is not ours to extend for CloudWatch Logs
+    assert "kmsKeyId" not in one(auto_general_purpose, "aws:cloudwatch/logGroup:LogGroup").inputs
 
 
 def test_cluster_runs_in_the_private_subnets_of_the_network(auto: engine.Recording) -> None:
@@ -322,6 +335,10 @@ def test_controller_role_is_assumed_through_pod_identity_with_six_policies(karpe
     trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
     assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert trust["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    # only Karpenter's service account of this cluster: the session tags Pod Identity sets must match
+    assert trust["Condition"] == {"StringEquals": {"aws:RequestTag/eks-cluster-name": NAME,
+                                                   "aws:RequestTag/kubernetes-namespace": "kube-system",
+                                                   "aws:RequestTag/kubernetes-service-account": "karpenter"}}
     policies = karpenter.of_type("aws:iam/policy:Policy")
     attached = {a.inputs["policyArn"] for a in karpenter.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
                 if a.inputs["role"] == role.outputs["name"]}
