@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from eks_devices.core.names import DISCOVERY_TAG, NETWORK_TYPE
 from eks_devices.core.spec import stack as specs
 from eks_devices.core.spec.errors import from_validation
-from eks_devices.core.spec.subnets import subnet_layout
+from eks_devices.core.spec.subnets import pick_zones, subnet_layout
 from eks_devices.inputs import reject
 
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
@@ -118,7 +118,7 @@ class Network(pulumi.ComponentResource):
             if missing:
                 raise pulumi.RunError(f"node pools are pinned to {', '.join(missing)}, which the region does not "
                                       f"offer without opt-in (it offers {', '.join(sorted(names))})")
-            return sorted([*required, *[n for n in sorted(names) if n not in required]][:count])
+            return pick_zones(names, required, count)
 
         return found.names.apply(first)
 

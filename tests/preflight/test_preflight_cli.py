@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import boto3
+import botocore.exceptions
 import pytest
 from typer.testing import CliRunner
 
@@ -41,7 +42,7 @@ def test_clean_stack_exits_0_with_json(session: boto3.Session) -> None:
     assert code == 0
     assert (data["stack"], data["region"]) == ("dev", "us-west-2")
     assert data["summary"]["fail"] == 0 and data["summary"]["pass"] > 0
-    assert {"check", "subject", "status", "detail", "fix", "iamAction"} == set(data["results"][0])
+    assert {"check", "subject", "status", "detail", "fix", "iamAction", "blocked"} == set(data["results"][0])
     assert {r["check"] for r in data["results"]} >= {c.name for c in preflight.CHECKS}
 
 
@@ -53,12 +54,11 @@ def test_failures_exit_1_and_print_a_table_with_fixes(session: boto3.Session) ->
     assert "Preflight of stack prod in us-west-2" in stdout and "failed" in stdout.splitlines()[-1]
 
 
-def test_region_option_overrides_the_stack(session: boto3.Session) -> None:
+def test_a_region_other_than_the_stack_s_is_refused(session: boto3.Session) -> None:
     code, stdout, _ = invoke("dev", "--region", "eu-west-1", "--json", "--project-dir", str(ROOT))
-    data = json.loads(stdout)
-    assert data["region"] == "eu-west-1"
-    assert "in eu-west-1" in data["results"][0]["detail"]
-    assert code in (0, 1)
+    assert code == 2 and "differs from the stack's aws:region us-west-2" in json.loads(stdout)["error"]
+    same, stdout, _ = invoke("dev", "--region", "us-west-2", "--json", "--project-dir", str(ROOT))
+    assert same == 0 and json.loads(stdout)["region"] == "us-west-2"
 
 
 def test_bad_stack_exits_2(tmp_path: Path) -> None:
@@ -144,12 +144,66 @@ def test_any_error_from_the_identity_call_is_one_line_exit_2(session: boto3.Sess
             assert json.loads(stdout)["error"].startswith(expected)
 
 
-def test_an_aws_error_inside_a_check_is_not_run_and_the_run_goes_on(session: boto3.Session) -> None:
+def test_an_aws_error_inside_a_check_is_not_run_exit_3_and_the_run_goes_on(session: boto3.Session) -> None:
     def broken(_: dict[str, object]) -> dict[str, object]:
         raise aws.FakeError("ServerException", "try later", 400)
     aws.fake(session, "eks", "DescribeCluster", broken)
     exit_code, stdout, _ = invoke("dev", "--json", "--project-dir", str(ROOT))
     data = json.loads(stdout)
-    assert exit_code == 0
+    assert exit_code == 3
     cluster = [r for r in data["results"] if r["check"].startswith("cluster.")]
-    assert cluster and all(r["status"] == "not-run" and "ServerException: try later" in r["detail"] for r in cluster)
+    assert cluster and all(r["status"] == "not-run" and r["blocked"] and "ServerException: try later" in r["detail"]
+                           for r in cluster)
+    assert [r for r in data["results"] if r["status"] == "pass" and not r["check"].startswith("aws.")]
+    allowed, _, _ = invoke("dev", "--json", "--allow-not-run", "--project-dir", str(ROOT))
+    assert allowed == 0
+
+
+def test_every_check_denied_is_exit_3_not_a_clean_pass(session: boto3.Session) -> None:
+    for service, operation in {(c.service, c.operation) for c in preflight.API_CALLS} - {("sts", "GetCallerIdentity")}:
+        aws.deny(session, service, operation)
+    exit_code, stdout, _ = invoke("dev", "--json", "--project-dir", str(ROOT))
+    data = json.loads(stdout)
+    assert exit_code == 3 and data["summary"]["fail"] == 0
+    assert [r for r in data["results"] if r["blocked"] and r["iamAction"]]
+
+
+@pytest.mark.parametrize("failure", ["timeout", "expired"])
+def test_a_transient_failure_mid_run_keeps_what_was_gathered(session: boto3.Session, failure: str) -> None:
+    """A read timeout, or credentials that expire after the identity call, cost only the checks
+    whose calls fail; the results gathered before and after stay."""
+    def fail(_: dict[str, object]) -> dict[str, object]:
+        if failure == "timeout":
+            raise botocore.exceptions.ReadTimeoutError(endpoint_url="https://ec2.us-west-2.amazonaws.com")
+        raise aws.FakeError("ExpiredToken", "The security token included in the request is expired", 400)
+    aws.fake(session, "ec2", "DescribeInstanceTypes", fail)
+    exit_code, stdout, _ = invoke("dev", "--json", "--project-dir", str(ROOT))
+    data = json.loads(stdout)
+    assert exit_code == 3
+    blocked = [r for r in data["results"] if r["blocked"]]
+    assert blocked and all("ec2:DescribeInstanceTypes" in r["detail"] for r in blocked)
+    assert {r["check"] for r in data["results"] if r["status"] == "pass"} >= {"aws.identity"}
+    assert any(r["check"].startswith("cluster.") for r in data["results"])  # later checks still ran
+
+
+def test_an_opt_in_region_not_enabled_says_so(tmp_path: Path, session: boto3.Session) -> None:
+    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("aws:region: us-west-2", "aws:region: af-south-1")
+    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\nstackConfigDir: stacks\n")
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.d.yaml").write_text(text)
+
+    def refuse(_: dict[str, object]) -> dict[str, object]:
+        raise aws.FakeError("InvalidClientTokenId", "The security token included in the request is invalid.", 403)
+    aws.fake(session, "sts", "GetCallerIdentity", refuse)
+    exit_code, _, stderr = invoke("d", "--project-dir", str(tmp_path))
+    assert exit_code == 2 and "af-south-1" in stderr and "opt-in region" in stderr and "refresh" not in stderr
+
+
+def test_clients_retry_in_adaptive_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    from eks_devices.preflight.aws import RETRY_ATTEMPTS, client_config
+
+    monkeypatch.delenv("AWS_MAX_ATTEMPTS", raising=False)
+    monkeypatch.delenv("AWS_RETRY_MODE", raising=False)
+    assert client_config().retries == {"mode": "adaptive", "max_attempts": RETRY_ATTEMPTS}
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+    assert client_config().retries["max_attempts"] == 2

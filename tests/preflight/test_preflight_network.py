@@ -156,6 +156,16 @@ def test_zone_count_uses_the_regions_first_zones(session: boto3.Session) -> None
     assert "the region's first 2 availability zones" in result.detail, result.detail
 
 
+def test_zone_count_takes_pinned_zones_first_as_the_program_does(session: boto3.Session) -> None:
+    """A pool pinned to us-west-2c with 2 zones: the VPC spans 2a and 2c, and so does the other pool."""
+    plan = aws.stack(pools={"pinned": {"replicas": 1, "instanceTypes": ["g6e.xlarge"], "availabilityZone": "us-west-2c"},
+                            "free": {"replicas": 1, "instanceTypes": ["g6e.xlarge"]}},
+                     network={"availabilityZones": 2})
+    results = {r.subject: r for r in aws.check(session, plan, ZONES)}
+    free = next(r for subject, r in results.items() if "free" in subject)
+    assert "us-west-2a, us-west-2c" in free.detail and "pinned ones first" in free.detail, free.detail
+
+
 def test_reserved_pool_not_offered_is_only_a_warning(session: boto3.Session) -> None:
     aws.reservations(session, [aws.reservation("cr-0123456789abcdef0", "trn1.32xlarge", "us-west-2a", 1)])
     plan = aws.stack(pools={"trn": {"replicas": 1, "instanceTypes": ["trn1.32xlarge"], "availabilityZone": "us-west-2a",

@@ -126,16 +126,22 @@ def preflight_command(
     region: Annotated[str | None, typer.Option(help="AWS region (default: the stack's aws:region).")] = None,
     profile: Annotated[str | None, typer.Option(
         help="AWS profile (default: the stack's aws:profile, else the standard credential chain).")] = None,
+    allow_not_run: Annotated[bool, typer.Option("--allow-not-run", metavar="", help=(
+        "Exit 0 even when some checks could not run (denied or failing calls).")) ] = False,
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,
 ) -> None:
     """Check the AWS account before `pulumi up`, read-only: subnets and NAT, zones, instance types,
-    capacity reservations, and an existing cluster. Exit 0 when nothing failed, 1 on failures, 2 when
-    the stack or the credentials cannot be used."""
+    capacity reservations, and an existing cluster. Exit 0 when every check ran and none failed, 1 on
+    failures, 2 when the stack or the credentials cannot be used, 3 when checks could not run (unless
+    `--allow-not-run`)."""
     from eks_devices import preflight as pf  # boto3 loads only for this verb
 
     plan = load_plan(stack, project_dir, as_json)
-    target = region or plan.spec.region
+    if region is not None and region != plan.spec.region:
+        _fail(2, f"--region {region} differs from the stack's aws:region {plan.spec.region}: preflight checks "
+                 "the region the stack deploys to (change aws:region in the stack file instead)", as_json, {})
+    target = plan.spec.region
     try:
         results = pf.run_preflight(plan, pf.open_session(profile or plan.spec.aws_profile, region), region=target)
     except pf.PreflightAborted as exc:  # one line, never wrapped: scripts grep it
@@ -145,13 +151,16 @@ def preflight_command(
             err.print(f"preflight: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     failed = any(r.status == "fail" for r in results)
+    blocked = any(r.blocked for r in results)
     if as_json:
         _emit({"stack": stack, "region": target, "planErrors": len(plan.errors), **pf.results_data(results)})
     else:
         pf.print_results(out, results, f"Preflight of stack {stack} in {target}")
         if plan.errors:
             out.print(f"The plan itself has {len(plan.errors)} error finding(s): run `eks-devices preview {stack}`.")
-    raise typer.Exit(1 if failed else 0)
+    if blocked and not as_json:
+        out.print("Some checks could not run (denied or failing calls): exit 3; --allow-not-run accepts that.")
+    raise typer.Exit(1 if failed else 3 if blocked and not allow_not_run else 0)
 
 
 @app.command()

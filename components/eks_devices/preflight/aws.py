@@ -13,12 +13,14 @@ handles or the runner reports as not run.
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import boto3
 from botocore import xform_name
+from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -76,6 +78,37 @@ CREDENTIAL_CODES = frozenset({
 })
 
 
+# Retries: botocore's adaptive mode (client-side rate limiting on throttling), this many attempts per
+# call in all (botocore "Retries" guide: max_attempts counts the first call); AWS_RETRY_MODE and
+# AWS_MAX_ATTEMPTS, when set, win as they do for the AWS CLI.
+RETRY_MODE = "adaptive"
+RETRY_ATTEMPTS = 6
+
+
+def client_config() -> Config:
+    attempts = os.environ.get("AWS_MAX_ATTEMPTS", "")
+    mode = os.environ.get("AWS_RETRY_MODE", "")
+    retries: dict[str, Any] = {"mode": mode if mode in ("legacy", "standard", "adaptive") else RETRY_MODE,
+                               "max_attempts": int(attempts) if attempts.isdigit() else RETRY_ATTEMPTS}
+    return Config(retries=retries, connect_timeout=10, read_timeout=30)  # type: ignore[arg-type]
+# Regions an account must enable before use (AWS Account Management Reference Guide, "Enable or
+# disable AWS Regions in your account"); their STS endpoint refuses an account that has not.
+OPT_IN_REGIONS = frozenset({
+    "af-south-1", "ap-east-1", "ap-east-2", "ap-south-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-5",
+    "ap-southeast-6", "ap-southeast-7", "ca-west-1", "eu-central-2", "eu-south-1", "eu-south-2", "il-central-1",
+    "me-central-1", "me-south-1", "mx-central-1",
+})
+
+
+class Unavailable(Exception):
+    """A call failed for a reason that may pass (timeout, connection, throttling past the retries,
+    credentials that expired mid-run): the check it belongs to is not run; the others go on."""
+
+    def __init__(self, call: ApiCall, reason: str):
+        super().__init__(reason)
+        self.call, self.reason = call, reason
+
+
 class PreflightAborted(Exception):
     """Nothing can be checked (credentials, profile, endpoint); the message is one line for the user."""
 
@@ -121,10 +154,11 @@ class AwsReader:
         self.region = region
         self._clients: dict[str, Any] = {}
         self._memo: dict[tuple[Any, ...], Any] = {}
+        self.identified = False  # set once GetCallerIdentity answered: later failures stay per check
 
     def client(self, service: str) -> Any:
         if service not in self._clients:
-            self._clients[service] = self.session.client(service, region_name=self.region)
+            self._clients[service] = self.session.client(service, region_name=self.region, config=client_config())
         return self._clients[service]
 
     def call(self, service: str, operation: str, **params: Any) -> dict[str, Any]:
@@ -145,6 +179,8 @@ class AwsReader:
         return self._guard(api, collect)
 
     def _guard(self, api: ApiCall, fn: Callable[[], T]) -> T:
+        """Denials name the IAM action; before the identity is known, anything else means nothing
+        can run (PreflightAborted); after it, a failing call makes its own check not run."""
         try:
             return fn()
         except ClientError as exc:
@@ -152,22 +188,32 @@ class AwsReader:
             if code in DENIED_CODES:
                 raise Denied(api, code) from None
             if code in CREDENTIAL_CODES:
+                if self.identified:
+                    raise Unavailable(api, f"AWS rejected the credentials mid-run ({code})") from None
+                if self.region in OPT_IN_REGIONS and code in ("InvalidClientTokenId", "UnrecognizedClientException"):
+                    raise PreflightAborted(f"{self.region} refused the credentials ({code}): it is an opt-in region; "
+                                           "enable it for the account (AWS account settings, AWS Regions) or pick "
+                                           "another region") from None
                 raise PreflightAborted(f"AWS rejected the credentials ({code}): refresh them or pick another "
                                        "profile") from None
             raise
         except NoCredentialsError:
+            if self.identified:
+                raise Unavailable(api, "the credentials are no longer available") from None
             raise PreflightAborted("no AWS credentials found: pass --profile, set AWS_PROFILE, or export "
                                    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") from None
-        except EndpointConnectionError as exc:
-            raise PreflightAborted(f"cannot reach AWS in {self.region}: {exc}") from None
-        except BotoCoreError as exc:
+        except BotoCoreError as exc:  # timeouts, connection errors, retries exhausted
+            if self.identified:
+                raise Unavailable(api, f"{type(exc).__name__}: {exc}") from None
+            if isinstance(exc, EndpointConnectionError):
+                raise PreflightAborted(f"cannot reach AWS in {self.region}: {exc}") from None
             raise PreflightAborted(f"AWS client error: {exc}") from None
 
     def _memoised(self, key: tuple[Any, ...], fn: Callable[[], T]) -> T:
         if key not in self._memo:
             try:
                 self._memo[key] = (True, fn())
-            except (Denied, ClientError) as exc:
+            except (Denied, ClientError, Unavailable) as exc:
                 self._memo[key] = (False, exc)
         ok, value = self._memo[key]
         if not ok:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.spec.stack import Spec
+from eks_devices.core.spec.subnets import pick_zones
 from eks_devices.preflight.aws import AwsReader
 
 Status = Literal["pass", "warn", "fail", "not-run"]
@@ -17,7 +18,8 @@ STATUSES: tuple[Status, ...] = ("pass", "warn", "fail", "not-run")
 class CheckResult:
     """One verdict: which check, about what (a pool, subnet, reservation…), and the fix.
 
-    `iam_action` is set when the check did not run because the caller lacks that action."""
+    `iam_action` is set when the check did not run because the caller lacks that action; `blocked`
+    when it did not run because a call was denied or failed (the exit code says so)."""
 
     check: str
     subject: str
@@ -25,10 +27,11 @@ class CheckResult:
     detail: str
     fix: str = ""
     iam_action: str | None = None
+    blocked: bool = False  # not run because a call was denied or failed (not: nothing to check)
 
     def as_dict(self) -> dict[str, Any]:
         return {"check": self.check, "subject": self.subject, "status": self.status, "detail": self.detail,
-                "fix": self.fix, "iamAction": self.iam_action}
+                "fix": self.fix, "iamAction": self.iam_action, "blocked": self.blocked}
 
 
 @dataclass(frozen=True)
@@ -92,4 +95,8 @@ class Context:
         if isinstance(network.availability_zones, list):
             return PoolZones(tuple(network.availability_zones), "network.availabilityZones")
         count = network.availability_zones
-        return PoolZones(tuple(self.aws.zones()[:count]), f"the region's first {count} availability zones")
+        pinned = list(self.plan.spec.pinned_zones)
+        zones = pick_zones(self.aws.zones(), pinned, count)
+        source = f"{count} zones: the pinned ones first, then the region's in name order" if pinned else \
+            f"the region's first {count} availability zones"
+        return PoolZones(tuple(zones), source)

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 
 from eks_devices.core.model import Plan
 from eks_devices.preflight import capacity, cluster, instances, network
-from eks_devices.preflight.aws import AwsReader, Denied, PreflightAborted, error_code
+from eks_devices.preflight.aws import AwsReader, Denied, PreflightAborted, Unavailable, error_code
 from eks_devices.preflight.model import CheckResult, Context
 
 IDENTITY = "aws.identity"
@@ -54,11 +54,14 @@ def run_check(check: Check, ctx: Context) -> list[CheckResult]:
                             f"not allowed to call {denied.call.action} ({denied.code}), needed for "
                             f"{denied.call.purpose}",
                             f"grant {denied.call.action} (policies/preflight-readonly.json lists every action)",
-                            denied.call.action)]
+                            denied.call.action, blocked=True)]
+    except Unavailable as exc:
+        return [CheckResult(check.name, "-", "not-run", f"{exc.call.action} failed: {exc.reason}",
+                            "re-run once AWS answers again (or the credentials are renewed)", blocked=True)]
     except ClientError as exc:
         message = exc.response.get("Error", {}).get("Message", "")
         return [CheckResult(check.name, "-", "not-run", f"{exc.operation_name} failed: {error_code(exc)}: {message}",
-                            "re-run once the error is resolved")]
+                            "re-run once the error is resolved", blocked=True)]
 
 
 def _identity(aws: AwsReader) -> dict[str, Any]:
@@ -67,7 +70,9 @@ def _identity(aws: AwsReader) -> dict[str, Any]:
     GetCallerIdentity needs no IAM permission, so a denial or another AWS error here is not a
     missing policy action: the endpoint, the region or the account is unusable."""
     try:
-        return aws.identity()
+        who = aws.identity()
+        aws.identified = True
+        return who
     except Denied as denied:
         raise PreflightAborted(f"sts:GetCallerIdentity was refused ({denied.code}) in {aws.region}: the "
                                "credentials cannot be used here") from None

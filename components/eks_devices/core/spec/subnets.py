@@ -21,3 +21,10 @@ def subnet_layout(cidr: str, zones: int) -> list[tuple[str, str]]:
                          f"(use a larger block, e.g. a /{vpc.prefixlen - 1}, or fewer zones)")
     public = list(public_range.subnets(new_prefix=public_prefix))[:zones]
     return [(str(p), str(q)) for p, q in zip(private, public, strict=True)]
+
+
+def pick_zones(region_zones: list[str], pinned: list[str], count: int) -> list[str]:
+    """The zones a VPC created from a zone count spans: the zones pools are pinned to first, then
+    the region's others in name order, `count` in all, sorted (the program and preflight agree)."""
+    rest = [z for z in sorted(region_zones) if z not in pinned]
+    return sorted([*sorted(set(pinned)), *rest][:count])
