@@ -113,3 +113,10 @@ def test_a_program_failure_is_one_line_with_exit_1(tmp_path: Path) -> None:
     result = run("preview", "z", "--json", cwd=project(tmp_path, {"z": stack}))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "pinned to us-west-2z, which the region does not offer" in json.loads(result.stdout)["error"]
+
+
+@pytest.mark.parametrize("verb", [(), ("preview",), ("render",), ("preflight",), ("rules",), ("catalog",)])
+def test_help_shows_flags_as_flags(verb: tuple[str, ...]) -> None:
+    result = run(*verb, "--help")
+    assert result.returncode == 0 and "--help" in result.stdout
+    assert "<bool>" not in result.stdout

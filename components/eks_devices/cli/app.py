@@ -27,7 +27,25 @@ from eks_devices.core.spec.stack import ConfigError
 from eks_devices.offline import render as rendering
 from eks_devices.offline.preview import ProgramRun, print_tree, resources_data, run_program
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+class _FlagHelp:
+    """`--help` is a flag: shown without typer's `<bool>` type label, like the other flags."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class _Command(_FlagHelp, typer.core.TyperCommand):
+    pass
+
+
+class _Group(_FlagHelp, typer.core.TyperGroup):
+    pass
+
+
+app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode="markdown")
 out = Console(soft_wrap=False, width=160)
 err = Console(stderr=True, soft_wrap=True)
@@ -98,7 +116,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> Program
     return run
 
 
-@app.command()
+@app.command(cls=_Command)
 def preview(
     stack: Annotated[str, typer.Argument(help=STACK_HELP)] = "dev",
     as_json: JsonFlag = False,
@@ -120,7 +138,7 @@ def preview(
     raise typer.Exit(1 if plan.errors else 0)
 
 
-@app.command("preflight")
+@app.command("preflight", cls=_Command)
 def preflight_command(
     stack: Annotated[str, typer.Argument(help=STACK_HELP)],
     region: Annotated[str | None, typer.Option(help="AWS region (default: the stack's aws:region).")] = None,
@@ -163,7 +181,7 @@ def preflight_command(
     raise typer.Exit(1 if failed else 3 if blocked and not allow_not_run else 0)
 
 
-@app.command()
+@app.command(cls=_Command)
 def render(
     stack: Annotated[str, typer.Argument(help=STACK_HELP)],
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the manifests into.")],
@@ -206,7 +224,7 @@ def render(
     out.print(table)
 
 
-@app.command()
+@app.command(cls=_Command)
 def rules(as_json: JsonFlag = False) -> None:
     """List the rule catalogue: every check run before deploy."""
     if as_json:
@@ -220,7 +238,7 @@ def rules(as_json: JsonFlag = False) -> None:
     out.print(table)
 
 
-@app.command("catalog")
+@app.command("catalog", cls=_Command)
 def show_catalog(
     as_json: JsonFlag = False,
     refresh: Annotated[bool, typer.Option(metavar="", help="Rewrite the snapshot from EC2 DescribeInstanceTypes "
