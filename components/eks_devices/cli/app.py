@@ -27,6 +27,7 @@ from eks_devices.core.spec.stack import ConfigError
 from eks_devices.offline import render as rendering
 from eks_devices.offline.preview import ProgramRun, print_tree, resources_data, run_program
 
+
 class _FlagHelp:
     """`--help` is a flag: shown without typer's `<bool>` type label, like the other flags."""
 
