@@ -11,24 +11,13 @@ from eks_devices.core import planner as planning
 from eks_devices.core.model import Finding
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import Spec, parse
+from eks_devices.core.values import merge  # mappings merge, anything else replaces
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
 SHIPPED = ("dev", "staging", "prod")
 REGION = "us-west-2"
 VERSIONS = {"auto-mode": "1.36", "karpenter": "1.36", "managed-node-groups": "1.36"}
-
-
-def merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """`base` with `overrides` merged in: mappings merge key by key, anything else replaces (a copy;
-    neither argument changes)."""
-    out = copy.deepcopy(base)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def base(mode: str = "karpenter", version: str | None = None, *, name: str = "test",
