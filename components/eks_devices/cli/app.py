@@ -10,9 +10,10 @@ import json
 import os
 import sys
 import time
+from enum import StrEnum
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -24,8 +25,9 @@ from eks_devices.core.knowledge import catalog
 from eks_devices.core.rules import RULES
 from eks_devices.core.spec import stack_file
 from eks_devices.core.spec.stack import ConfigError
-from eks_devices.offline import render as rendering
-from eks_devices.offline.preview import ProgramRun, print_tree, resources_data, run_program
+
+if TYPE_CHECKING:
+    from eks_devices.offline.preview import ProgramRun
 
 
 class _FlagHelp:
@@ -99,6 +101,8 @@ def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoRe
 
 def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> ProgramRun:
     """Run the project's program for a stack under the mock engine, with progress on stderr."""
+    from eks_devices.offline.preview import run_program  # Pulumi loads only for the verbs that run the program
+
     started = time.monotonic()
     err.print(f"running the Pulumi program for stack {stack} under the mock engine…", highlight=False)
     config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")  # load_plan checked the name
@@ -129,9 +133,13 @@ def preview(
     plan = load_plan(stack, project_dir, as_json)
     run = _run_offline(stack, project_dir, as_json)
     if as_json:
+        from eks_devices.offline.preview import resources_data
+
         _emit({"stack": stack, "resources": resources_data(run.recording),
                "resourceCounts": run.recording.counts(), **report.plan_data(plan)})
     else:
+        from eks_devices.offline.preview import print_tree
+
         print_tree(out, run.recording, f"Stack {stack}")
         report.print_plan(out, plan, f"Stack {stack}")
         if run.rejected:
@@ -200,6 +208,8 @@ def render(
             report.print_findings(out, list(plan.findings))
             out.print("Nothing rendered: the program refuses stacks with error findings.")
         raise typer.Exit(1)
+    from eks_devices.offline import render as rendering
+
     items = rendering.objects(_run_offline(stack, project_dir, as_json).recording)
     version = rendering.schema_version(plan.spec.cluster.kubernetes)
     invalid = {item.path: found for item in items if (found := rendering.problems(item, version))}
@@ -223,6 +233,45 @@ def render(
     for folder, count in sorted(counts.items()):
         table.add_row(folder, str(count))
     out.print(table)
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
+
+
+@app.command("check", cls=_Command)
+def check_command(
+    stacks: Annotated[list[str] | None, typer.Argument(help="Stack names (default: every stack file).")] = None,
+    output: Annotated[Format, typer.Option("--format", help="text, json, or github (workflow annotations).")] =
+    Format.text,
+    as_json: JsonFlag = False,
+    project_dir: ProjectDir = None,
+) -> None:
+    """Parse, plan and check stacks without running the program: the fast path for editors,
+    pre-commit hooks and CI. Exit 0 clean (warnings allowed), 1 error findings, 2 configuration
+    problems or a missing stack (the worst over the stacks)."""
+    from eks_devices.cli import check as checking
+
+    project = stack_file.find_project(project_dir)
+    checked = checking.check(list(stacks or []), stack_file.stacks_dir(project))
+    if as_json or output is Format.json:
+        _emit({"stacks": [s.as_dict() for s in checked.stacks], "exitCode": checked.code})
+    elif output is Format.github:
+        sys.stdout.write("".join(line + "\n" for line in checking.github_annotations(checked, project)))
+    else:
+        for s in checked.stacks:
+            if s.missing:
+                err.print(f"{s.name}: no stack file {s.path}", markup=False)
+            for p in s.problems:
+                out.print(f"{s.name}: {p}", markup=False, highlight=False)
+            for f in s.findings:
+                out.print(f"{s.name}: {f.severity} {f.slug} at {f.path}: {f.message} (fix: {f.fix})",
+                          markup=False, highlight=False)
+            verdict = {0: "clean", 1: "error findings", 2: "configuration problems"}[s.code]
+            out.print(f"{s.name}: {verdict}", markup=False, highlight=False)
+    raise typer.Exit(checked.code)
 
 
 @app.command(cls=_Command)

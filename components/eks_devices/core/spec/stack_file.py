@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from eks_devices.core.spec.stack import ConfigError, ConfigProblem, Spec, parse
+from eks_devices.core.spec.stack import NAMESPACE, ConfigError, ConfigProblem, Spec, parse
 
 
 class StackNotFound(Exception):
@@ -158,3 +158,25 @@ def load(stack: str, directory: Path) -> Spec:
     if not path.is_file():
         raise StackNotFound(stack, directory, stack_names(directory))
     return parse(read_config(path), source=str(path))
+
+
+def line_of(path: Path, config_path: str) -> int:
+    """The stack file's line for a configuration path (`nodePools.gpu.devices.nvidia`): the deepest
+    key of the path the file has, else the `config:` line, else 1. For annotations in CI."""
+    if (named := re.fullmatch(r"line (\d+)", config_path)) is not None:  # YAML problems name their line
+        return int(named.group(1))
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return 1
+    node, line = root, 1
+    head, *rest = config_path.split(".")
+    keys = ["config", head if ":" in head else f"{NAMESPACE}:{head}", *rest]
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        found = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+        if found is None:
+            break
+        line, node = found[0].start_mark.line + 1, found[1]
+    return line

@@ -1,0 +1,86 @@
+"""`eks-devices check`: parse, plan and rules without the program; exit codes as preview's, JSON,
+and GitHub workflow annotations at the stack file's line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from eks_devices.cli.app import app
+from support.stacks import ROOT
+
+BAD = """config:
+  eks-devices:cluster: {name: ml, version: "1.36", mode: auto-mode}
+  eks-devices:nodePools:
+    trn:
+      instanceTypes: [trn1.32xlarge]
+      devices: {neuron: dra}
+"""
+WORSE = 'config:\n  eks-devices:cluster: {name: ml, version: "1.36", mode: sideways}\n'
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text("name: ck\nruntime: python\nstackConfigDir: stacks\n")
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text(BAD)
+    (tmp_path / "stacks" / "Pulumi.worse.yaml").write_text(WORSE)
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    return tmp_path
+
+
+def check(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["check", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout
+
+
+def test_the_shipped_stacks_check_clean() -> None:
+    code, stdout = check("--project-dir", str(ROOT))
+    assert code == 0
+    assert {line.split(":")[0] for line in stdout.splitlines()} == {"dev", "staging", "prod"}
+
+
+@pytest.mark.parametrize(("stacks", "code"), [(["dev"], 0), (["bad"], 1), (["worse"], 2), (["dev", "bad"], 1),
+                                              ([], 2), (["nope"], 2)])
+def test_exit_code_is_the_worst_over_the_stacks(project: Path, stacks: list[str], code: int) -> None:
+    assert check(*stacks, "--project-dir", str(project))[0] == code
+
+
+def test_json_lists_each_stack_with_its_findings_or_problems(project: Path) -> None:
+    code, stdout = check("--json", "--project-dir", str(project))
+    data = json.loads(stdout)
+    by_name = {s["stack"]: s for s in data["stacks"]}
+    assert code == data["exitCode"] == 2 and set(by_name) == {"bad", "dev", "worse"}
+    assert {f["slug"] for f in by_name["bad"]["findings"]} >= {"auto-mode-neuron-plugin-only"}
+    assert [p["path"] for p in by_name["worse"]["problems"]] == ["cluster.mode"]
+    assert by_name["dev"]["exitCode"] == 0
+
+
+def test_github_format_annotates_the_stack_file_line(project: Path) -> None:
+    code, stdout = check("bad", "worse", "--format", "github", "--project-dir", str(project))
+    lines = stdout.splitlines()
+    assert code == 2 and lines and all(line.startswith(("::error ", "::warning ")) for line in lines)
+    assert ("::error file=stacks/Pulumi.bad.yaml,line=6,title=auto-mode-neuron-plugin-only::"
+            "nodePools.trn.devices.neuron: ") in stdout
+    assert "::error file=stacks/Pulumi.worse.yaml,line=2,title=config cluster.mode::given 'sideways'" in stdout
+
+
+def test_check_does_not_load_pulumi() -> None:
+    """The fast path: parse, plan and rules only (the program, and with it the Pulumi SDK, never loads)."""
+    script = ("import sys\nfrom eks_devices.cli.app import app\nfrom typer.testing import CliRunner\n"
+              f"r = CliRunner().invoke(app, ['check', '--project-dir', {str(ROOT)!r}])\n"
+              "print(r.exit_code, 'pulumi' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", "False"]
+
+
+def test_the_pre_commit_hook_runs_check() -> None:
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "eks-devices-check" and hook["entry"] == "eks-devices check"
+    assert hook["language"] == "python" and hook["pass_filenames"] is False
