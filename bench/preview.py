@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -50,9 +51,18 @@ def stack(pools: int) -> dict:
 
 
 def timed(cmd: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    seconds, _, result = measured(cmd, cwd)
+    return seconds, result
+
+
+def measured(cmd: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """Wall seconds, CPU seconds (user + system of the child, from getrusage) and the result."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
-    return time.perf_counter() - started, result
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), result
 
 
 SDKS = ("pulumi_aws", "pulumi_eks", "pulumi_kubernetes")
@@ -103,7 +113,7 @@ def child(*args: str, cwd: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median is shown)")
+    parser.add_argument("--repeat", type=int, default=5, help="paired runs per measurement (medians are shown)")
     parser.add_argument("--probe-program", help=argparse.SUPPRESS)
     parser.add_argument("--probe-modules", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -135,21 +145,28 @@ def main() -> None:
         for name, cost in sorted(costs.items(), key=lambda kv: -kv[1])[:4]:
             print(f"  {name}: {cost:.2f}s")
         print(f"  {len(costs) - 4} others: {sum(sorted(costs.values())[:-4]):.2f}s")
-        print(f"{'pools':>6} {'resources':>10} {'preview s':>10} {'x import':>9} {'x floor':>8} {'ms/pool':>8}")
+        print(f"{'pools':>6} {'resources':>10} {'preview s':>10} {'cpu s':>6} {'x import':>9} {'x floor':>8} "
+              f"{'ms/pool':>8} {'check s':>8} {'check/preview':>14}")
         fixed = 0.0
         for size in SIZES:
-            runs = []
-            for _ in range(args.repeat):
-                seconds, result = timed([str(cli), "preview", f"bench{size}", "--json"], project)
+            walls, cpus, checks = [], [], []
+            for _ in range(args.repeat):  # paired: a preview and a check of the same stack, back to back
+                seconds, cpu, result = measured([str(cli), "preview", f"bench{size}", "--json"], project)
                 if result.returncode != 0:
                     sys.exit(f"preview of {size} pools failed ({result.returncode}):\n{result.stderr}")
-                runs.append(seconds)
+                walls.append(seconds)
+                cpus.append(cpu)
+                checked, _, check_result = measured([str(cli), "check", f"bench{size}"], project)
+                if check_result.returncode != 0:
+                    sys.exit(f"check of {size} pools failed ({check_result.returncode}):\n{check_result.stdout}")
+                checks.append(checked)
             resources = len(json.loads(result.stdout)["resources"])
-            median = statistics.median(runs)
+            median, cpu_median, check_median = (statistics.median(v) for v in (walls, cpus, checks))
+            ratio = statistics.median(c / w for c, w in zip(checks, walls, strict=True))
             fixed = median if size == 0 else fixed
             per_pool = 1000 * (median - fixed) / size if size else 0.0
-            print(f"{size:>6} {resources:>10} {median:>10.2f} {median / bare:>9.2f} {median / floor:>8.2f} "
-                  f"{per_pool:>8.1f}")
+            print(f"{size:>6} {resources:>10} {median:>10.2f} {cpu_median:>6.2f} {median / bare:>9.2f} "
+                  f"{median / floor:>8.2f} {per_pool:>8.1f} {check_median:>8.2f} {ratio:>14.2f}")
         print(f"10 pools in one process: first run {first:.2f}s, second run {second:.2f}s "
               f"(SDK modules loaded on first use: {first - second:.2f}s)")
 

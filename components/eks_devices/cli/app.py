@@ -6,6 +6,7 @@ Every verb takes `--json` for machines.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -103,6 +104,10 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> Program
     """Run the project's program for a stack under the mock engine, with progress on stderr."""
     from eks_devices.offline.preview import run_program  # Pulumi loads only for the verbs that run the program
 
+    # The process ends without teardown (main): the cyclic collector would only walk the SDK's
+    # ~270k long-lived objects again and again while the program registers resources.
+    gc.freeze()
+    gc.disable()
     started = time.monotonic()
     err.print(f"running the Pulumi program for stack {stack} under the mock engine…", highlight=False)
     config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")  # load_plan checked the name
