@@ -107,8 +107,9 @@ def plan_claims(spec: Spec, pools: Mapping[str, PoolPlan],
             fits = {p.name: fit_extended(claim.extended_resources, p, device_classes, spec.cluster.kubernetes)
                     for p in targets}
             managers = {pools[p].manager(f) for p in claim.pools for f in families if p in pools}
-            selector = ({claims.manager_label(f): managers.pop() for f in families}
-                        if len(managers) == 1 and managers <= {"dra", "device-plugin"} else {})
+            # one manager for every family on every target pool: Pods select it; otherwise no selector
+            only = next(iter(managers)) if len(managers) == 1 and managers <= {"dra", "device-plugin"} else None
+            selector = {claims.manager_label(f): only for f in families} if only else {}
             out.append(ClaimPlan(name, claim, None, families, selector, fits))
             continue
         missing = tuple(sorted({c for _, c in walk(built.devices["requests"]) if c not in classes}))

@@ -68,10 +68,13 @@ def opaque(driver: str, parameters: dict[str, Any], requests: Sequence[str] = ()
 
 
 def gpu_selectors(model: str | None = None, min_memory_gib: int | None = None) -> list[str]:
-    """CEL for a GPU model (a substring of the driver's `productName`) and a minimum memory."""
+    """CEL for a GPU model and a minimum memory. The model is a whole word of the driver's
+    `productName` (words split at spaces and hyphens, any case): `L4` selects "NVIDIA L4" but not
+    "NVIDIA L40S", `H20` not "NVIDIA H200", `A100` selects "NVIDIA A100-SXM4-40GB"."""
     out = []
     if model:
-        out.append(f"device.attributes['gpu.nvidia.com'].productName.contains('{model}')")
+        word = model.replace(".", "[.]")  # the config allows letters, digits, ' ', '.', '_' and '-'
+        out.append(f"device.attributes['gpu.nvidia.com'].productName.matches('(?i)(^|[ -]){word}([ -]|$)')")
     if min_memory_gib:
         out.append(f"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{min_memory_gib}Gi')) >= 0")
     return out
