@@ -192,7 +192,19 @@ def test_helm_values_keys_are_chart_keys() -> None:
 
 
 def test_chart_versions_must_be_versions() -> None:
-    assert "chartVersions.karpenter" in problems(stacks.config(chartVersions={"karpenter": "latest"}))
+    assert "chartVersions.nvidia-dra-driver" in problems(stacks.config(chartVersions={"nvidia-dra-driver": "latest"}))
+
+
+@pytest.mark.parametrize("version", ["1.14.1", "1.15.0"])
+def test_the_karpenter_version_has_one_key(version: str) -> None:
+    """`chartVersions.karpenter: 1.14.1` installed a chart without DRA while the rules checked
+    cluster.karpenter.version: the Karpenter version is set in one place only."""
+    found = problems(stacks.config(chartVersions={"karpenter": version}))
+    assert "cluster.karpenter.version" in found["chartVersions.karpenter"].accepted
+    plan = stacks.plan("karpenter", pools={"p": {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "dra"}}},
+                       cluster={"karpenter": {"version": "1.14.1"}})
+    assert plan.karpenter is not None and plan.karpenter.version == "1.14.1"
+    assert "karpenter-dra-version" in stacks.slugs(plan, "error")
 
 
 # --- stack files ------------------------------------------------------------------------------

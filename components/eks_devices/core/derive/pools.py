@@ -165,7 +165,7 @@ def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:
         settings["featureGates"] = {"staticCapacity": True}
     toolkit_values = {"settings": settings}
     return KarpenterPlan(
-        version=spec.chart_versions.get("karpenter", spec.cluster.karpenter.version),
+        version=spec.cluster.karpenter.version,  # the one Karpenter version (chartVersions.karpenter is refused)
         dra_settings=dra, static_capacity=static, toolkit_values=toolkit_values,
         values=merge(toolkit_values, spec.helm_values.get("karpenter", {})),
         reuse_values=spec.cluster.karpenter.reuse_values,

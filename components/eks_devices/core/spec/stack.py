@@ -22,6 +22,7 @@ from eks_devices.core.spec.claims import MIG_PROFILE, Claim
 from eks_devices.core.spec.claims import problems as claim_problems
 from eks_devices.core.spec.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
 from eks_devices.core.spec.errors import ConfigError, ConfigProblem, from_validation
+from eks_devices.core.spec.helm import problems as helm_shape_problems
 from eks_devices.core.spec.subnets import subnet_layout
 from eks_devices.core.spec.values import value_problems
 from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the configuration's vocabulary)
@@ -291,14 +292,16 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
                                           "a DNS subdomain name other than the upstream classes "
                                           f"({', '.join(UPSTREAM_DEVICE_CLASSES)})"))
     for key, text in spec.chart_versions.items():
+        if key == "karpenter":  # one source of truth: the rules check the Karpenter version that is installed
+            problems.append(ConfigProblem("chartVersions.karpenter", repr(text),
+                                          "no karpenter entry: set the Karpenter version as cluster.karpenter.version"))
+            continue
         try:
             versions.semver(text)
         except ValueError:
             problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
     for name, claim in spec.claims.items():
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
-    from eks_devices.core.spec.helm import problems as helm_shape_problems  # charts import this module
-
     problems.extend(helm_shape_problems(spec.helm_values))
     return problems
 
