@@ -42,6 +42,18 @@ def system_ami_type(instance_type: str) -> str:
     return "AL2023_ARM_64_STANDARD" if GRAVITON.match(instance_type) else "AL2023_x86_64_STANDARD"
 
 
+def kubeconfig_with_profile(kubeconfig: str | dict[str, Any], profile: str) -> str:
+    """A kubeconfig whose `aws eks get-token` exec runs with AWS_PROFILE set to `profile` (what
+    pulumi-eks's getKubeconfig(profileName) generates), as JSON text."""
+    config = json.loads(kubeconfig) if isinstance(kubeconfig, str) else json.loads(json.dumps(kubeconfig))
+    for user in config.get("users") or []:
+        command = (user.get("user") or {}).get("exec")
+        if isinstance(command, dict):
+            env = [e for e in command.get("env") or [] if e.get("name") != "AWS_PROFILE"]
+            command["env"] = [*env, {"name": "AWS_PROFILE", "value": profile}]
+    return json.dumps(config)
+
+
 def auto_mode_node_pools(cluster: specs.Cluster) -> list[str]:
     """Auto Mode's built-in pools: `system` always, `general-purpose` only when asked for."""
     return ["system", "general-purpose"] if cluster.auto_mode.general_purpose_pool else ["system"]
@@ -110,7 +122,7 @@ class Cluster(pulumi.ComponentResource):
         self.cluster_security_group_id = self.eks.cluster_security_group_id
         aws.ec2.Tag(f"{name}-cluster-sg-discovery", resource_id=self.cluster_security_group_id, key=DISCOVERY_TAG,
                     value=self._spec.name, opts=self._child)
-        self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.eks.kubeconfig_json, opts=self._child)
+        self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self._kubeconfig(), opts=self._child)
         modes[plan.mode][1]()
         outputs: dict[str, Any] = {"name": self.name, "nodeRoleArn": self.node_role_arn,
                                    "clusterSecurityGroupId": self.cluster_security_group_id}
@@ -147,6 +159,15 @@ class Cluster(pulumi.ComponentResource):
             enabled_cluster_log_types=list(spec.logging),
             encryption_config_key_arn=self.kms_key_arn, tags=self._tags, **endpoint_args(spec.endpoint),
             **mode_args, opts=pulumi.ResourceOptions(parent=self, depends_on=prerequisites))
+
+    def _kubeconfig(self) -> pulumi.Output[str]:
+        """The kubeconfig the toolkit's Kubernetes provider uses: with the stack's `aws:profile` it
+        asks for tokens with that profile (pulumi-eks's `kubeconfigJson` leaves the profile out:
+        v4.3.0 generates it without credential options), else the default credential chain."""
+        profile = self._plan.spec.aws_profile
+        if profile:
+            return self.eks.kubeconfig_json.apply(lambda text: kubeconfig_with_profile(text, profile))
+        return self.eks.kubeconfig_json
 
     def _log_group(self) -> aws.cloudwatch.LogGroup:
         """The control-plane log group, made before the cluster so that it has a retention (EKS

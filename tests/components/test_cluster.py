@@ -12,6 +12,7 @@ import pulumi
 import pytest
 
 from eks_devices import iam
+from eks_devices.cluster import kubeconfig_with_profile
 from eks_devices.core import planner as planning
 from eks_devices.core.spec.stack import parse
 from eks_devices.karpenter import INTERRUPTION_EVENTS, controller_values
@@ -456,6 +457,25 @@ def test_the_kubeconfig_uses_the_stack_s_aws_profile() -> None:
     """With `aws:profile` set, the cluster's kubeconfig asks for tokens with that profile, so the
     Kubernetes provider reaches the same account as the AWS provider; without it, the default chain."""
     cfg = {**config("managed-node-groups", {"gpu": {**GPU_POOL, "replicas": 1}}), "aws:profile": "ml-prod"}
-    assert eks_inputs(run(cfg))["providerCredentialOpts"] == {"profileName": "ml-prod"}
-    assert "providerCredentialOpts" not in eks_inputs(run(config("managed-node-groups",
-                                                                 {"gpu": {**GPU_POOL, "replicas": 1}})))
+    with_profile = run(cfg)
+    assert eks_inputs(with_profile)["providerCredentialOpts"] == {"profileName": "ml-prod"}
+    without = run(config("managed-node-groups", {"gpu": {**GPU_POOL, "replicas": 1}}))
+    assert "providerCredentialOpts" not in eks_inputs(without)
+
+    def token_env(rec: engine.Recording) -> list[list[dict[str, str]]]:
+        """The token command's env in the kubeconfig of the toolkit's own Kubernetes provider (the
+        releases and objects authenticate through it; pulumi-eks's kubeconfigJson has no profile)."""
+        (provider,) = [r for r in rec.resources if r.type == "pulumi:providers:kubernetes" and r.parent
+                       and "eks-devices:index:Cluster" in r.parent]
+        users = json.loads(provider.inputs["kubeconfig"])["users"]
+        return [u["user"]["exec"].get("env") or [] for u in users]
+
+    assert token_env(with_profile) == [[{"name": "AWS_PROFILE", "value": "ml-prod"}]]
+    assert token_env(without) == [[]]
+
+
+def test_a_kubeconfig_gets_the_profile_once() -> None:
+    base = {"users": [{"name": "aws", "user": {"exec": {"command": "aws", "env": [
+        {"name": "AWS_PROFILE", "value": "old"}, {"name": "X", "value": "1"}]}}}]}
+    out = json.loads(kubeconfig_with_profile(json.dumps(base), "new"))
+    assert out["users"][0]["user"]["exec"]["env"] == [{"name": "X", "value": "1"}, {"name": "AWS_PROFILE", "value": "new"}]
