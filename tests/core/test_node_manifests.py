@@ -225,8 +225,9 @@ def test_bottlerocket_nvidia_dra_pool_switches_off_the_bundled_plugin() -> None:
     assert spec["amiSelectorTerms"] == [{"alias": "bottlerocket@latest"}]
     settings = tomllib.loads(spec["userData"])["settings"]
     assert settings["kubelet-device-plugins"]["nvidia"]["enabled"] is False
-    # a Bottlerocket pool with nothing to change gets no user data
-    assert "userData" not in classes[nm.node_pool_name(plan.pools["trn-static"])]["spec"]
+    # the Neuron pool gets only its own setting (device ownership), not the NVIDIA one
+    neuron = tomllib.loads(classes[nm.node_pool_name(plan.pools["trn-static"])]["spec"]["userData"])["settings"]
+    assert neuron == {"kubernetes": {"device-ownership-from-security-context": True}}
 
 
 def test_consumable_capacity_time_slicing_annotates_the_node_class() -> None:

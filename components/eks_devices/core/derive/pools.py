@@ -67,12 +67,17 @@ def _taints(pool: NodePool, managers: dict[Family, Resolution]) -> tuple[dict[st
 
 
 def _bottlerocket(pool: NodePool, managers: dict[Family, Resolution]) -> dict[str, Any]:
-    """Bottlerocket NVIDIA variants bundle the device plugin: switch it off on NVIDIA DRA pools."""
+    """Bottlerocket NVIDIA variants bundle the device plugin: switch it off on NVIDIA DRA pools.
+    On Neuron instance types, let the kubelet give device nodes the container's user and group, or
+    non-root containers cannot open /dev/neuron* (bottlerocket QUICKSTART-EKS and PR #4400; Karpenter
+    docs PR #7722). The user's bottlerocketSettings are merged last and win."""
     if pool.ami != "bottlerocket":
         return {}
     derived: dict[str, Any] = {}
     if managers["nvidia"].manager == "dra":
         derived = {"kubelet-device-plugins": {"nvidia": {"enabled": False}}}
+    if any(catalog.instance_types()[t].has("neuron") for t in pool.instance_types):
+        derived["kubernetes"] = {"device-ownership-from-security-context": True}
     return merge(derived, pool.bottlerocket_settings)
 
 

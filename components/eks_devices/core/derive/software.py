@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.knowledge import catalog, charts, registries
 from eks_devices.core.knowledge.device_classes import (
     BASE_CLASSES,
     CD_CHANNEL_CEL,
@@ -152,7 +152,6 @@ def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[Pool
     """The toolkit's values for one release: scope, tolerations and the settings its pools need.
     `pools` are the pools it serves; `all_pools` lets a release keep off pools that match its
     scope label but are served by the node image (Bottlerocket's bundled NVIDIA plugin)."""
-    ecr = f"{charts.EKS_ECR_ACCOUNT}.dkr.ecr.{spec.region}.amazonaws.com/eks"
     if key == "nvidia-dra-driver":
         return _nvidia_dra(spec, scope, pools)
     if key == "nvidia-device-plugin":
@@ -160,11 +159,11 @@ def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[Pool
                          and bundled_manager(spec, p.ami, "nvidia", "device-plugin"))
         return _nvidia_plugin(scope, pools, bundled)
     if key in ("aws-dranet", "aws-efa-k8s-device-plugin"):
-        values: dict[str, Any] = {
-            "nodeSelector": scope, "tolerations": _tolerations(pools),
-            "image": {"repository": f"{ecr}/{'dranet' if key == 'aws-dranet' else key}"},
-            "supportedInstanceLabels": {"values": _types(pools, "efa")},
-        }
+        values: dict[str, Any] = {"nodeSelector": scope, "tolerations": _tolerations(pools)}
+        registry = registries.eks_registry(spec.region)  # None: the stack sets image.repository (spec check)
+        if registry is not None:
+            values["image"] = {"repository": f"{registry}/eks/{'dranet' if key == 'aws-dranet' else key}"}
+        values["supportedInstanceLabels"] = {"values": _types(pools, "efa")}
         if key == "aws-dranet":
             values["deviceClass"] = {"create": True, "name": "efa.networking.k8s.aws"}
         return values

@@ -158,9 +158,6 @@ RELEASE_FOR: dict[tuple[Family, ManagerName], str] = {
     ("neuron", "device-plugin"): "neuron-device-plugin",
 }
 
-# ECR account that serves EKS add-on images in most commercial regions.
-EKS_ECR_ACCOUNT = "602401143452"
-
 # GPU models on which the NVIDIA DRA driver's DynamicMIG gate can switch MIG on and partition on
 # demand: Hopper and later (EKS-MIG). Ampere (A100) needs partitions created before the driver starts.
 DYNAMIC_MIG_GPU_MODELS: frozenset[str] = frozenset(

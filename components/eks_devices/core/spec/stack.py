@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from eks_devices.core.knowledge import catalog, versions
+from eks_devices.core.knowledge import catalog, registries, versions
 from eks_devices.core.knowledge.device_classes import UPSTREAM_DEVICE_CLASSES
 from eks_devices.core.names import toolkit_label
 from eks_devices.core.spec.base import Model
@@ -274,6 +274,7 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             if not _region_zone(zone, spec.region):
                 problems.append(ConfigProblem(f"network.availabilityZones.{i}", repr(zone),
                                               f"a zone of region {spec.region} such as {spec.region}a"))
+    problems.extend(_registry_problems(spec))
     if spec.network.vpc_id is None:
         try:
             subnet_layout(spec.network.cidr, spec.network.zone_count)
@@ -304,6 +305,26 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
     problems.extend(helm_shape_problems(spec.helm_values))
     return problems
+
+
+EFA_CHARTS: tuple[ChartKey, ...] = ("aws-dranet", "aws-efa-k8s-device-plugin")
+
+
+def _registry_problems(spec: Spec) -> list[ConfigProblem]:
+    """The EFA charts pull their images from the EKS add-on registry of the stack's region
+    (knowledge/registries.py): a stack that may install them in a region without a known registry
+    is refused, unless its helmValues name the image of both charts."""
+    if registries.eks_registry(spec.region) is not None or spec.mode == "auto-mode":
+        return []
+    efa = any(pool.devices.efa != "none" and any(catalog.instance_types()[t].has("efa") for t in pool.instance_types)
+              for pool in spec.node_pools.values())
+    if not efa or all(isinstance(spec.helm_values.get(key, {}).get("image"), dict)
+                      and spec.helm_values[key]["image"].get("repository") for key in EFA_CHARTS):
+        return []
+    return [ConfigProblem("aws:region", repr(spec.region),
+                          "a region with a known EKS add-on image registry (" + ", ".join(registries.known_regions())
+                          + "), or helmValues.<aws-dranet|aws-efa-k8s-device-plugin>.image.repository for both "
+                          "EFA charts")]
 
 
 def _region_zone(zone: str, region: str) -> bool:
