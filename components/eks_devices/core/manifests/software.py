@@ -67,9 +67,11 @@ def shared_claims(plan: Plan) -> list[dict[str, Any]]:
 
 
 def namespaces(plan: Plan) -> list[dict[str, Any]]:
-    """Namespaces to create: the releases' (kube-system exists) and the shared claims' (built-ins exist)."""
+    """Namespaces to create: the releases' (kube-system exists), the shared claims' and the declared
+    claims' (Kubernetes' own namespaces exist; a claim with createNamespace: false names one that does)."""
     names = {r.namespace for r in plan.releases.values()}
     names |= {c["metadata"]["namespace"] for c in shared_claims(plan)}
+    names |= {c.built.namespace for c in plan.claims if c.built is not None and c.config.create_namespace}
     return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": dict(MANAGED_BY)}}
             for n in sorted(names - BUILTIN_NAMESPACES)]
 

@@ -123,6 +123,7 @@ class Claim(Model):
     pools: list[str] = Field(min_length=1)
     kind: Literal["template", "claim", "extended-resource"] = "template"
     namespace: str = Field(default="default", pattern=DNS_LABEL)
+    create_namespace: bool = True  # the toolkit creates a namespace other than Kubernetes' own; false: it exists
     gpus: Gpus | None = None
     mig: Mig | None = None
     time_slicing: TimeSlicing | None = None
