@@ -48,6 +48,9 @@ class NodePoolsArgs:
     efa_security_group_id: pulumi.Input[str] | None = None  # required when a pool runs EFA
     depends_on: Sequence[pulumi.Resource] = field(default_factory=list)  # CRDs / cluster readiness
     public_subnets_by_zone: pulumi.Input[dict[str, str]] | None = None  # only for `subnets: public` pools
+    # the security groups carry eks-devices.io/security-group=cluster|efa with the discovery tag (the
+    # toolkit's Cluster and Network tag theirs): NodeClasses select them by tag instead of by id
+    tagged_security_groups: bool = False
 
 
 def input_problems(args: NodePoolsArgs) -> list[Problem]:
@@ -102,8 +105,10 @@ class NodePools(pulumi.ComponentResource):
     # --- Auto Mode and Karpenter ----------------------------------------------------------------
 
     def _placement_group(self, pool: PoolPlan) -> aws.ec2.PlacementGroup:
-        """A cluster placement group for an EFA pool (a group's id is its name)."""
+        """A cluster placement group for an EFA pool, named by cluster and pool so that manifests can
+        name it before it exists."""
         group = aws.ec2.PlacementGroup(f"{self._name}-{pool.name}", strategy="cluster",
+                                       name=manifests.placement_group_name(self._plan.spec.cluster.name, pool),
                                        tags=manifests.pool_tags(self._tags, pool),
                                        opts=pulumi.ResourceOptions(parent=self))
         self.placement_groups[pool.name] = group
@@ -112,14 +117,15 @@ class NodePools(pulumi.ComponentResource):
     def _facts(self) -> pulumi.Output[manifests.ClusterFacts]:
         i = self._inputs
         public = i.public_subnets_by_zone if i.public_subnets_by_zone is not None else {}
-        groups = {name: group.id for name, group in self.placement_groups.items()}
+        groups = {name: group.name for name, group in self.placement_groups.items()}
         return pulumi.Output.all(i.cluster_name, i.node_role_name, i.cluster_security_group_id,
                                  i.efa_security_group_id, public, groups).apply(
             lambda v: manifests.ClusterFacts(
                 cluster_name=v[0], node_role_name=v[1], discovery_tag=i.discovery_tag,
                 cluster_security_group_id=v[2], efa_security_group_id=v[3],
                 public_subnet_ids=tuple(v[4][z] for z in sorted(v[4])),
-                placement_groups=tuple(sorted(v[5].items())), tags=tuple(sorted(self._tags.items()))))
+                placement_groups=tuple(sorted(v[5].items())), tags=tuple(sorted(self._tags.items())),
+                tagged_security_groups=i.tagged_security_groups))
 
     def _k8s_options(self, after: list[pulumi.Resource] | None = None, replace_on_changes: list[str] | None = None,
                      delete_before_replace: bool = False) -> pulumi.ResourceOptions:
@@ -159,7 +165,7 @@ class NodePools(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         placement_group_name = None
         if manifests.uses_placement_group(self._plan.mode, pool):
-            placement_group_name = self._placement_group(pool).id
+            placement_group_name = self._placement_group(pool).name
         template = aws.ec2.LaunchTemplate(
             f"{self._name}-{pool.name}", opts=child,
             **launch_templates.launch_template_args(

@@ -185,7 +185,9 @@ def test_zone_pinned_efa_pools_get_a_placement_group(stack: str, pool: str, node
     assert set(groups) == {pool} and groups[pool].inputs["strategy"] == "cluster"
     [cls] = [r for r in pinned.recording.of_type(node_class)
              if r.inputs["spec"].get("placementGroupSelector")]
-    assert cls.inputs["spec"]["placementGroupSelector"] == {"name": groups[pool].outputs["id"]}
+    # named by cluster and pool, so that render can write it before the group exists
+    assert groups[pool].inputs["name"] == f"{pinned.plan.spec.cluster.name}-{pool}"
+    assert cls.inputs["spec"]["placementGroupSelector"] == {"name": groups[pool].inputs["name"]}
     assert groups[pool].urn in cls.depends_on
     assert nm.uses_placement_group(pinned.plan.mode, pinned.plan.pools[pool])
     assert crd_schemas.validate(cls.inputs) == []
@@ -314,7 +316,7 @@ def test_efa_pools_get_one_interface_per_efa_card_in_one_zone(prod: Run) -> None
     trn = prod.of_type(LAUNCH_TEMPLATE)["trn-train"]
     group = prod.of_type(PLACEMENT_GROUP)["trn-train"]
     assert group.inputs["strategy"] == "cluster"
-    assert trn.inputs["placement"] == {"groupName": group.outputs["id"]}
+    assert trn.inputs["placement"] == {"groupName": group.inputs["name"]}
     assert prod.of_type(NODE_GROUP)["trn-train"].inputs["subnetIds"] == ["subnet-0a"]
 
 
