@@ -26,6 +26,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from eks_devices import iam
+from eks_devices.core.manifests.nodes import SECURITY_GROUP_TAG
 from eks_devices.core.model import Plan
 from eks_devices.core.names import CLUSTER_TYPE, DISCOVERY_TAG, SYSTEM_LABEL
 from eks_devices.core.spec import stack as specs
@@ -120,8 +121,11 @@ class Cluster(pulumi.ComponentResource):
         self.eks = self._cluster(mode_args, mode_prerequisites)
         self.name = self.eks.eks_cluster.name
         self.cluster_security_group_id = self.eks.cluster_security_group_id
+        # the discovery tag and the toolkit's security-group tag, which NodeClasses select the group by
         aws.ec2.Tag(f"{name}-cluster-sg-discovery", resource_id=self.cluster_security_group_id, key=DISCOVERY_TAG,
                     value=self._spec.name, opts=self._child)
+        aws.ec2.Tag(f"{name}-cluster-sg-role", resource_id=self.cluster_security_group_id, key=SECURITY_GROUP_TAG,
+                    value="cluster", opts=self._child)
         self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self._kubeconfig(), opts=self._child)
         modes[plan.mode][1]()
         outputs: dict[str, Any] = {"name": self.name, "nodeRoleArn": self.node_role_arn,

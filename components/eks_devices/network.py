@@ -3,7 +3,8 @@ routes, or a VPC the user brings; and the EFA security group every EFA interface
 
 Nodes live in private subnets (multi-ENI EFA nodes get no public IP, EKS User Guide EFA page), whose default
 route goes through NAT. Private subnets and the EFA security group carry the discovery tag
-`karpenter.sh/discovery=<cluster>` that Auto Mode NodeClasses and Karpenter EC2NodeClasses select on.
+`karpenter.sh/discovery=<cluster>` that Auto Mode NodeClasses and Karpenter EC2NodeClasses select on;
+the EFA group also carries `eks-devices.io/security-group=efa`, so that only EFA pools select it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pulumi
 import pulumi_aws as aws
 from pydantic import ValidationError
 
+from eks_devices.core.manifests.nodes import SECURITY_GROUP_TAG
 from eks_devices.core.names import DISCOVERY_TAG, NETWORK_TYPE
 from eks_devices.core.spec import stack as specs
 from eks_devices.core.spec.errors import from_validation
@@ -216,7 +218,8 @@ class Network(pulumi.ComponentResource):
         sg = aws.ec2.SecurityGroup(
             f"{self._name}-efa", vpc_id=self.vpc_id,
             description="EFA: all traffic between interfaces that carry this group",
-            tags=self._tagged(f"{self._name}-efa", **{DISCOVERY_TAG: self._cluster_name}), opts=self._child)
+            tags=self._tagged(f"{self._name}-efa", **{DISCOVERY_TAG: self._cluster_name, SECURITY_GROUP_TAG: "efa"}),
+            opts=self._child)
         aws.vpc.SecurityGroupIngressRule(f"{self._name}-efa-ingress-self", security_group_id=sg.id,
                                          ip_protocol="-1", referenced_security_group_id=sg.id,
                                          description="EFA: all traffic from this group", opts=self._child)

@@ -48,6 +48,9 @@ class NodePoolsArgs:
     efa_security_group_id: pulumi.Input[str] | None = None  # required when a pool runs EFA
     depends_on: Sequence[pulumi.Resource] = field(default_factory=list)  # CRDs / cluster readiness
     public_subnets_by_zone: pulumi.Input[dict[str, str]] | None = None  # only for `subnets: public` pools
+    # the security groups carry eks-devices.io/security-group=cluster|efa with the discovery tag (the
+    # toolkit's Cluster and Network tag theirs): NodeClasses select them by tag instead of by id
+    tagged_security_groups: bool = False
 
 
 def input_problems(args: NodePoolsArgs) -> list[Problem]:
@@ -102,7 +105,9 @@ class NodePools(pulumi.ComponentResource):
     # --- Auto Mode and Karpenter ----------------------------------------------------------------
 
     def _placement_group(self, pool: PoolPlan) -> aws.ec2.PlacementGroup:
-        """A cluster placement group for an EFA pool (a group's id is its name)."""
+        """A cluster placement group for an EFA pool. Its name stays the one Pulumi generated: a
+        group's name cannot change, and a new one would replace the group under running instances
+        (render writes it as known after deploy)."""
         group = aws.ec2.PlacementGroup(f"{self._name}-{pool.name}", strategy="cluster",
                                        tags=manifests.pool_tags(self._tags, pool),
                                        opts=pulumi.ResourceOptions(parent=self))
@@ -112,14 +117,15 @@ class NodePools(pulumi.ComponentResource):
     def _facts(self) -> pulumi.Output[manifests.ClusterFacts]:
         i = self._inputs
         public = i.public_subnets_by_zone if i.public_subnets_by_zone is not None else {}
-        groups = {name: group.id for name, group in self.placement_groups.items()}
+        groups = {name: group.id for name, group in self.placement_groups.items()}  # a group's id is its name
         return pulumi.Output.all(i.cluster_name, i.node_role_name, i.cluster_security_group_id,
                                  i.efa_security_group_id, public, groups).apply(
             lambda v: manifests.ClusterFacts(
                 cluster_name=v[0], node_role_name=v[1], discovery_tag=i.discovery_tag,
                 cluster_security_group_id=v[2], efa_security_group_id=v[3],
                 public_subnet_ids=tuple(v[4][z] for z in sorted(v[4])),
-                placement_groups=tuple(sorted(v[5].items())), tags=tuple(sorted(self._tags.items()))))
+                placement_groups=tuple(sorted(v[5].items())), tags=tuple(sorted(self._tags.items())),
+                tagged_security_groups=i.tagged_security_groups))
 
     def _k8s_options(self, after: list[pulumi.Resource] | None = None, replace_on_changes: list[str] | None = None,
                      delete_before_replace: bool = False) -> pulumi.ResourceOptions:

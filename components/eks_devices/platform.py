@@ -123,7 +123,7 @@ class Platform(pulumi.ComponentResource):
             public_subnets_by_zone=self.network.public_subnets_by_zone,
             efa_security_group_id=self.network.efa_security_group_id,
             cluster_security_group_id=cluster.cluster_security_group_id,
-            discovery_tag=spec.cluster.name, depends_on=list(cluster.ready)), opts=child)
+            discovery_tag=spec.cluster.name, tagged_security_groups=True, depends_on=list(cluster.ready)), opts=child)
         self.device_software = DeviceSoftware(name, DeviceSoftwareArgs(
             plan=plan, k8s_provider=cluster.k8s_provider, depends_on=list(cluster.ready)), opts=child)
         # claims name DeviceClasses that the device software (charts or the toolkit) creates

@@ -215,9 +215,11 @@ def test_cluster_runs_in_the_private_subnets_of_the_network(auto: engine.Recordi
 
 
 def test_cluster_security_group_carries_the_discovery_tag(auto: engine.Recording) -> None:
-    tag = one(auto, "aws:ec2/tag:Tag")
-    assert tag.inputs == {"resourceId": one(auto, "eks:index:Cluster").outputs["clusterSecurityGroupId"],
-                          "key": DISCOVERY_TAG, "value": NAME}
+    """The discovery tag, and the toolkit's security-group tag NodeClasses select the group by."""
+    sg = one(auto, "eks:index:Cluster").outputs["clusterSecurityGroupId"]
+    assert sorted((t.inputs["resourceId"], t.inputs["key"], t.inputs["value"]) for t in auto.of_type("aws:ec2/tag:Tag")
+                  if t.inputs["resourceId"] == sg) == sorted([(sg, DISCOVERY_TAG, NAME),
+                                                             (sg, "eks-devices.io/security-group", "cluster")])
 
 
 def test_kubernetes_provider_uses_the_cluster_kubeconfig(auto: engine.Recording) -> None:

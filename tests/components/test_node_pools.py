@@ -185,6 +185,8 @@ def test_zone_pinned_efa_pools_get_a_placement_group(stack: str, pool: str, node
     assert set(groups) == {pool} and groups[pool].inputs["strategy"] == "cluster"
     [cls] = [r for r in pinned.recording.of_type(node_class)
              if r.inputs["spec"].get("placementGroupSelector")]
+    # the generated name stays (a new name would replace existing groups under their instances)
+    assert "name" not in groups[pool].inputs
     assert cls.inputs["spec"]["placementGroupSelector"] == {"name": groups[pool].outputs["id"]}
     assert groups[pool].urn in cls.depends_on
     assert nm.uses_placement_group(pinned.plan.mode, pinned.plan.pools[pool])

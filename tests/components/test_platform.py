@@ -26,7 +26,7 @@ NETWORK_NAT_PER_ZONE = {**NETWORK_SINGLE_NAT, "aws:ec2/eip:Eip": 3, "aws:ec2/nat
 CLUSTER_COMMON = {
     "eks-devices:index:Cluster": 1, "eks:index:Cluster": 1, "aws:kms/key:Key": 1, "aws:kms/alias:Alias": 1,
     "aws:cloudwatch/logGroup:LogGroup": 1,
-    "aws:ec2/tag:Tag": 1, "pulumi:providers:kubernetes": 1,
+    "aws:ec2/tag:Tag": 2, "pulumi:providers:kubernetes": 1,
 }
 SYSTEM_NODES = {"aws:ec2/launchTemplate:LaunchTemplate": 1, "aws:eks/nodeGroup:NodeGroup": 1}
 EXPECTED = {

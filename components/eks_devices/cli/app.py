@@ -204,7 +204,9 @@ def render(
 ) -> None:
     """Write every Kubernetes object the program would apply (DeviceClasses, NodePools, NodeClasses,
     claims, namespaces) and each Helm release's values as YAML, one folder per kind, for GitOps and
-    review. Every object is validated first; nothing is written unless all of them pass."""
+    review. Every object is validated first; nothing is written unless all of them pass. Values known
+    only after deploy are written as `<known after deploy: ...>`. The folder is render's: a later
+    render replaces what it wrote there, and a non-empty folder it did not write is refused (exit 2)."""
     plan = load_plan(stack, project_dir, as_json)
     if plan.errors:
         if as_json:
@@ -215,14 +217,22 @@ def render(
         raise typer.Exit(1)
     from eks_devices.offline import render as rendering
 
-    items = rendering.objects(_run_offline(stack, project_dir, as_json).recording)
+    try:
+        rendering.check_out_dir(out_dir)
+    except rendering.OutputFolderError as exc:
+        _fail(2, str(exc), as_json, {"written": []})
+    recording = _run_offline(stack, project_dir, as_json).recording
+    items = rendering.objects(recording)
     version = rendering.schema_version(plan.spec.cluster.kubernetes)
     invalid = {item.path: found for item in items if (found := rendering.problems(item, version))}
     if invalid:
         lines = [f"{path}: {problem}" for path, found in invalid.items() for problem in found]
         _fail(1, f"{len(lines)} schema problem(s) (Kubernetes {version}), nothing written\n" + "\n".join(lines),
               as_json, {"problems": lines})
-    written = rendering.write(items, out_dir)
+    try:
+        written = rendering.write(rendering.marked(items, recording), out_dir)
+    except rendering.OutputFolderError as exc:
+        _fail(2, str(exc), as_json, {"written": []})
     if as_json:
         _emit({"stack": stack, "kubernetesSchema": version,
                "written": [str(p.relative_to(out_dir)) for p in written]})

@@ -6,10 +6,20 @@ EC2NodeClasses, claims and claim templates, namespaces, and each Helm release's 
 kinds are validated against the Kubernetes JSON schema of the cluster's version
 (kubernetes-validate, strict), custom resources against the structural schemas of
 `components/crd_schemas.py`; nothing is written unless everything validates.
+
+Only what is true is written. Subnets and security groups are selected by tag and placement groups
+have names derived from cluster and pool, so most of a NodeClass is known before deploy; a value the
+mock engine had to invent (an id, an ARN, a generated physical name such as a node role's, which AWS
+gets with a random suffix) is written as `<known after deploy: ...>`, never as the invented value.
+Objects are validated as the engine would send them, before the placeholders go in.
+
+Render owns its output folder: it records what it wrote in `.eks-devices-render`, removes exactly
+those files on the next render, and refuses a non-empty folder without that marker.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +31,11 @@ from eks_devices.offline import engine as offline
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 SCHEMA_VERSIONS = ("1.34", "1.35", "1.36", "1.37")  # the Kubernetes schemas objects are checked against
+MARKER = ".eks-devices-render"  # in an output folder: the files the last render wrote there
+
+
+class OutputFolderError(ValueError):
+    """The output folder cannot be rendered into (a file, or a folder render did not write)."""
 
 
 @dataclass(frozen=True)
@@ -48,8 +63,40 @@ def _manifest(inputs: dict[str, Any]) -> dict[str, Any]:
     return ordered
 
 
+def placeholder(what: str) -> str:
+    return f"<known after deploy: {what}>"
+
+
+def invented(recording: offline.Recording) -> dict[str, str]:
+    """Each value the mock engine made up (an output the program did not give as that input: ids,
+    ARNs, generated names), mapped to its placeholder."""
+    out: dict[str, str] = {}
+    for r in recording.resources:
+        for key, value in r.outputs.items():
+            if isinstance(value, str) and value and r.inputs.get(key) != value:
+                out.setdefault(value, placeholder(f"{key} of {r.type} {r.name}"))
+    return out
+
+
+def _mark(value: Any, unknown: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _mark(v, unknown) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mark(v, unknown) for v in value]
+    if isinstance(value, str):
+        return unknown.get(value, value)
+    return value
+
+
+def marked(items: list[Rendered], recording: offline.Recording) -> list[Rendered]:
+    """`items` with every value the mock engine invented replaced by its placeholder."""
+    unknown = invented(recording)
+    return [Rendered(i.path, _mark(i.document, unknown), i.header) for i in items]
+
+
 def objects(recording: offline.Recording) -> list[Rendered]:
-    """Every Kubernetes object and Helm values file the recorded program would apply."""
+    """Every Kubernetes object and Helm values file the recorded program would apply, as the engine
+    would receive them (values known only after deploy are the mock engine's: see `marked`)."""
     out: list[Rendered] = []
     for r in recording.resources:
         if r.type == HELM_RELEASE:
@@ -97,11 +144,53 @@ def schema_version(kubernetes: tuple[int, int]) -> str:
     return SCHEMA_VERSIONS[0] if kubernetes < (1, 34) else SCHEMA_VERSIONS[-1]
 
 
+def _owned(out_dir: Path) -> list[str]:
+    """The files a previous render wrote into `out_dir` (relative paths); [] for a new or empty
+    folder. OutputFolderError for a file, or for a non-empty folder render did not write."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputFolderError(f"--out {out_dir} is a file; give a folder")
+    if not out_dir.exists() or not any(out_dir.iterdir()):
+        return []
+    marker = out_dir / MARKER
+    if not marker.is_file():
+        raise OutputFolderError(f"--out {out_dir} is not empty and was not written by render "
+                                f"(no {MARKER}); give an empty or new folder")
+    try:
+        listed = json.loads(marker.read_text()).get("written", [])
+    except (ValueError, AttributeError):
+        raise OutputFolderError(f"--out {out_dir}: {MARKER} is not render's; give an empty or new folder") from None
+    return [p for p in listed if isinstance(p, str)]
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """OutputFolderError unless render may write into `out_dir`."""
+    _owned(out_dir)
+
+
+def _clear(out_dir: Path, owned: list[str]) -> None:
+    """Remove the files a previous render wrote (only those, inside `out_dir`), and the folders that leaves empty."""
+    root = out_dir.resolve()
+    folders = set()
+    for rel in owned:
+        path = (out_dir / rel).resolve()
+        if root not in path.parents or not path.is_file():
+            continue
+        path.unlink()
+        folders.update(p for p in path.parents if root in p.parents)
+    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
 def write(items: list[Rendered], out_dir: Path) -> list[Path]:
+    """Write `items` into `out_dir`, replacing what an earlier render wrote there."""
+    _clear(out_dir, _owned(out_dir))
+    out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for item in items:
         path = out_dir / item.path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(item.header + yaml.safe_dump(item.document, sort_keys=False, default_flow_style=False))
         written.append(path)
+    (out_dir / MARKER).write_text(json.dumps({"written": sorted(i.path for i in items)}, indent=1) + "\n")
     return written

@@ -18,7 +18,7 @@ from typing import Any
 
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.model import Plan, PoolPlan
-from eks_devices.core.names import CLUSTER_TAG, DISCOVERY_TAG, MANAGED_BY, POOL_LABEL, manager_label
+from eks_devices.core.names import CLUSTER_TAG, DISCOVERY_TAG, MANAGED_BY, POOL_LABEL, TOOLKIT_PREFIX, manager_label
 from eks_devices.core.spec.bottlerocket import bottlerocket_toml
 from eks_devices.core.spec.stack import FAMILIES
 
@@ -40,6 +40,10 @@ DYNAMIC_DISRUPTION = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5
 KARPENTER_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
 TEMPLATE_LABEL_EXCEPTIONS = ("karpenter.sh/capacity-type",)
 TEMPLATE_LABELS_KARPENTER_SETS = ("karpenter.sh/nodepool", "kubernetes.io/hostname")
+# The tag that tells the toolkit's two security groups apart: both carry the discovery tag, but only
+# EFA pools may select the EFA group. The Network tags its EFA group `efa`, the Cluster tags the EKS
+# cluster security group `cluster`.
+SECURITY_GROUP_TAG = f"{TOOLKIT_PREFIX}/security-group"
 
 
 def refused_template_label(key: str) -> bool:
@@ -55,7 +59,11 @@ def refused_template_label(key: str) -> bool:
 @dataclass(frozen=True)
 class ClusterFacts:
     """What a NodeClass needs from the cluster beyond the plan. Security group and public subnet
-    ids are optional so that manifests can be rendered without a deployed cluster."""
+    ids are optional so that manifests can be rendered without a deployed cluster.
+
+    `tagged_security_groups`: the cluster and EFA security groups carry the discovery tag and
+    `SECURITY_GROUP_TAG` (`cluster` / `efa`), as the toolkit's Cluster and Network tag them; the
+    NodeClasses then select them by tag, so their spec names no id known only after deploy."""
 
     cluster_name: str
     node_role_name: str
@@ -65,6 +73,7 @@ class ClusterFacts:
     public_subnet_ids: tuple[str, ...] = ()
     placement_groups: tuple[tuple[str, str], ...] = ()  # (pool name, placement group name)
     tags: tuple[tuple[str, str], ...] = ()  # `cluster.tags`, for what the node pools create in EC2
+    tagged_security_groups: bool = False
 
     def placement_group(self, pool: PoolPlan) -> str | None:
         return dict(self.placement_groups).get(pool.name)
@@ -202,8 +211,15 @@ def subnet_terms(pool: PoolPlan, facts: ClusterFacts) -> list[dict[str, Any]]:
 
 
 def security_group_terms(pool: PoolPlan, facts: ClusterFacts) -> list[dict[str, Any]]:
-    """Groups by the discovery tag, plus the cluster group and, on EFA pools, the EFA group by id
-    (EFA traffic needs the self-referencing group on every interface, EKS User Guide EFA page)."""
+    """The cluster security group and, on EFA pools, the EFA group (EFA traffic needs the
+    self-referencing group on every interface, EKS User Guide EFA page).
+
+    Groups the toolkit tagged are selected by the discovery tag and their `SECURITY_GROUP_TAG`, the
+    EFA group on EFA pools only (both carry the discovery tag, so it alone would put the EFA group on
+    every pool). Brought groups: whatever carries the discovery tag, plus the groups by id."""
+    if facts.tagged_security_groups:
+        roles = ["cluster", "efa"] if uses_efa(pool) else ["cluster"]
+        return [{"tags": {DISCOVERY_TAG: facts.discovery_tag, SECURITY_GROUP_TAG: role}} for role in roles]
     terms: list[dict[str, Any]] = [{"tags": {DISCOVERY_TAG: facts.discovery_tag}}]
     if facts.cluster_security_group_id:
         terms.append({"id": facts.cluster_security_group_id})
