@@ -44,6 +44,10 @@ class ClaimTemplates(pulumi.ComponentResource):
         check_plan("ClaimTemplates", plan)
         super().__init__(CLAIM_TEMPLATES_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider, depends_on=list(args.depends_on))
+        # a claim's and a template's spec is immutable: a change replaces the object, the old one
+        # first (its name is fixed); Pods keep the claims already made from a template
+        immutable = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+            replace_on_changes=["spec"], delete_before_replace=True))
         self.objects = {}
         summary: dict[str, Any] = {}
         for claim in plan.claims:
@@ -54,10 +58,10 @@ class ClaimTemplates(pulumi.ComponentResource):
             resource_name = f"{name}-{claim.name}"
             if built.kind == "ResourceClaimTemplate":
                 obj: pulumi.CustomResource = k8s.resource.v1.ResourceClaimTemplate(
-                    resource_name, metadata=manifest["metadata"], spec=manifest["spec"], opts=child)
+                    resource_name, metadata=manifest["metadata"], spec=manifest["spec"], opts=immutable)
             elif built.kind == "ResourceClaim":
                 obj = k8s.resource.v1.ResourceClaim(
-                    resource_name, metadata=manifest["metadata"], spec=manifest["spec"], opts=child)
+                    resource_name, metadata=manifest["metadata"], spec=manifest["spec"], opts=immutable)
             else:
                 obj = k8s.apiextensions.CustomResource(
                     resource_name, api_version=manifest["apiVersion"], kind=manifest["kind"],

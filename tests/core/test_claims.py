@@ -307,6 +307,8 @@ def test_component_creates_one_object_per_claim(prod_recording: engine.Recording
         assert r.parent == component.urn
         assert "k8s" in r.provider
         assert any("device-software" in d for d in r.depends_on)
+        # the spec is immutable in the API: a changed claim is replaced, the old one first (same name)
+        assert r.replace_on_changes == ["spec"] and r.delete_before_replace
 
 
 def test_component_inputs_are_the_built_manifests(prod_recording: engine.Recording) -> None:
