@@ -88,6 +88,24 @@ def test_preview_records_resource_options(previews: dict[str, dict]) -> None:
     assert next(r for r in previews["dev"]["resources"] if r["type"] == "eks:index:Cluster")["remote"] is True
 
 
+def test_preview_records_the_deploy_graph(previews: dict[str, dict]) -> None:
+    """Each resource's URN, what it waits for (explicitly and through its inputs) and its provider,
+    so the graph can be read offline."""
+    resources = previews["prod"]["resources"]
+    urns = {r["urn"] for r in resources}
+    assert len(urns) == len(resources)
+    # every edge ends at a recorded resource, or inside the remote pulumi-eks component (expanded at deploy)
+    unknown = {u for r in resources for u in r["dependsOn"] if u not in urns}
+    assert unknown and all("::eks-devices::eks:index:Cluster$" in u for u in unknown)
+    group = next(r for r in resources if r["type"] == "aws:eks/nodeGroup:NodeGroup" and r["name"].endswith("p5-train"))
+    template = next(r for r in resources if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate"
+                    and r["name"].endswith("p5-train"))
+    assert template["urn"] in group["dependsOn"]  # through its launchTemplate input
+    k8s = next(r for r in resources if r["type"] == "pulumi:providers:kubernetes" and r["name"] == "ml-prod-k8s")
+    releases = [r for r in resources if r["type"] == "kubernetes:helm.sh/v3:Release"]
+    assert releases and {r["provider"] for r in releases} == {k8s["urn"]}
+
+
 def test_preview_json_is_identical_across_runs(previews: dict[str, dict]) -> None:
     again = json.loads(cli("preview", "staging", "--json").stdout)
     assert again == previews["staging"]

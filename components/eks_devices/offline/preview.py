@@ -55,8 +55,10 @@ def resources_data(recording: offline.Recording) -> list[dict[str, Any]]:
     for r in sorted(recording.resources, key=_key):
         parent = by_urn.get(r.parent)
         out.append({
-            "type": r.type, "name": r.name,
+            "type": r.type, "name": r.name, "urn": r.urn,
             "parent": f"{parent.type}::{parent.name}" if parent else None,
+            # the URNs it waits for (explicit dependsOn and through its inputs), and its provider's URN
+            "dependsOn": sorted(set(r.depends_on)), "provider": r.provider.rpartition("::")[0] if r.provider else None,
             "component": not r.custom, "remote": r.remote,
             "options": {"replaceOnChanges": sorted(r.replace_on_changes),
                         "deleteBeforeReplace": r.delete_before_replace, "protect": r.protect},
