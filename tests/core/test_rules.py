@@ -336,3 +336,12 @@ def test_an_mps_claim_needs_the_mps_gate() -> None:
     gated = stacks.plan("managed-node-groups", pools=pools, claims=claims,
                             helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}})
     assert not stacks.findings(gated, "nvidia-dra-feature-gates")
+
+
+@pytest.mark.parametrize("strategy", [{"strategy": "time-slicing", "replicas": 4}, {"strategy": "mig", "profile": "1g.10gb"}])
+def test_auto_mode_gpu_sharing_is_refused_on_device_plugin_pools_too(strategy: dict[str, Any]) -> None:
+    """Auto Mode's built-in plugin takes no per-node config either: the setting would be silently dropped."""
+    plan = stacks.plan("auto-mode", pools={"p": {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "device-plugin"},
+                                                 "gpuSharing": strategy}})
+    (finding,) = [f for f in plan.findings if f.slug == "auto-mode-no-gpu-sharing"]
+    assert finding.severity == "error" and "shared-claim" in finding.fix

@@ -9,15 +9,19 @@ from eks_devices.core.names import eks_manager_label
 from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, rule, warning
 
 
-@rule("auto-mode-no-gpu-sharing", "no DRA time-slicing/MIG in Auto Mode", modes=("auto-mode",))
+@rule("auto-mode-no-gpu-sharing", "no time-slicing or MIG in Auto Mode, with either manager", modes=("auto-mode",))
 def _auto_mode_no_gpu_sharing(plan: Plan) -> Iterator[Verdict]:
-    for pool, _ in dra_pools(plan, ("nvidia",)):
+    for pool in plan.pools.values():
         strategy = pool.config.gpu_sharing.strategy
         if strategy in ("time-slicing", "mig"):
+            # Auto Mode's built-in DRA driver has no sharing settings, and its built-in device plugin
+            # takes no per-node configuration: the setting would be dropped without a word
+            where = ("a Karpenter cluster (time-slicing through consumable capacity or the driver's GpuConfig)"
+                     if strategy == "time-slicing" else "a static Karpenter pool or a managed node group")
             yield error(at(pool, "gpuSharing.strategy"),
-                        f"Auto Mode does not offer {strategy} through the NVIDIA DRA driver",
-                        "use gpuSharing.strategy: shared-claim, devices.nvidia: device-plugin, "
-                        "or a Karpenter cluster")
+                        f"Auto Mode offers no {strategy}: neither its NVIDIA DRA driver nor its device plugin "
+                        "can be configured for it",
+                        f"use gpuSharing.strategy: shared-claim in Auto Mode, or {where}")
 
 
 @rule("auto-mode-no-compute-domains", "no ComputeDomains in Auto Mode", modes=("auto-mode",))
