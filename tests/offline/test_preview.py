@@ -119,6 +119,14 @@ def test_text_preview_shows_tree_plan_and_findings() -> None:
     assert "remote component" in text and "kubernetes:helm.sh/v3:Release x" in text
 
 
+def test_text_preview_shows_each_claim_s_node_selector() -> None:
+    """The nodeSelector a Pod using the claim must carry, in the text preview too (not only --json)."""
+    result = cli("preview", "prod")
+    assert result.returncode == 0
+    claims = result.stdout[result.stdout.index("Claims"):]
+    assert "nodeSelector" in claims and "device-manager-neuron=dra" in claims
+
+
 def test_error_findings_register_no_resource(tmp_path: Path) -> None:
     (tmp_path / "stacks").mkdir()
     (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from eks_devices.core.model import Finding, Plan
@@ -78,15 +79,16 @@ def print_claims(console: Console, plan: Plan) -> None:
     if not plan.claims:
         return
     table = Table(title="Claims", show_lines=True)
-    for column in ("claim", "object", "pool", "fit"):
+    for column in ("claim", "object", "nodeSelector", "pool", "fit"):
         table.add_column(column, overflow="fold")
     for c in plan.claims:
         first = True
+        selector = ", ".join(f"{k}={v}" for k, v in sorted(c.node_selector.items())) or "-"
         for name, fit in sorted(c.pools.items()):
             colour = "green" if fit.fits else "red"
-            table.add_row(c.name if first else "",
+            table.add_row(escape(c.name) if first else "",
                           (c.built.kind if c.built else "extended resources") if first else "",
-                          name, f"[{colour}]{fit.summary}[/{colour}]")
+                          escape(selector) if first else "", name, f"[{colour}]{escape(fit.summary)}[/{colour}]")
             first = False
     console.print(table)
 
