@@ -8,12 +8,13 @@ ConfigMap), and IMDSv2 with a hop limit of 1 on the nodes the toolkit launches i
 - `auto-mode`: compute, block storage and load balancing on together (pulumi-eks sets all three
   from `autoMode.enabled`, pulumi/pulumi-eks v4.3.0), self-managed add-ons off, the built-in `system` pool (and
   `general-purpose` if asked); custom NodeClasses get their own node role with an EC2 access entry.
-- `karpenter`: a small system node group, then Karpenter (`components/karpenter.py`).
+- `karpenter`: a small system node group, then Karpenter (`eks_devices.karpenter`).
 - `managed-node-groups`: a small system node group; the node pools add their own groups.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable
@@ -26,9 +27,8 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from eks_devices import iam
-from eks_devices.core.manifests.nodes import SECURITY_GROUP_TAG
 from eks_devices.core.model import Plan
-from eks_devices.core.names import CLUSTER_TYPE, DISCOVERY_TAG, SYSTEM_LABEL
+from eks_devices.core.names import CLUSTER_TYPE, DISCOVERY_TAG, SECURITY_GROUP_TAG, SYSTEM_LABEL
 from eks_devices.core.spec import stack as specs
 from eks_devices.inputs import Problem, check_plan
 from eks_devices.karpenter import Karpenter, KarpenterArgs
@@ -46,7 +46,7 @@ def system_ami_type(instance_type: str) -> str:
 def kubeconfig_with_profile(kubeconfig: str | dict[str, Any], profile: str) -> str:
     """A kubeconfig whose `aws eks get-token` exec runs with AWS_PROFILE set to `profile` (what
     pulumi-eks's getKubeconfig(profileName) generates), as JSON text."""
-    config = json.loads(kubeconfig) if isinstance(kubeconfig, str) else json.loads(json.dumps(kubeconfig))
+    config = json.loads(kubeconfig) if isinstance(kubeconfig, str) else copy.deepcopy(kubeconfig)
     for user in config.get("users") or []:
         command = (user.get("user") or {}).get("exec")
         if isinstance(command, dict):
@@ -150,8 +150,8 @@ class Cluster(pulumi.ComponentResource):
         system nodes, and in Auto Mode (where pulumi-eks makes it by default, its issue #1726) EKS
         serves DNS on the nodes itself and the add-on is not for Auto Mode clusters."""
         spec = self._spec
-        self.kms_key_arn = self._encryption_key()
-        prerequisites = [*prerequisites, self._log_group()]
+        self.kms_key_arn, generated = self._encryption_key()
+        prerequisites = [*prerequisites, self._log_group(generated)]
         profile = self._plan.spec.aws_profile  # the kubeconfig asks for tokens with the stack's own profile
         if profile:
             mode_args = {**mode_args, "provider_credential_opts": eks.KubeconfigOptionsArgs(profile_name=profile)}
@@ -173,34 +173,33 @@ class Cluster(pulumi.ComponentResource):
             return self.eks.kubeconfig_json.apply(lambda text: kubeconfig_with_profile(text, profile))
         return self.eks.kubeconfig_json
 
-    def _log_group(self) -> aws.cloudwatch.LogGroup:
+    def _log_group(self, key_arn: pulumi.Output[str] | None) -> aws.cloudwatch.LogGroup:
         """The control-plane log group, made before the cluster so that it has a retention (EKS
         would otherwise create it with logs kept forever), encrypted with the generated key (a
         brought `kmsKeyArn` encrypts the secrets only: its policy is not the toolkit's to change)."""
         return aws.cloudwatch.LogGroup(
             f"{self._base}-control-plane-logs", name=self._log_group_name,
-            retention_in_days=self._spec.log_retention_days, kms_key_id=self._log_key, tags=self._tags,
+            retention_in_days=self._spec.log_retention_days, kms_key_id=key_arn, tags=self._tags,
             opts=self._child)
 
     @property
     def _log_group_name(self) -> str:
         return f"/aws/eks/{self._spec.name}/cluster"
 
-    def _encryption_key(self) -> pulumi.Output[str]:
-        """The secrets-encryption key: the configured one, or a new key with yearly rotation whose
-        policy also lets CloudWatch Logs encrypt the control-plane log group."""
-        self._log_key: pulumi.Output[str] | None = None
+    def _encryption_key(self) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
+        """The secrets-encryption key's ARN, and that of the key the toolkit generated (None for a
+        configured key): a new key with yearly rotation whose policy also lets CloudWatch Logs
+        encrypt the control-plane log group."""
         if self._spec.kms_key_arn:
-            return pulumi.Output.from_input(self._spec.kms_key_arn)
+            return pulumi.Output.from_input(self._spec.kms_key_arn), None
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         policy = account.apply(lambda a: json.dumps(iam.secrets_key_policy(self._region, a, self._log_group_name)))
         key = aws.kms.Key(f"{self._base}-secrets", description=f"EKS secrets encryption for {self._spec.name}",
                           enable_key_rotation=True, deletion_window_in_days=30, policy=policy, tags=self._tags,
                           opts=self._child)
-        self._log_key = key.arn
         aws.kms.Alias(f"{self._base}-secrets-alias", name=f"alias/eks/{self._spec.name}", target_key_id=key.key_id,
                       opts=self._child)
-        return key.arn
+        return key.arn, key.arn
 
     def _node_role(self, suffix: str, policies: tuple[str, ...], what: str) -> iam.ServiceRole:
         return iam.service_role(f"{self._base}-{suffix}", "ec2.amazonaws.com", policies, region=self._region,

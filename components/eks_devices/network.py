@@ -17,8 +17,7 @@ import pulumi
 import pulumi_aws as aws
 from pydantic import ValidationError
 
-from eks_devices.core.manifests.nodes import SECURITY_GROUP_TAG
-from eks_devices.core.names import DISCOVERY_TAG, NETWORK_TYPE
+from eks_devices.core.names import DISCOVERY_TAG, NETWORK_TYPE, SECURITY_GROUP_TAG
 from eks_devices.core.spec import stack as specs
 from eks_devices.core.spec.errors import from_validation
 from eks_devices.core.spec.subnets import pick_zones, subnet_layout

@@ -12,6 +12,7 @@ import yaml
 
 from eks_devices.core.knowledge import crd_schemas
 from eks_devices.core.manifests import nodes as nm
+from eks_devices.core.names import SECURITY_GROUP_TAG
 from eks_devices.offline import engine as offline
 from eks_devices.offline import render
 from support import engine, stacks
@@ -67,8 +68,8 @@ def test_node_classes_select_by_tag_and_mark_the_role(renders: dict[str, Path], 
                for p in sorted((renders[stack] / folder).glob("*.yaml"))]
     assert classes
     efa_classes = {nm.node_class_name(plan.mode, p) for p in plan.pools.values() if nm.uses_efa(p)}
-    cluster_term = {"tags": {"karpenter.sh/discovery": name, nm.SECURITY_GROUP_TAG: "cluster"}}
-    efa_term = {"tags": {"karpenter.sh/discovery": name, nm.SECURITY_GROUP_TAG: "efa"}}
+    cluster_term = {"tags": {"karpenter.sh/discovery": name, SECURITY_GROUP_TAG: "cluster"}}
+    efa_term = {"tags": {"karpenter.sh/discovery": name, SECURITY_GROUP_TAG: "efa"}}
     for obj in classes:
         spec = obj["spec"]
         expected = [cluster_term, efa_term] if obj["metadata"]["name"] in efa_classes else [cluster_term]
@@ -87,7 +88,7 @@ def test_tagged_security_group_selectors_are_valid_in_both_modes(mode: str, pool
     for p in plan.pools.values():
         obj = nm.node_class(mode, p, facts)
         assert crd_schemas.validate(obj) == []
-        groups = [t["tags"][nm.SECURITY_GROUP_TAG] for t in obj["spec"]["securityGroupSelectorTerms"]]
+        groups = [t["tags"][SECURITY_GROUP_TAG] for t in obj["spec"]["securityGroupSelectorTerms"]]
         assert groups == (["cluster", "efa"] if nm.uses_efa(p) else ["cluster"])
 
 

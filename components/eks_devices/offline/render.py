@@ -1,11 +1,11 @@
 """`render`: every Kubernetes object the program would apply, as validated YAML, one folder per kind.
 
-The objects come from the recorded run of the real program (`components/preview.py`), so what is
+The objects come from the recorded run of the real program (`eks_devices.offline.preview`), so what is
 rendered is exactly what `pulumi up` would send: DeviceClasses, NodePools, NodeClasses /
 EC2NodeClasses, claims and claim templates, namespaces, and each Helm release's values. Built-in
 kinds are validated against the Kubernetes JSON schema of the cluster's version
 (kubernetes-validate, strict), custom resources against the structural schemas of
-`components/crd_schemas.py`; nothing is written unless everything validates.
+`eks_devices.core.knowledge.crd_schemas`; nothing is written unless everything validates.
 
 Only what is true is written. Subnets and security groups are selected by tag and placement groups
 have names derived from cluster and pool, so most of a NodeClass is known before deploy; a value the

@@ -18,7 +18,14 @@ from typing import Any
 
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.model import Plan, PoolPlan
-from eks_devices.core.names import CLUSTER_TAG, DISCOVERY_TAG, MANAGED_BY, POOL_LABEL, TOOLKIT_PREFIX, manager_label
+from eks_devices.core.names import (
+    CLUSTER_TAG,
+    DISCOVERY_TAG,
+    MANAGED_BY,
+    POOL_LABEL,
+    SECURITY_GROUP_TAG,
+    manager_label,
+)
 from eks_devices.core.spec.bottlerocket import bottlerocket_toml
 from eks_devices.core.spec.stack import FAMILIES
 
@@ -43,7 +50,6 @@ TEMPLATE_LABELS_KARPENTER_SETS = ("karpenter.sh/nodepool", "kubernetes.io/hostna
 # The tag that tells the toolkit's two security groups apart: both carry the discovery tag, but only
 # EFA pools may select the EFA group. The Network tags its EFA group `efa`, the Cluster tags the EKS
 # cluster security group `cluster`.
-SECURITY_GROUP_TAG = f"{TOOLKIT_PREFIX}/security-group"
 
 
 def refused_template_label(key: str) -> bool:
