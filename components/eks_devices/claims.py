@@ -10,14 +10,15 @@ DeviceClasses and CRDs) so they are applied after it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from eks_devices.core.model import Plan
+from eks_devices.core.knowledge.workloads import CRD_CHARTS
+from eks_devices.core.model import BuiltClaim, Plan
 from eks_devices.core.names import CLAIM_TEMPLATES_TYPE
 from eks_devices.inputs import check_plan
 
@@ -25,11 +26,17 @@ from eks_devices.inputs import check_plan
 @dataclass(frozen=True)
 class ClaimTemplatesArgs:
     """What the claims take: the `plan` (its declared claims), the cluster's Kubernetes provider,
-    and what they wait for (the device software that creates their DeviceClasses and CRDs)."""
+    what every object waits for (`depends_on`), and what each waits for by name: the namespaces
+    created for them, the DeviceClasses the toolkit creates (a claim waits for the class it names;
+    a chart's class need not exist first) and the releases by chart key (a custom resource waits for
+    the release that installs its CRD)."""
 
     plan: Plan
     k8s_provider: pulumi.ProviderResource | None
     depends_on: Sequence[pulumi.Resource] = ()
+    namespaces: Mapping[str, pulumi.Resource] = field(default_factory=dict)
+    device_classes: Mapping[str, pulumi.Resource] = field(default_factory=dict)
+    releases: Mapping[str, pulumi.Resource] = field(default_factory=dict)
 
 
 class ClaimTemplates(pulumi.ComponentResource):
@@ -43,11 +50,6 @@ class ClaimTemplates(pulumi.ComponentResource):
         plan = args.plan
         check_plan("ClaimTemplates", plan)
         super().__init__(CLAIM_TEMPLATES_TYPE, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider, depends_on=list(args.depends_on))
-        # a claim's and a template's spec is immutable: a change replaces the object, the old one
-        # first (its name is fixed); Pods keep the claims already made from a template
-        immutable = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-            replace_on_changes=["spec"], delete_before_replace=True))
         self.objects = {}
         summary: dict[str, Any] = {}
         for claim in plan.claims:
@@ -56,6 +58,12 @@ class ClaimTemplates(pulumi.ComponentResource):
                 continue
             manifest = built.manifest
             resource_name = f"{name}-{claim.name}"
+            child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider,
+                                           depends_on=[*args.depends_on, *_waits_for(built, args)])
+            # a claim's and a template's spec is immutable: a change replaces the object, the old one
+            # first (its name is fixed); Pods keep the claims already made from a template
+            immutable = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                replace_on_changes=["spec"], delete_before_replace=True))
             if built.kind == "ResourceClaimTemplate":
                 obj: pulumi.CustomResource = k8s.resource.v1.ResourceClaimTemplate(
                     resource_name, metadata=manifest["metadata"], spec=manifest["spec"], opts=immutable)
@@ -71,3 +79,14 @@ class ClaimTemplates(pulumi.ComponentResource):
                                    "podClaim": built.pod_claim(), "nodeSelector": built.node_selector}
         self.claims = summary
         self.register_outputs({"claims": summary})
+
+
+def _waits_for(built: BuiltClaim, args: ClaimTemplatesArgs) -> list[pulumi.Resource]:
+    """What one claim object needs first: its namespace if created here, the toolkit's DeviceClasses
+    it names, and for a custom resource the release installing its CRD."""
+    manifest = built.manifest
+    found = [args.namespaces.get(built.namespace), *(args.device_classes.get(n) for n in built.device_class_names)]
+    chart = CRD_CHARTS.get(f"{manifest['apiVersion']}/{manifest['kind']}")
+    if chart is not None:
+        found.append(args.releases.get(chart))
+    return [r for r in found if r is not None]

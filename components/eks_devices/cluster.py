@@ -96,7 +96,12 @@ class Cluster(pulumi.ComponentResource):
     node_role_arn: pulumi.Output[str]
     cluster_security_group_id: pulumi.Output[str]
     kms_key_arn: pulumi.Output[str]
-    ready: list[pulumi.Resource]
+    ready: list[pulumi.Resource]  # the cluster able to run workloads: its nodes (and Karpenter) up
+    # what node pools wait for: Auto Mode the cluster and the custom NodeClass role's access, Karpenter
+    # its CRDs, managed node groups the node role (not the system nodes: they need nothing of them)
+    node_pool_prerequisites: list[pulumi.Resource]
+    # nodes a Deployment of the device software can run on, for releases that wait on one (none in Auto Mode)
+    workload_nodes: list[pulumi.Resource]
     interruption_queue_name: pulumi.Output[str] | None = None
     controller_role_arn: pulumi.Output[str] | None = None
     karpenter: Karpenter | None = None
@@ -230,6 +235,7 @@ class Cluster(pulumi.ComponentResource):
             access_scope={"type": "cluster"}, opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]))
         self._expose_node_role(role.role)
         self.ready = [self.eks, *role.ready, entry, association]
+        self.node_pool_prerequisites, self.workload_nodes = list(self.ready), []
 
     # --- karpenter and managed-node-groups --------------------------------------------------------------
 
@@ -256,7 +262,8 @@ class Cluster(pulumi.ComponentResource):
             scaling_config={"desired_size": system.size, "min_size": system.size, "max_size": system.size},
             update_config={"max_unavailable": 1}, labels=SYSTEM_LABELS,
             launch_template={"id": template.id, "version": template.latest_version.apply(str)}, tags=self._tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=role.ready))
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*role.ready, *self._network.private_egress]))
+        self.workload_nodes = [group]
         coredns = aws.eks.Addon(f"{name}-coredns", cluster_name=self.name, addon_name="coredns",
                                 resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                                 tags=self._tags, opts=pulumi.ResourceOptions(parent=self, depends_on=[group]))
@@ -274,6 +281,7 @@ class Cluster(pulumi.ComponentResource):
         self.interruption_queue_name = self.karpenter.queue.name
         self.controller_role_arn = self.karpenter.controller_role.arn
         self.ready = [self.karpenter.crd_release, self.karpenter.release]
+        self.node_pool_prerequisites = [self.karpenter.crd_release]  # NodePools / EC2NodeClasses need only the CRDs
 
     def _managed_node_groups_nodes(self) -> None:
         """One node role for the system group and every node pool's group (EKS creates their access entries)."""
@@ -281,3 +289,4 @@ class Cluster(pulumi.ComponentResource):
         system_nodes = self._system_nodes(role)
         self._expose_node_role(role.role)
         self.ready = [*role.ready, *system_nodes]
+        self.node_pool_prerequisites = list(role.ready)

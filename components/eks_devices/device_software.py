@@ -27,11 +27,14 @@ from eks_devices.inputs import check_plan
 @dataclass(frozen=True)
 class DeviceSoftwareArgs:
     """What the device software takes: the `plan` (its releases, DeviceClasses and shared claims),
-    the cluster's Kubernetes provider, and what the releases wait for (nodes able to run them)."""
+    the cluster's Kubernetes provider, what everything waits for (`depends_on`; the provider already
+    waits for the cluster), and the nodes a release running a Deployment waits for (`workload_nodes`:
+    DaemonSet-only releases install before any node exists)."""
 
     plan: Plan
     k8s_provider: pulumi.ProviderResource | None
     depends_on: Sequence[pulumi.Resource] = ()
+    workload_nodes: Sequence[pulumi.Resource] = ()
 
 
 class DeviceSoftware(pulumi.ComponentResource):
@@ -51,6 +54,7 @@ class DeviceSoftware(pulumi.ComponentResource):
         self._name = name
         self._provider = args.k8s_provider
         self._depends_on = list(args.depends_on)
+        self._workload_nodes = list(args.workload_nodes)
         self.namespaces = {m["metadata"]["name"]: self._namespace(m) for m in device_manifests.namespaces(plan)}
         self.releases = {key: self._release(r) for key, r in sorted(plan.releases.items())}
         self.device_classes = {m["metadata"]["name"]: self._device_class(m)
@@ -76,6 +80,7 @@ class DeviceSoftware(pulumi.ComponentResource):
         through with their nulls (a null deletes a chart default, as `helm --set k=null` does)."""
         oci = release.chart.startswith("oci://")
         namespace = self.namespaces.get(release.namespace)
+        nodes = self._workload_nodes if device_manifests.runs_deployment(release) else []
         return k8s.helm.v3.Release(
             f"{self._name}-{release.key}",
             k8s.helm.v3.ReleaseArgs(
@@ -90,23 +95,26 @@ class DeviceSoftware(pulumi.ComponentResource):
                 cleanup_on_fail=True,
                 max_history=10,
             ),
-            opts=self._opts(*([namespace] if namespace else [])),
+            opts=self._opts(*([namespace] if namespace else []), *nodes),
         )
 
     def _device_class(self, manifest: dict[str, Any]) -> k8s.resource.v1.DeviceClass:
         # a fixed cluster-wide name: a replacement must delete the old object first
+        # needs nothing of the releases: a class only selects devices that drivers publish later
         return k8s.resource.v1.DeviceClass(
             f"{self._name}-class-{manifest['metadata']['name']}",
             metadata=manifest["metadata"], spec=manifest["spec"],
-            opts=self._opts(*self.releases.values(), delete_before_replace=True))
+            opts=self._opts(delete_before_replace=True))
 
     def _claim(self, manifest: dict[str, Any]) -> k8s.resource.v1.ResourceClaim:
-        # a claim's spec is immutable: a change replaces it (the old one first, the name is fixed)
+        # a claim's spec is immutable: a change replaces it (the old one first, the name is fixed);
+        # it waits for its namespace and the class it names if the toolkit creates it, not for a driver
         meta = manifest["metadata"]
-        namespace = self.namespaces.get(meta["namespace"])
+        requests = manifest["spec"]["devices"]["requests"]
+        waits = [self.namespaces.get(meta["namespace"]),
+                 *(self.device_classes.get(r["exactly"]["deviceClassName"]) for r in requests)]
         return k8s.resource.v1.ResourceClaim(
             f"{self._name}-claim-{meta['namespace']}-{meta['name']}",
             metadata=meta, spec=manifest["spec"],
-            opts=self._opts(*self.releases.values(), *self.device_classes.values(),
-                            *([namespace] if namespace else []),
+            opts=self._opts(*(w for w in waits if w is not None),
                             delete_before_replace=True, replace_on_changes=["spec"]))

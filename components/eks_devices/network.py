@@ -77,6 +77,10 @@ class Network(pulumi.ComponentResource):
     public_subnets_by_zone: pulumi.Output[dict[str, str]]
     efa_security_group_id: pulumi.Output[str]
     availability_zones: pulumi.Output[list[str]]
+    # what gives the created subnets their way out (routes and route-table associations): nodes
+    # launched into them wait for it, since they pull images and join through it; empty for a brought VPC
+    private_egress: list[pulumi.Resource]
+    public_egress: list[pulumi.Resource]
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         network = args.validated()
@@ -135,16 +139,17 @@ class Network(pulumi.ComponentResource):
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=self._tagged(f"{name}-igw"), opts=child)
         public_rt = aws.ec2.RouteTable(f"{name}-public-rt", vpc_id=vpc.id, tags=self._tagged(f"{name}-public"),
                                        opts=child)
-        aws.ec2.Route(f"{name}-public-default", route_table_id=public_rt.id, destination_cidr_block="0.0.0.0/0",
-                      gateway_id=igw.id, opts=child)
+        self.public_egress = [aws.ec2.Route(f"{name}-public-default", route_table_id=public_rt.id,
+                                            destination_cidr_block="0.0.0.0/0", gateway_id=igw.id, opts=child)]
+        self.private_egress = []
         public, private = [], []
         for i, (private_cidr, public_cidr) in enumerate(layout):
             zone = zones.apply(lambda names, i=i: names[i])
             pub = aws.ec2.Subnet(f"{name}-public-{i}", vpc_id=vpc.id, cidr_block=public_cidr, availability_zone=zone,
                                  map_public_ip_on_launch=True,
                                  tags=self._tagged(f"{name}-public-{i}", **{PUBLIC_ELB_TAG: "1"}), opts=child)
-            aws.ec2.RouteTableAssociation(f"{name}-public-{i}-rta", subnet_id=pub.id, route_table_id=public_rt.id,
-                                          opts=child)
+            self.public_egress.append(aws.ec2.RouteTableAssociation(
+                f"{name}-public-{i}-rta", subnet_id=pub.id, route_table_id=public_rt.id, opts=child))
             priv = aws.ec2.Subnet(f"{name}-private-{i}", vpc_id=vpc.id, cidr_block=private_cidr,
                                   availability_zone=zone, map_public_ip_on_launch=False,
                                   tags=self._tagged(f"{name}-private-{i}", **{INTERNAL_ELB_TAG: "1",
@@ -157,11 +162,11 @@ class Network(pulumi.ComponentResource):
             rt = aws.ec2.RouteTable(f"{name}-private-{i}-rt", vpc_id=vpc.id, tags=self._tagged(f"{name}-private-{i}"),
                                     opts=child)
             if nats:
-                aws.ec2.Route(f"{name}-private-{i}-default", route_table_id=rt.id,
-                              destination_cidr_block="0.0.0.0/0", nat_gateway_id=nats[min(i, len(nats) - 1)].id,
-                              opts=child)
-            aws.ec2.RouteTableAssociation(f"{name}-private-{i}-rta", subnet_id=subnet.id, route_table_id=rt.id,
-                                          opts=child)
+                self.private_egress.append(aws.ec2.Route(
+                    f"{name}-private-{i}-default", route_table_id=rt.id, destination_cidr_block="0.0.0.0/0",
+                    nat_gateway_id=nats[min(i, len(nats) - 1)].id, opts=child))
+            self.private_egress.append(aws.ec2.RouteTableAssociation(
+                f"{name}-private-{i}-rta", subnet_id=subnet.id, route_table_id=rt.id, opts=child))
         self.vpc_id = vpc.id
         self.availability_zones = zones
         self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public])
@@ -188,6 +193,7 @@ class Network(pulumi.ComponentResource):
     def _bring(self, network: specs.Network) -> None:
         """Use the user's VPC: zones come from EC2, and the private subnets get the discovery tag."""
         assert network.vpc_id is not None  # _bring is only called with a brought VPC
+        self.private_egress, self.public_egress = [], []  # the brought VPC's routes are the team's
         self.vpc_id = pulumi.Output.from_input(network.vpc_id)
         self.private_subnet_ids = pulumi.Output.from_input(list(network.private_subnet_ids))
         self.public_subnet_ids = pulumi.Output.from_input(list(network.public_subnet_ids))

@@ -51,6 +51,10 @@ class NodePoolsArgs:
     # the security groups carry eks-devices.io/security-group=cluster|efa with the discovery tag (the
     # toolkit's Cluster and Network tag theirs): NodeClasses select them by tag instead of by id
     tagged_security_groups: bool = False
+    # routes that give the subnets their way out (Network.private_egress / public_egress): managed node
+    # groups wait for them, since their nodes pull images and join through them
+    private_egress: Sequence[pulumi.Resource] = ()
+    public_egress: Sequence[pulumi.Resource] = ()
 
 
 def input_problems(args: NodePoolsArgs) -> list[Problem]:
@@ -176,9 +180,11 @@ class NodePools(pulumi.ComponentResource):
         if pool.config.subnets == "public":
             by_zone = pulumi.Output.from_input(i.public_subnets_by_zone)
             subnet_ids = by_zone.apply(lambda m: [m[z] for z in sorted(m)])
+            egress = i.public_egress
         else:
             by_zone = pulumi.Output.from_input(i.private_subnets_by_zone)
             subnet_ids = pulumi.Output.from_input(i.private_subnet_ids)
+            egress = i.private_egress
         subnets = pulumi.Output.all(subnet_ids, by_zone).apply(
             lambda v, p=pool: launch_templates.node_group_subnets(p, list(v[0]), dict(v[1])))
         args = launch_templates.node_group_args(pool, self._tags)
@@ -188,7 +194,7 @@ class NodePools(pulumi.ComponentResource):
             launch_template={"id": template.id, "version": template.latest_version.apply(str)},
             **args,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=list(i.depends_on),
+                parent=self, depends_on=[*i.depends_on, *egress],
                 replace_on_changes=manifests.replacement_paths(pool, "labels"),
                 delete_before_replace=manifests.reserves_capacity(pool)))
         self.physical_names[pool.name] = args["node_group_name"]

@@ -123,10 +123,14 @@ class Platform(pulumi.ComponentResource):
             public_subnets_by_zone=self.network.public_subnets_by_zone,
             efa_security_group_id=self.network.efa_security_group_id,
             cluster_security_group_id=cluster.cluster_security_group_id,
-            discovery_tag=spec.cluster.name, tagged_security_groups=True, depends_on=list(cluster.ready)), opts=child)
-        self.device_software = DeviceSoftware(name, DeviceSoftwareArgs(
-            plan=plan, k8s_provider=cluster.k8s_provider, depends_on=list(cluster.ready)), opts=child)
-        # claims name DeviceClasses that the device software (charts or the toolkit) creates
+            discovery_tag=spec.cluster.name, tagged_security_groups=True,
+            depends_on=cluster.node_pool_prerequisites, private_egress=self.network.private_egress,
+            public_egress=self.network.public_egress), opts=child)
+        # each piece waits only for what it needs (the provider waits for the cluster): DaemonSet-only
+        # releases for nothing more, a release running a Deployment for the system nodes
+        self.device_software = software = DeviceSoftware(name, DeviceSoftwareArgs(
+            plan=plan, k8s_provider=cluster.k8s_provider, workload_nodes=cluster.workload_nodes), opts=child)
         self.claims = ClaimTemplates(name, ClaimTemplatesArgs(
-            plan=plan, k8s_provider=cluster.k8s_provider, depends_on=[self.device_software]), opts=child)
+            plan=plan, k8s_provider=cluster.k8s_provider, namespaces=software.namespaces,
+            device_classes=software.device_classes, releases=software.releases), opts=child)
         self.register_outputs({"clusterName": cluster.name, "vpcId": self.network.vpc_id})

@@ -85,6 +85,16 @@ class BuiltClaim:
     def request_names(self) -> tuple[str, ...]:
         return tuple(r["name"] for r in self.devices["requests"])
 
+    @property
+    def device_class_names(self) -> tuple[str, ...]:
+        """The DeviceClasses its requests (and their firstAvailable alternatives) name."""
+        names: set[str] = set()
+        for request in self.devices.get("requests") or []:
+            for sub in [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
+                if sub.get("deviceClassName"):
+                    names.add(sub["deviceClassName"])
+        return tuple(sorted(names))
+
     def pod_claim(self, name: str | None = None) -> dict[str, str]:
         """The Pod's `spec.resourceClaims` entry (containers list `resources.claims: [{name}]`)."""
         key = "resourceClaimName" if self.shared else "resourceClaimTemplateName"
