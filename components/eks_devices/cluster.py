@@ -98,7 +98,7 @@ class Cluster(pulumi.ComponentResource):
     kms_key_arn: pulumi.Output[str]
     ready: list[pulumi.Resource]  # the cluster able to run workloads: its nodes (and Karpenter) up
     # what node pools wait for: Auto Mode the cluster and the custom NodeClass role's access, Karpenter
-    # its CRDs, managed node groups the node role (not the system nodes: they need nothing of them)
+    # its CRDs and controller, managed node groups the node role (not the system nodes: they need nothing of them)
     node_pool_prerequisites: list[pulumi.Resource]
     # nodes a Deployment of the device software can run on, for releases that wait on one (none in Auto Mode)
     workload_nodes: list[pulumi.Resource]
@@ -281,7 +281,9 @@ class Cluster(pulumi.ComponentResource):
         self.interruption_queue_name = self.karpenter.queue.name
         self.controller_role_arn = self.karpenter.controller_role.arn
         self.ready = [self.karpenter.crd_release, self.karpenter.release]
-        self.node_pool_prerequisites = [self.karpenter.crd_release]  # NodePools / EC2NodeClasses need only the CRDs
+        # NodePools / EC2NodeClasses need the CRDs to be created, and the controller to be deleted: the
+        # finalizers on EC2NodeClasses and NodeClaims are the controller's to remove, so it must outlive them
+        self.node_pool_prerequisites = [self.karpenter.crd_release, self.karpenter.release]
 
     def _managed_node_groups_nodes(self) -> None:
         """One node role for the system group and every node pool's group (EKS creates their access entries)."""

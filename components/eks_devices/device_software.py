@@ -17,6 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from eks_devices.core.knowledge.workloads import runs_deployment
 from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.model import Plan
 from eks_devices.core.model import Release as ReleasePlan
@@ -80,7 +81,7 @@ class DeviceSoftware(pulumi.ComponentResource):
         through with their nulls (a null deletes a chart default, as `helm --set k=null` does)."""
         oci = release.chart.startswith("oci://")
         namespace = self.namespaces.get(release.namespace)
-        nodes = self._workload_nodes if device_manifests.runs_deployment(release) else []
+        nodes = self._workload_nodes if runs_deployment(release.key, release.values) else []
         return k8s.helm.v3.Release(
             f"{self._name}-{release.key}",
             k8s.helm.v3.ReleaseArgs(

@@ -12,6 +12,8 @@ Each entry: chart key → the value paths that switch a Deployment on, with the 
 
 from __future__ import annotations
 
+from typing import Any
+
 # (value path, chart default) pairs; any true value renders a Deployment.
 DEPLOYMENT_SWITCHES: dict[str, tuple[tuple[str, bool], ...]] = {
     # dra-driver-nvidia-gpu v0.4.1: templates/controller.yaml renders the controller Deployment under
@@ -29,6 +31,29 @@ DEPLOYMENT_SWITCHES: dict[str, tuple[tuple[str, bool], ...]] = {
     "aws-dranet": (),
     "aws-efa-k8s-device-plugin": (),
 }
+
+
+def runs_deployment(chart_key: str, values: dict[str, Any]) -> bool:
+    """Whether a release of the chart with these merged values renders a Deployment (its install
+    then waits for a node to run it); a chart the table does not know is assumed to."""
+    switches = DEPLOYMENT_SWITCHES.get(chart_key)
+    if switches is None:
+        return True
+    return any(_switch(values, path, default) for path, default in switches)
+
+
+def _switch(values: dict[str, Any], path: str, default: bool) -> bool:
+    """A boolean value as the chart sees it: the chart's default while unset, off once a null on the
+    way deletes it (Helm drops null keys, defaults included)."""
+    node: Any = values
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return default
+        node = node[part]
+        if node is None:
+            return False
+    return bool(node)
+
 
 # Custom resources the toolkit creates → the chart key whose release installs their CRD
 # (dra-driver-nvidia-gpu v0.4.1 ships `crds/resource.nvidia.com_computedomains.yaml`).

@@ -17,10 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from eks_devices.core.knowledge.device_classes import RESOURCE_API_V1
-from eks_devices.core.knowledge.workloads import DEPLOYMENT_SWITCHES
-from eks_devices.core.model import DeviceClassPlan, Plan, Release
+from eks_devices.core.model import DeviceClassPlan, Plan
 from eks_devices.core.names import MANAGED_BY, POOL_LABEL
-from eks_devices.core.values import dig
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 SHARED_GPU_REQUEST = "gpu"
@@ -76,15 +74,6 @@ def namespaces(plan: Plan) -> list[dict[str, Any]]:
     names |= {c.built.namespace for c in plan.claims if c.built is not None and c.config.create_namespace}
     return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": dict(MANAGED_BY)}}
             for n in sorted(names - BUILTIN_NAMESPACES)]
-
-
-def runs_deployment(release: Release) -> bool:
-    """Whether the release's merged values render a Deployment (its install then waits for a node
-    to run it); a chart the table does not know is assumed to."""
-    switches = DEPLOYMENT_SWITCHES.get(release.key)
-    if switches is None:
-        return True
-    return any(bool(dig(release.values, path, default)) for path, default in switches)
 
 
 def manifests(plan: Plan) -> list[dict[str, Any]]:

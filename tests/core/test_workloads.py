@@ -1,0 +1,41 @@
+"""Which releases run a Deployment (their install waits for a node): read from the merged values
+with the chart's defaults, as the chart templates decide it."""
+
+from __future__ import annotations
+
+import pytest
+
+from eks_devices.core.knowledge.workloads import DEPLOYMENT_SWITCHES, runs_deployment
+from support import stacks
+
+
+def _releases() -> dict:
+    plan = stacks.build(stacks.config("managed-node-groups", pools={
+        "dra": {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "dra", "efa": "dra"}},
+        "plugin": {"replicas": 1, "instanceTypes": ["p4d.24xlarge"], "devices": {"nvidia": "device-plugin",
+                                                                                 "efa": "device-plugin"}},
+        "trn": {"replicas": 1, "instanceTypes": ["trn2.48xlarge"], "devices": {"neuron": "dra"}},
+        "inf": {"replicas": 1, "instanceTypes": ["inf2.xlarge"]}}))
+    return plan.releases
+
+
+def test_the_toolkit_values_run_daemonsets_only() -> None:
+    releases = _releases()
+    assert set(releases) == set(DEPLOYMENT_SWITCHES)
+    assert {key: runs_deployment(key, r.values) for key, r in releases.items()} == dict.fromkeys(releases, False)
+
+
+@pytest.mark.parametrize("key, values, expected", [
+    ("nvidia-dra-driver", {"resources": {"computeDomains": {"enabled": True}}}, True),
+    ("nvidia-dra-driver", {"resources": {"computeDomains": None}}, False),  # a null drops the default (true)
+    ("nvidia-dra-driver", {"webhook": {"enabled": True}}, True),
+    ("nvidia-device-plugin", {"gfd": {"enabled": True}}, True),
+    ("neuron-device-plugin", {"scheduler": {"enabled": True}}, True),
+    ("aws-dranet", {"anything": True}, False),
+])
+def test_a_switch_in_the_values_runs_a_deployment(key: str, values: dict, expected: bool) -> None:
+    assert runs_deployment(key, {**_releases()[key].values, **values}) is expected
+
+
+def test_a_chart_the_table_does_not_know_is_assumed_to_run_one() -> None:
+    assert runs_deployment("someone-elses-chart", _releases()["aws-dranet"].values) is True
