@@ -14,6 +14,7 @@ import pytest
 
 from eks_devices.cli.report import plan_data
 from eks_devices.offline import diff
+from eks_devices.offline.preview import resources_data
 from support import engine, stacks
 
 _RUNS: dict[str, tuple[engine.Recording, dict[str, Any]]] = {}
@@ -122,6 +123,16 @@ def test_an_alias_matches_the_old_urn_and_keeps_the_resource() -> None:
     assert diff.compare(before, after) == []
     queue = engine.one(after.resources)
     assert queue.aliases == [before.resources[0].urn] and queue.protect is True
+
+
+def test_preview_json_records_aliases_and_every_option() -> None:
+    rec = engine.run(queue_program("new", protect=True, retain_on_delete=True, ignore_changes=["tags"],
+                                   delete_before_replace=True, replace_on_changes=["name"],
+                                   aliases=[pulumi.Alias(name="old")]), {"aws:region": "us-west-2"})
+    [data] = resources_data(rec)
+    assert data["aliases"] == ["urn:pulumi:test::eks-devices::pulumi:pulumi:Stack$aws:sqs/queue:Queue::old"]
+    assert data["options"] == {"protect": True, "retainOnDelete": True, "ignoreChanges": ["tags"],
+                               "deleteBeforeReplace": True, "replaceOnChanges": ["name"]}
 
 
 def test_a_moved_urn_without_an_alias_is_a_new_identity_and_a_protected_one_is_flagged() -> None:

@@ -151,6 +151,8 @@ TABLE: dict[str, Replacement] = {
     "kubernetes:resource.k8s.io/v1:ResourceClaim": Replacement(
         _METADATA, f"{K8S_PROVIDER}; {CLAIM_IMMUTABLE}", True, "the allocation of the pods sharing it",
         immutable=("spec",)),
+    "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain": Replacement(
+        _METADATA, K8S_PROVIDER, True, "the IMEX channels of the multi-node job running in the domain"),
     "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate": Replacement(
         _METADATA, f"{K8S_PROVIDER}; {CLAIM_IMMUTABLE}", False, immutable=("spec",)),
 }
