@@ -174,6 +174,13 @@ def test_an_immutable_claim_spec_fails_unless_replace_on_change(replace_on_chang
     assert change.changed == ["spec.spec.devices.requests"]
 
 
+def test_ignore_changes_hides_a_change_as_the_engine_does() -> None:
+    def program(retention: int) -> Any:
+        return lambda: aws.sqs.Queue("q", message_retention_seconds=retention,
+                                     opts=pulumi.ResourceOptions(ignore_changes=["messageRetentionSeconds"]))
+    assert diff.compare(engine.run(program(60), {}), engine.run(program(120), {})) == []
+
+
 @pytest.mark.parametrize(("rule", "changed", "hit"), [
     ('labels["eks-devices.io/device-manager-nvidia"]', 'labels["eks-devices.io/device-manager-nvidia"]', True),
     ('labels["eks-devices.io/device-manager-nvidia"]', 'labels["eks-devices.io/device-manager-efa"]', False),

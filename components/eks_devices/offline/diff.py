@@ -78,6 +78,12 @@ def tokens(path: str) -> tuple[str, ...]:
     return tuple(m.group(1) or m.group(2) or m.group(3) or "" for m in _TOKEN.finditer(path))
 
 
+def under(rule: str, changed: str) -> bool:
+    """Whether `changed` is `rule` or lies beneath it (`*` matches any key): how ignoreChanges applies."""
+    a, b = tokens(rule), tokens(changed)
+    return len(b) >= len(a) and all(x == "*" or x == y for x, y in zip(a, b, strict=False))
+
+
 def covers(rule: str, changed: str) -> bool:
     """Whether a change at `changed` touches `rule` (either lies under the other; `*` matches any key)."""
     a, b = tokens(rule), tokens(changed)
@@ -161,7 +167,8 @@ def compare(before: Recording, after: Recording) -> list[Change]:
             change.protected = old.protect
             change.previous_urn = old.urn if old.urn != r.urn else None
             if _diffable(r):
-                change.changed = changed_paths(old.inputs, r.inputs)
+                change.changed = [p for p in changed_paths(old.inputs, r.inputs)
+                                  if not any(under(i, p) for i in r.ignore_changes)]  # the engine drops those
                 _verdict(change, r, old)
         changes[r.urn] = change
     _cascade(changes, matched, after)
