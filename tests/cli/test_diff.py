@@ -4,14 +4,17 @@ from a stack file, a git revision and a devicePlan output; exit codes 0/1/2; `--
 from __future__ import annotations
 
 import json
+import runpy
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
+from eks_devices.offline.engine import config_strings
 from support import engine, stacks
 from support.cli import run as cli
 
@@ -110,3 +113,17 @@ def test_preview_against_a_baseline_warns_about_manager_flips(tmp_path: Path) ->
     result = cli("preview", "small", "--against", str(tmp_path / "old.yaml"), "--project-dir", str(root))
     assert result.returncode == 0, result.stderr
     assert "warning: pool gpu nvidia: the manager flips from device-plugin to dra" in result.stderr
+
+
+@pytest.mark.parametrize("secret", [False, True])
+def test_the_device_plan_output_is_secret_when_a_config_key_is(secret: bool) -> None:
+    """The export carries the config, so a secret config key makes the whole output a secret."""
+    def program() -> None:
+        pulumi.runtime.set_all_config(config_strings(SMALL), ["eks-devices:network"] if secret else [])
+        runpy.run_path(str(engine.MAIN))
+        plan = pulumi.runtime.settings.get_root_resource().outputs["devicePlan"]
+        pulumi.export("planIsSecret", pulumi.Output.from_input(plan).is_secret())
+
+    rec = engine.run(program, SMALL, stack="small")
+    assert rec.exports["planIsSecret"] is secret
+    assert rec.exports["devicePlan"]["stackConfig"]["eks-devices:network"]["cidr"] == "10.50.0.0/16"
