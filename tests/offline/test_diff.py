@@ -189,3 +189,18 @@ def test_ignore_changes_hides_a_change_as_the_engine_does() -> None:
 ])
 def test_property_paths_cover_as_the_engine_matches_them(rule: str, changed: str, hit: bool) -> None:
     assert diff.covers(rule, changed) is hit
+
+
+def test_the_device_story_names_the_release_removed_by_a_node_group_upgrade() -> None:
+    """Managed node groups 1.33 → 1.34: `auto` resolves the GPUs to DRA, so the NVIDIA device plugin
+    release goes (the DRA driver comes) and pods requesting nvidia.com/gpu lose their nodes."""
+    pools = {"gpu": {"instanceTypes": ["p5.48xlarge"], "replicas": 1}}
+    before = plan_data(stacks.plan("managed-node-groups", "1.33", pools))
+    after = plan_data(stacks.plan("managed-node-groups", "1.34", pools))
+    story = diff.device_story(before, after, [], (engine.Recording(), engine.Recording()))
+    assert (story["releasesRemoved"], story["releasesAdded"]) == (["nvidia-device-plugin"], ["nvidia-dra-driver"])
+    [pool] = story["pools"]
+    assert pool["managers"]["nvidia"] == {"before": "device-plugin", "after": "dra", "flips": True}
+    assert pool["managers"]["efa"]["flips"] is False
+    assert pool["workloadsLosingNodes"] == [
+        "pods requesting nvidia.com/gpu on pool gpu: no nvidia device plugin serves its nodes after the change"]
