@@ -145,8 +145,8 @@ def preview(
     why, and the release serving it) and the findings. Needs no AWS account and no Pulumi CLI.
     With `--against BASELINE`, warns about every pool and family whose device manager flips
     compared with the baseline (an upgrade resolving `auto` differently replaces those nodes)."""
+    flips = _flips(stack, against, project_dir, as_json) if against is not None else None
     plan = load_plan(stack, project_dir, as_json)
-    flips = _flips(stack, plan, against, project_dir, as_json) if against is not None else None
     run = _run_offline(stack, project_dir, as_json)
     if as_json:
         from eks_devices.offline.preview import resources_data
@@ -169,27 +169,40 @@ def preview(
     raise typer.Exit(1 if plan.errors else 0)
 
 
-def _baseline_plan(stack: str, against: str, project_dir: Path | None, as_json: bool) -> tuple[Any, planning.Plan]:
-    """The baseline (see `offline.baseline`) and its plan, or exit 2 naming every problem."""
+def _load_both(stack: str, against: str, project_dir: Path | None,
+               as_json: bool) -> tuple[planning.Plan, Any, planning.Plan]:
+    """The stack's plan, the baseline (see `offline.baseline`) and its plan; or exit 2 naming every
+    problem of both at once."""
     from eks_devices.core.spec.stack import parse
     from eks_devices.offline import baseline as baselines
 
+    problems: list[dict[str, str]] = []
+    plan = base = None
+    try:
+        plan = planning.build(stack_file.load(stack, _stacks_dir(project_dir)))
+    except stack_file.StackNotFound as exc:
+        _fail(2, str(exc), as_json, {"stacks": exc.existing})
+    except ConfigError as exc:
+        problems += [{"in": f"stack {stack}", "path": p.path, "given": p.given, "accepted": p.accepted}
+                     for p in exc.problems]
     try:
         found = baselines.resolve(against, stack, stack_file.find_project(project_dir))
-        spec = parse(found.config, source=f"baseline {found.source}")
+        base = planning.build(parse(found.config, source=f"baseline {found.source}"))
     except (baselines.BaselineError, ConfigError) as exc:
-        problems = [{"path": p.path, "given": p.given, "accepted": p.accepted} for p in exc.problems]
-        lines = "\n".join(f"  - {p.path}: {p.given} (accepted: {p.accepted})" for p in exc.problems)
-        _fail(2, f"baseline {against!r} cannot be used: {len(problems)} problem(s), nothing compared\n{lines}",
+        problems += [{"in": f"baseline {against}", "path": p.path, "given": p.given, "accepted": p.accepted}
+                     for p in exc.problems]
+    if problems or plan is None or base is None:
+        lines = "\n".join(f"  - {p['in']}: {p['path']}: {p['given']} (accepted: {p['accepted']})" for p in problems)
+        _fail(2, f"stack {stack} against {against!r}: {len(problems)} problem(s), nothing compared\n{lines}",
               as_json, {"problems": problems})
-    return found, planning.build(spec)
+    return plan, found, base
 
 
-def _flips(stack: str, plan: planning.Plan, against: str, project_dir: Path | None,
+def _flips(stack: str, against: str, project_dir: Path | None,
            as_json: bool) -> tuple[str, list[dict[str, str]]]:
     from eks_devices.offline.diff import manager_flips
 
-    found, base = _baseline_plan(stack, against, project_dir, as_json)
+    plan, found, base = _load_both(stack, against, project_dir, as_json)
     flips = manager_flips(report.plan_data(base), report.plan_data(plan))
     return found.source, [{"pool": p, "family": f, "before": b, "after": a} for p, f, b, a in flips]
 
@@ -217,8 +230,7 @@ def diff_command(
     resource would be replaced or deleted (or when the stack has error findings), 2 on unusable input."""
     from eks_devices.offline import diff as differ
 
-    plan = load_plan(stack, project_dir, as_json)
-    found, base = _baseline_plan(stack, against, project_dir, as_json)
+    plan, found, base = _load_both(stack, against, project_dir, as_json)
     if base.errors:
         lines = "\n".join(f"  - {f.slug} at {f.path}: {f.message}" for f in base.errors)
         _fail(2, f"baseline {found.source} has {len(base.errors)} error finding(s) under this toolkit version: "

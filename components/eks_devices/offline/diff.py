@@ -24,6 +24,7 @@ from eks_devices.core.vocabulary import FAMILIES
 from eks_devices.offline.engine import Recording, Registered
 
 NODE_TYPES = ("aws:eks/nodeGroup:NodeGroup", "kubernetes:karpenter.sh/v1:NodePool")
+_EC2_ID = re.compile(r"[a-z]+-[0-9a-f]{8,17}")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r'\.?([A-Za-z_*][A-Za-z0-9_]*)|\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]')
 
@@ -114,7 +115,14 @@ def _paths_holding(value: Any, needles: list[str], prefix: str = "") -> list[str
         return [p for k, v in sorted(value.items()) for p in _paths_holding(v, needles, _join(prefix, str(k)))]
     if isinstance(value, list):
         return [prefix] if any(_paths_holding(v, needles) for v in value) else []
-    return [prefix] if isinstance(value, str) and any(n in value for n in needles) else []
+    return [prefix] if isinstance(value, str) and any(_holds(value, n) for n in needles) else []
+
+
+def _holds(value: str, needle: str) -> bool:
+    """`value` is the id or ARN, or embeds an ARN (a policy document naming it) or an EC2-style id."""
+    if value == needle:
+        return True
+    return (needle.startswith("arn:") or _EC2_ID.fullmatch(needle) is not None) and needle in value
 
 
 def _verdict(change: Change, new: Registered, old: Registered, cause: str = "") -> None:

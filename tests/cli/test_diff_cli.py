@@ -64,8 +64,7 @@ def test_a_git_revision_baseline_and_fail_on_replace(tmp_path: Path) -> None:
 def test_a_device_plan_baseline_of_the_same_stack_reports_no_change(tmp_path: Path) -> None:
     """`pulumi stack output devicePlan --json` (here: the program's export under the mock engine)
     carries the stack config, so the deployed stack is rebuilt from it; unchanged → exit 0."""
-    exported = engine.main(SMALL, stack="small").exports["devicePlan"]
-    assert exported["stackConfig"]["eks-devices:cluster"] == SMALL["eks-devices:cluster"]
+    exported = device_plan_export(secret=False)
     plan = tmp_path / "device-plan.json"
     plan.write_text(json.dumps(exported), encoding="utf-8")
     root = project(tmp_path, SMALL)
@@ -96,13 +95,23 @@ def test_unusable_baselines_exit_2_with_every_problem(tmp_path: Path, against: s
         assert "Traceback" not in result.stderr
         if as_json:
             data = json.loads(result.stdout)
-            assert data["error"].startswith(f"baseline {against!r} cannot be used")
-            assert all({"path", "given", "accepted"} <= set(p) for p in data["problems"]) and data["problems"]
+            assert data["error"] == f"stack small against {against!r}: {len(data['problems'])} problem(s), nothing compared"
+            assert all({"in", "path", "given", "accepted"} <= set(p) for p in data["problems"]) and data["problems"]
         else:
             assert expected in result.stderr
     if against == "bad.yaml":
         paths = {p["path"] for p in json.loads(result.stdout)["problems"]}
         assert {"cluster.version", "network.natGateways"} <= paths
+
+
+def test_problems_of_the_stack_and_the_baseline_are_listed_together(tmp_path: Path) -> None:
+    root = project(tmp_path, stacks.config("auto-mode", name="small", overrides={"eks-devices:cluster": {"mode": "x"}}))
+    write_stack(tmp_path / "bad.yaml", stacks.config("auto-mode", name="small", overrides={
+        "eks-devices:network": {"natGateways": "many"}}))
+    result = cli("diff", "small", "--against", str(tmp_path / "bad.yaml"), "--project-dir", str(root), "--json")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    found = {(p["in"].split()[0], p["path"]) for p in json.loads(result.stdout)["problems"]}
+    assert found == {("stack", "cluster.mode"), ("baseline", "network.natGateways")}
 
 
 def test_preview_against_a_baseline_warns_about_manager_flips(tmp_path: Path) -> None:
@@ -115,9 +124,10 @@ def test_preview_against_a_baseline_warns_about_manager_flips(tmp_path: Path) ->
     assert "warning: pool gpu nvidia: the manager flips from device-plugin to dra" in result.stderr
 
 
-@pytest.mark.parametrize("secret", [False, True])
-def test_the_device_plan_output_is_secret_when_a_config_key_is(secret: bool) -> None:
-    """The export carries the config, so a secret config key makes the whole output a secret."""
+def device_plan_export(*, secret: bool) -> dict[str, Any]:
+    """The program's `devicePlan` export for SMALL, with `eks-devices:network` a secret or not;
+    checks the export carries the config and is a secret exactly when a config key is."""
+
     def program() -> None:
         pulumi.runtime.set_all_config(config_strings(SMALL), ["eks-devices:network"] if secret else [])
         runpy.run_path(str(engine.MAIN))
@@ -126,4 +136,11 @@ def test_the_device_plan_output_is_secret_when_a_config_key_is(secret: bool) -> 
 
     rec = engine.run(program, SMALL, stack="small")
     assert rec.exports["planIsSecret"] is secret
-    assert rec.exports["devicePlan"]["stackConfig"]["eks-devices:network"]["cidr"] == "10.50.0.0/16"
+    assert rec.exports["devicePlan"]["stackConfig"] == SMALL
+    return rec.exports["devicePlan"]
+
+
+def test_the_device_plan_output_is_secret_when_a_config_key_is() -> None:
+    """The export carries the config, so a secret config key makes the whole output a secret (the
+    plain case is checked by the devicePlan baseline test)."""
+    device_plan_export(secret=True)
