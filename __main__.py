@@ -4,7 +4,7 @@ import pulumi
 
 from eks_devices import Platform
 from eks_devices.cli.report import plan_data
-from eks_devices.program import plan_for_stack
+from eks_devices.program import device_plan_output, plan_for_stack
 
 plan = plan_for_stack()
 platform = Platform.from_plan(plan.spec.cluster.name, plan)
@@ -23,4 +23,5 @@ if cluster.karpenter is not None:
     pulumi.export("interruptionQueueName", cluster.interruption_queue_name)
     pulumi.export("karpenterControllerRoleArn", cluster.controller_role_arn)
     pulumi.export("karpenterNodeRoleArn", cluster.node_role_arn)
-pulumi.export("devicePlan", plan_data(plan))
+# the plan, and the stack config it came from: `eks-devices diff STACK --against <this output as JSON>`
+pulumi.export("devicePlan", device_plan_output(plan_data(plan)))

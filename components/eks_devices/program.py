@@ -33,6 +33,17 @@ def stack_config() -> dict[str, Any]:
     return out
 
 
+def device_plan_output(plan_data: dict[str, Any]) -> Any:
+    """The `devicePlan` stack output: the plan with the stack config it was made from
+    (`stackConfig`), so `eks-devices diff --against` can rebuild a deployed stack offline. A secret
+    when any of those config keys is a secret, so the output never shows a secret in plain text."""
+    config = stack_config()
+    data = {**plan_data, "stackConfig": config}
+    if any(runtime_config.is_config_secret(key) for key in config):
+        return pulumi.Output.secret(data)
+    return data
+
+
 class PlanRejected(pulumi.RunError):
     """The stack cannot be deployed: configuration problems or error findings, all listed."""
 

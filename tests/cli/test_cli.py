@@ -90,7 +90,7 @@ def test_rules_and_catalog_listings() -> None:
     assert (p5["gpu_count"], p5["max_efa_interfaces"], p5["karpenterDraMetadata"]) == (8, 32, True)
 
 
-@pytest.mark.parametrize("verb", ["preview", "render", "preflight"])
+@pytest.mark.parametrize("verb", ["preview", "render", "preflight", "diff"])
 def test_help_names_the_stack_file(verb: str) -> None:
     result = run(verb, "--help")
     assert result.returncode == 0
@@ -115,7 +115,7 @@ def test_a_program_failure_is_one_line_with_exit_1(tmp_path: Path) -> None:
     assert "pinned to us-west-2z, which the region does not offer" in json.loads(result.stdout)["error"]
 
 
-@pytest.mark.parametrize("verb", [(), ("preview",), ("render",), ("preflight",), ("rules",), ("catalog",)])
+@pytest.mark.parametrize("verb", [(), ("preview",), ("render",), ("preflight",), ("diff",), ("rules",), ("catalog",)])
 def test_help_shows_flags_as_flags(verb: tuple[str, ...]) -> None:
     result = run(*verb, "--help")
     assert result.returncode == 0 and "--help" in result.stdout

@@ -68,6 +68,9 @@ def _options(version: Annotated[bool, typer.Option("--version", metavar="", call
 
 STACK_HELP = "Stack name: reads `Pulumi.<STACK>.yaml` in Pulumi.yaml's stackConfigDir."  # a code span keeps `<STACK>`
 JsonFlag = Annotated[bool, typer.Option("--json", metavar="", help="Print machine-readable JSON.")]
+AGAINST_HELP = ("Baseline: a stack file, a git revision of the stack's file (`HEAD~1`, `origin/main`), or the JSON "
+                "of `pulumi stack output devicePlan --json`.")
+Against = Annotated[str | None, typer.Option("--against", help=AGAINST_HELP + " Warns about device manager flips.")]
 ProjectDir = Annotated[Path | None, typer.Option("--project-dir", help="Directory holding Pulumi.yaml "
                                                  "(default: the nearest one above the current directory).")]
 
@@ -100,8 +103,10 @@ def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoRe
     raise typer.Exit(code)
 
 
-def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> ProgramRun:
-    """Run the project's program for a stack under the mock engine, with progress on stderr."""
+def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: dict[str, Any] | None = None,
+                 label: str = "") -> ProgramRun:
+    """Run the project's program for a stack (its stack file, or `config`) under the mock engine,
+    with progress on stderr."""
     from eks_devices.offline.preview import run_program  # Pulumi loads only for the verbs that run the program
 
     # The process ends without teardown (main): the cyclic collector would only walk the SDK's
@@ -109,8 +114,10 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> Program
     gc.freeze()
     gc.disable()
     started = time.monotonic()
-    err.print(f"running the Pulumi program for stack {stack} under the mock engine…", highlight=False)
-    config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")  # load_plan checked the name
+    err.print(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…",
+              highlight=False, markup=False)
+    if config is None:  # load_plan checked the name
+        config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")
     try:
         run = run_program(stack_file.find_project(project_dir), stack, config)
     except FileNotFoundError as exc:
@@ -130,18 +137,23 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool) -> Program
 def preview(
     stack: Annotated[str, typer.Argument(help=STACK_HELP)] = "dev",
     as_json: JsonFlag = False,
+    against: Against = None,
     project_dir: ProjectDir = None,
 ) -> None:
     """Run the project's Pulumi program for a stack under Pulumi's mock engine and show what
     `pulumi up` would build: the resource tree, the device plan (per pool and family the manager,
-    why, and the release serving it) and the findings. Needs no AWS account and no Pulumi CLI."""
+    why, and the release serving it) and the findings. Needs no AWS account and no Pulumi CLI.
+    With `--against BASELINE`, warns about every pool and family whose device manager flips
+    compared with the baseline (an upgrade resolving `auto` differently replaces those nodes)."""
+    flips = _flips(stack, against, project_dir, as_json) if against is not None else None
     plan = load_plan(stack, project_dir, as_json)
     run = _run_offline(stack, project_dir, as_json)
     if as_json:
         from eks_devices.offline.preview import resources_data
 
+        extra = {} if flips is None else {"managerFlips": flips[1], "baseline": flips[0]}
         _emit({"stack": stack, "resources": resources_data(run.recording),
-               "resourceCounts": run.recording.counts(), **report.plan_data(plan)})
+               "resourceCounts": run.recording.counts(), **report.plan_data(plan), **extra})
     else:
         from eks_devices.offline.preview import print_tree
 
@@ -149,7 +161,104 @@ def preview(
         report.print_plan(out, plan, f"Stack {stack}")
         if run.rejected:
             out.print("Nothing would be deployed: the program refuses stacks with error findings.")
+    if flips is not None and not as_json:
+        from eks_devices.cli.diff_view import flip_warnings
+
+        for line in flip_warnings(flips[1], flips[0]) or [f"no device manager flips compared with {flips[0]}"]:
+            err.print(line, markup=False, highlight=False)
     raise typer.Exit(1 if plan.errors else 0)
+
+
+def _load_both(stack: str, against: str, project_dir: Path | None,
+               as_json: bool) -> tuple[planning.Plan, Any, planning.Plan]:
+    """The stack's plan, the baseline (see `offline.baseline`) and its plan; or exit 2 naming every
+    problem of both at once."""
+    from eks_devices.core.spec.stack import parse
+    from eks_devices.offline import baseline as baselines
+
+    problems: list[dict[str, str]] = []
+    plan = base = None
+    try:
+        plan = planning.build(stack_file.load(stack, _stacks_dir(project_dir)))
+    except stack_file.StackNotFound as exc:
+        _fail(2, str(exc), as_json, {"stacks": exc.existing})
+    except ConfigError as exc:
+        problems += [{"in": f"stack {stack}", "path": p.path, "given": p.given, "accepted": p.accepted}
+                     for p in exc.problems]
+    try:
+        found = baselines.resolve(against, stack, stack_file.find_project(project_dir))
+        base = planning.build(parse(found.config, source=f"baseline {found.source}"))
+    except (baselines.BaselineError, ConfigError) as exc:
+        problems += [{"in": f"baseline {against}", "path": p.path, "given": p.given, "accepted": p.accepted}
+                     for p in exc.problems]
+    if problems or plan is None or base is None:
+        lines = "\n".join(f"  - {p['in']}: {p['path']}: {p['given']} (accepted: {p['accepted']})" for p in problems)
+        _fail(2, f"stack {stack} against {against!r}: {len(problems)} problem(s), nothing compared\n{lines}",
+              as_json, {"problems": problems})
+    return plan, found, base
+
+
+def _flips(stack: str, against: str, project_dir: Path | None,
+           as_json: bool) -> tuple[str, list[dict[str, str]]]:
+    from eks_devices.offline.diff import manager_flips
+
+    plan, found, base = _load_both(stack, against, project_dir, as_json)
+    flips = manager_flips(report.plan_data(base), report.plan_data(plan))
+    return found.source, [{"pool": p, "family": f, "before": b, "after": a} for p, f, b, a in flips]
+
+
+class FailOn(StrEnum):
+    replace = "replace"
+    never = "never"
+
+
+@app.command("diff", cls=_Command)
+def diff_command(
+    stack: Annotated[str, typer.Argument(help=STACK_HELP)],
+    against: Annotated[str, typer.Option("--against", help=AGAINST_HELP)],
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help=(
+        "`replace`: exit 1 when a stateful resource would be replaced or deleted (for CI); `never` (default)."))]
+    = FailOn.never,
+    as_json: JsonFlag = False,
+    project_dir: ProjectDir = None,
+) -> None:
+    """What `pulumi up` would do to the stack deployed from BASELINE, offline: runs the program under
+    the mock engine for both and lists per resource create / update (the changed inputs) / replace
+    (why) / delete, grouped by component, then per pool and family the device manager before → after,
+    the nodes replaced, reserved capacity released first, the releases removed and the workloads
+    that lose their nodes. Exit 0 when it could compare, 1 with `--fail-on replace` when a stateful
+    resource would be replaced or deleted (or when the stack has error findings), 2 on unusable input."""
+    from eks_devices.offline import diff as differ
+
+    plan, found, base = _load_both(stack, against, project_dir, as_json)
+    if base.errors:
+        lines = "\n".join(f"  - {f.slug} at {f.path}: {f.message}" for f in base.errors)
+        _fail(2, f"baseline {found.source} has {len(base.errors)} error finding(s) under this toolkit version: "
+                 f"the program would register nothing for it, nothing compared\n{lines}", as_json,
+              {"findings": [f.as_dict() for f in base.errors]})
+    if plan.errors:
+        if as_json:
+            _emit({"stack": stack, "baseline": found.source, "findings": [f.as_dict() for f in plan.findings]})
+        else:
+            report.print_findings(out, list(plan.findings))
+            out.print("Nothing compared: pulumi up refuses stacks with error findings.")
+        raise typer.Exit(1)
+    before = _run_offline(stack, project_dir, as_json, config=found.config, label=f"baseline {found.source}")
+    after = _run_offline(stack, project_dir, as_json)
+    changes = differ.compare(before.recording, after.recording)
+    story = differ.device_story(report.plan_data(base), report.plan_data(plan), changes,
+                                (before.recording, after.recording))
+    counts = differ.summary(changes)
+    losses = differ.stateful_losses(changes)
+    if as_json:
+        _emit({"stack": stack, "baseline": found.source, "baselineKind": found.kind, "summary": counts,
+               "changes": [c.as_dict() for c in changes], "devices": story,
+               "statefulReplacedOrDeleted": [c.urn for c in losses]})
+    else:
+        from eks_devices.cli.diff_view import print_diff
+
+        print_diff(out, f"Stack {stack} against {found.source}", changes, story, counts)
+    raise typer.Exit(1 if fail_on is FailOn.replace and losses else 0)
 
 
 @app.command("preflight", cls=_Command)

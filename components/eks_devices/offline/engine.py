@@ -42,6 +42,9 @@ class Registered:
     delete_before_replace: bool
     protect: bool
     depends_on: list[str]
+    aliases: list[str] = field(default_factory=list)  # the old URNs this resource answers to
+    retain_on_delete: bool = False
+    ignore_changes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -246,10 +249,12 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: OfflineMocks, recording: Recording):
         super().__init__(mocks)
         self.recording = recording
+        self._root = ""
 
     def RegisterResource(self, request: Any) -> Any:  # gRPC method name
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
+            self._root = response.urn  # what "no parent" means here: the stack's resources are its children
             return response
         inputs = wire_inputs(request.object)
         state = self.resources[response.urn].state if response.urn in self.resources else {}
@@ -259,9 +264,44 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             inputs=_plain(inputs), outputs=_plain(state),
             replace_on_changes=list(request.replaceOnChanges),
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
-            depends_on=list(request.dependencies),
+            depends_on=list(request.dependencies), aliases=self._alias_urns(request),
+            retain_on_delete=bool(request.retainOnDelete), ignore_changes=list(request.ignoreChanges),
         ))
         return response
+
+    def _alias_urns(self, request: Any) -> list[str]:
+        """The URNs a resource's aliases stand for, spelled as this monitor spells URNs: each alias
+        spec (name, type, stack, project, parent; unset parts are the resource's own) under its
+        parent and under every URN the parent itself answers to, as the engine inherits a parent's
+        aliases (pulumi/pulumi v3.259.0 pkg/resource/deploy/step_generator.go:621, generateAliases)."""
+        own_parent = request.parent
+        inherited = {r.urn: r.aliases for r in self.recording.resources}
+        out: list[str] = []
+        for alias in request.aliases:
+            if alias.HasField("urn"):
+                out.append(alias.urn)
+                continue
+            spec = alias.spec
+            if spec.noParent:
+                parents = [self._root]
+            elif spec.parentUrn:
+                parents = [spec.parentUrn, *inherited.get(spec.parentUrn, [])]
+            else:
+                parents = [own_parent, *inherited.get(own_parent, [])]
+            for parent in parents:
+                out.append(_urn(parent, spec.type or request.type, spec.name or request.name,
+                                spec.stack or pulumi.get_stack(), spec.project or pulumi.get_project()))
+        if own_parent in inherited:  # the parent's aliases alone also move the child (same name and type)
+            for parent in inherited[own_parent]:
+                out.append(_urn(parent, request.type, request.name, pulumi.get_stack(), pulumi.get_project()))
+        return sorted(set(out) - {self.make_urn(request.parent, request.type, request.name)})
+
+
+def _urn(parent: str, type_: str, name: str, stack: str, project: str) -> str:
+    """A URN as the mock monitor makes them (`MockMonitor.make_urn`): the parent's own type, then ours."""
+    if parent:
+        type_ = parent.split("::")[2].split("$").pop() + "$" + type_
+    return "urn:pulumi:" + "::".join([stack, project, type_, name])
 
 
 _SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-value signature key on the wire

@@ -49,7 +49,7 @@ def _key(r: offline.Registered) -> str:
 
 
 def resources_data(recording: offline.Recording) -> list[dict[str, Any]]:
-    """Every registered resource, sorted by URN, with its parent and options."""
+    """Every registered resource, sorted by URN, with its parent, aliases and options."""
     by_urn = {r.urn: r for r in recording.resources}
     out = []
     for r in sorted(recording.resources, key=_key):
@@ -60,8 +60,10 @@ def resources_data(recording: offline.Recording) -> list[dict[str, Any]]:
             # the URNs it waits for (explicit dependsOn and through its inputs), and its provider's URN
             "dependsOn": sorted(set(r.depends_on)), "provider": r.provider.rpartition("::")[0] if r.provider else None,
             "component": not r.custom, "remote": r.remote,
+            "aliases": sorted(r.aliases),  # the old URNs it answers to: no replacement when only the URN moved
             "options": {"replaceOnChanges": sorted(r.replace_on_changes),
-                        "deleteBeforeReplace": r.delete_before_replace, "protect": r.protect},
+                        "deleteBeforeReplace": r.delete_before_replace, "protect": r.protect,
+                        "retainOnDelete": r.retain_on_delete, "ignoreChanges": sorted(r.ignore_changes)},
             "inputs": r.inputs,
         })
     return out

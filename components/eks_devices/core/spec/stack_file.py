@@ -101,6 +101,12 @@ def read_config(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError([ConfigProblem(source, "an unreadable file", f"a readable file ({exc.strerror})")],
                           source) from None
+    return config_of(raw, source)
+
+
+def config_of(raw: bytes, source: str) -> dict[str, Any]:
+    """The `config:` mapping of a stack file's bytes (read from disk or from a git revision), or
+    ConfigError describing why it cannot be read; `source` names it in the errors."""
     if len(raw) > MAX_BYTES:
         raise ConfigError([ConfigProblem(source, f"a file of {len(raw)} bytes",
                                          f"a stack file of at most {MAX_BYTES} bytes")], source)

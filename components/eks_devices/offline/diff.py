@@ -1,0 +1,315 @@
+"""What `pulumi up` would do to a stack deployed from a baseline: two mock-engine recordings compared
+resource by resource, and the device story the two plans tell.
+
+A resource is the same resource when the new one's URN, or one of its aliases, is the old one's URN
+(as the engine matches them). A matched resource is updated when its inputs changed, and replaced
+when a changed input is on a replace-on-change path of the program, a replace-forcing property of its
+provider (the table in `core/knowledge/replacement.py`), or when its provider moved. A replacement
+gives the resource a new id, so the inputs of everything that reads that id change too: the diff
+follows those references until nothing more changes. An old resource nothing matches is deleted; if
+a new resource of the same type has its logical name, that pair is reported as a replacement by a
+new identity (an alias would have kept it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from eks_devices.core.knowledge import replacement
+from eks_devices.core.names import POOL_LABEL
+from eks_devices.core.spec.claims import EXTENDED_RESOURCES
+from eks_devices.core.vocabulary import FAMILIES
+from eks_devices.offline.engine import Recording, Registered
+
+NODE_TYPES = ("aws:eks/nodeGroup:NodeGroup", "kubernetes:karpenter.sh/v1:NodePool")
+_EC2_ID = re.compile(r"[a-z]+-[0-9a-f]{8,17}")
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TOKEN = re.compile(r'\.?([A-Za-z_*][A-Za-z0-9_]*)|\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]')
+
+
+@dataclass
+class Change:
+    """One resource's fate."""
+
+    action: str  # create | update | replace | delete
+    type: str
+    name: str
+    urn: str
+    component: str  # the owning component as `type::name` ("stack" at the top)
+    changed: list[str] = field(default_factory=list)  # input paths that differ
+    reasons: list[str] = field(default_factory=list)  # why it is replaced (or why the update fails)
+    previous_urn: str | None = None  # when matched through an alias, or replaced by a new identity
+    stateful: bool = False
+    loses: str = ""
+    protected: bool = False  # protected in the baseline: pulumi up refuses to replace or delete it
+    delete_before_replace: bool = False
+    fails: bool = False  # an immutable field changes without replaceOnChanges: the API refuses the update
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"action": self.action, "type": self.type, "name": self.name, "urn": self.urn,
+                "component": self.component, "changed": self.changed, "reasons": self.reasons,
+                "previousUrn": self.previous_urn, "stateful": self.stateful, "loses": self.loses,
+                "protected": self.protected, "deleteBeforeReplace": self.delete_before_replace,
+                "fails": self.fails}
+
+
+# --- property paths --------------------------------------------------------------------------------
+
+def _join(prefix: str, key: str) -> str:
+    if _PLAIN_KEY.fullmatch(key):
+        return f"{prefix}.{key}" if prefix else key
+    return f'{prefix}["{key}"]'
+
+
+def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Paths (Pulumi property-path syntax) where `new` differs from `old`; lists compare whole."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new), key=str):
+            if old.get(key) != new.get(key):
+                out.extend(changed_paths(old.get(key), new.get(key), _join(prefix, str(key))))
+        return out
+    return [] if old == new else [prefix]
+
+
+def tokens(path: str) -> tuple[str, ...]:
+    """`spec.template.metadata.labels["a/b"]` → ("spec", "template", "metadata", "labels", "a/b")."""
+    return tuple(m.group(1) or m.group(2) or m.group(3) or "" for m in _TOKEN.finditer(path))
+
+
+def under(rule: str, changed: str) -> bool:
+    """Whether `changed` is `rule` or lies beneath it (`*` matches any key): how ignoreChanges applies."""
+    a, b = tokens(rule), tokens(changed)
+    return len(b) >= len(a) and all(x == "*" or x == y for x, y in zip(a, b, strict=False))
+
+
+def covers(rule: str, changed: str) -> bool:
+    """Whether a change at `changed` touches `rule` (either lies under the other; `*` matches any key)."""
+    a, b = tokens(rule), tokens(changed)
+    return all(x == "*" or y == "*" or x == y for x, y in zip(a, b, strict=False))
+
+
+# --- the comparison --------------------------------------------------------------------------------
+
+def _component(r: Registered, by_urn: dict[str, Registered]) -> str:
+    parent = by_urn.get(r.parent)
+    while parent is not None and (parent.custom or parent.remote):  # a custom parent's component owns both
+        parent = by_urn.get(parent.parent)
+    return f"{parent.type}::{parent.name}" if parent is not None else "stack"
+
+
+def _diffable(r: Registered) -> bool:
+    """Resources whose inputs a provider diffs (custom resources and remote components)."""
+    return r.custom or r.remote
+
+
+def _references(r: Registered) -> list[str]:
+    """Values other resources receive from this one, which a replacement changes (its id and ARN)."""
+    return [v for key in ("id", "arn") if isinstance(v := r.outputs.get(key), str) and len(v) > 6]
+
+
+def _paths_holding(value: Any, needles: list[str], prefix: str = "") -> list[str]:
+    if isinstance(value, dict):
+        return [p for k, v in sorted(value.items()) for p in _paths_holding(v, needles, _join(prefix, str(k)))]
+    if isinstance(value, list):
+        return [prefix] if any(_paths_holding(v, needles) for v in value) else []
+    return [prefix] if isinstance(value, str) and any(_holds(value, n) for n in needles) else []
+
+
+def _holds(value: str, needle: str) -> bool:
+    """`value` is the id or ARN, or embeds an ARN (a policy document naming it) or an EC2-style id."""
+    if value == needle:
+        return True
+    return (needle.startswith("arn:") or _EC2_ID.fullmatch(needle) is not None) and needle in value
+
+
+def _verdict(change: Change, new: Registered, old: Registered, cause: str = "") -> None:
+    """Decide a matched resource's action from its changed inputs: the reasons it is replaced, or why
+    the update fails. `cause` names the replaced resource whose new id changed some inputs."""
+    entry = replacement.entry(new.type)
+    replace: list[str] = []
+    fail: list[str] = []
+    for path in change.changed:
+        hits = [r for r in new.replace_on_changes if covers(r, path)]
+        forcing = [p for p in (entry.paths if entry else ()) if covers(p, path)]
+        if hits:
+            replace.append(f"{path}: replace-on-change path {hits[0]} of the program")
+        elif forcing and entry is not None:
+            replace.append(f"{path}: replace-forcing property {forcing[0]} ({entry.source})")
+        elif entry and any(covers(p, path) for p in entry.immutable):
+            fail.append(f"{path}: immutable in the Kubernetes API and not replace-on-change, so pulumi up "
+                        "fails on it")
+    old_provider, new_provider = old.provider.rpartition("::")[0], new.provider.rpartition("::")[0]
+    if old_provider and new_provider and old_provider != new_provider:
+        replace.append(f"its provider changed: {old_provider} → {new_provider}")
+    if replace and cause:
+        replace.insert(0, f"the new id of {cause} reaches its inputs")
+    change.reasons = replace + fail
+    change.fails = bool(fail) and not replace
+    change.action = "replace" if replace else "update" if change.changed else "same"
+
+
+def compare(before: Recording, after: Recording) -> list[Change]:
+    """Every resource that is created, updated, replaced or deleted going from `before` to `after`."""
+    old_by_urn = {r.urn: r for r in before.resources}
+    new_by_urn = {r.urn: r for r in after.resources}
+    matched: dict[str, Registered] = {}  # new urn → old resource
+    taken: set[str] = set()
+    for r in after.resources:
+        for urn in (r.urn, *r.aliases):
+            if urn in old_by_urn and urn not in taken:
+                matched[r.urn] = old_by_urn[urn]
+                taken.add(urn)
+                break
+    changes: dict[str, Change] = {}
+    for r in after.resources:
+        old = matched.get(r.urn)
+        entry = replacement.entry(r.type)
+        change = Change("create", r.type, r.name, r.urn, _component(r, new_by_urn),
+                        stateful=bool(entry and entry.stateful), loses=entry.loses if entry else "",
+                        delete_before_replace=r.delete_before_replace)
+        if old is not None:
+            change.action = "same"
+            change.protected = old.protect
+            change.previous_urn = old.urn if old.urn != r.urn else None
+            if _diffable(r):
+                change.changed = [p for p in changed_paths(old.inputs, r.inputs)
+                                  if not any(under(i, p) for i in r.ignore_changes)]  # the engine drops those
+                _verdict(change, r, old)
+        changes[r.urn] = change
+    _cascade(changes, matched, after)
+    out = [c for c in changes.values() if c.action != "same"]
+    # what no new resource answers for is deleted; one with a new resource's type and name is a new identity
+    created = {(c.type, c.name): c for c in out if c.action == "create"}
+    for old in before.resources:
+        if old.urn in taken:
+            continue
+        entry = replacement.entry(old.type)
+        twin = created.get((old.type, old.name))
+        if twin is not None:
+            twin.action, twin.previous_urn, twin.protected = "replace", old.urn, old.protect
+            twin.reasons.append(f"a new identity: its URN moved from {old.urn} (an alias would keep it)")
+            twin.delete_before_replace = False  # a delete and a create: the old one goes last
+            continue
+        out.append(Change("delete", old.type, old.name, old.urn, _component(old, old_by_urn),
+                          stateful=bool(entry and entry.stateful), loses=entry.loses if entry else "",
+                          protected=old.protect))
+    return sorted(out, key=lambda c: (c.component, c.type, c.name))
+
+
+def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: Recording) -> None:
+    """A replaced resource gets a new id: inputs that carry its old id or ARN change too."""
+    done: set[str] = set()
+    while fresh := [u for u, c in changes.items() if c.action == "replace" and u not in done]:
+        for urn in fresh:
+            done.add(urn)
+            old = matched.get(urn)
+            needles = _references(old) if old is not None else []
+            for r in after.resources if needles else []:
+                change, old_r = changes[r.urn], matched.get(r.urn)
+                if old_r is None or not _diffable(r) or change.action == "replace":
+                    continue
+                paths = [p for p in _paths_holding(r.inputs, needles) if p not in change.changed]
+                if paths:
+                    change.changed.extend(paths)
+                    _verdict(change, r, old_r, cause=f"{changes[urn].type}::{changes[urn].name}")
+
+
+# --- the device story ------------------------------------------------------------------------------
+
+@dataclass
+class PoolStory:
+    """One pool's devices before and after."""
+
+    pool: str
+    managers: dict[str, tuple[str, str]]  # family → (before, after), for the families with a manager
+    nodes: str  # "kept" | "replaced" | "created" | "deleted" | "updated"
+    released_first: bool  # reserved capacity: the old nodes go before the new ones exist
+    workloads: list[str]  # who loses their nodes
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pool": self.pool, "nodes": self.nodes, "reservedCapacityReleasedFirst": self.released_first,
+                "managers": {f: {"before": b, "after": a, "flips": b != a} for f, (b, a) in self.managers.items()},
+                "workloadsLosingNodes": self.workloads}
+
+
+def _pool_of(change: Change, recordings: tuple[Recording, Recording]) -> str | None:
+    for rec in recordings:
+        for r in rec.resources:
+            if r.urn in (change.urn, change.previous_urn):
+                labels = r.inputs.get("labels") if r.type.startswith("aws:") else \
+                    ((r.inputs.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels")
+                if isinstance(labels, dict) and isinstance(labels.get(POOL_LABEL), str):
+                    return labels[POOL_LABEL]
+    return None
+
+
+def manager_flips(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(pool, family, before, after) for each pool kept whose resolved manager changes (`plan_data` dicts)."""
+    out = []
+    for pool in sorted(set(before["pools"]) & set(after["pools"])):
+        for family in FAMILIES:
+            b = before["pools"][pool]["managers"][family]["manager"]
+            a = after["pools"][pool]["managers"][family]["manager"]
+            if a != b:
+                out.append((pool, family, b, a))
+    return out
+
+
+def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Change],
+                 recordings: tuple[Recording, Recording]) -> dict[str, Any]:
+    """Per pool and family the manager before → after, whether the nodes are replaced (and reserved
+    capacity released first), the releases removed and added, and the workloads that lose nodes."""
+    node_changes: dict[str, Change] = {}
+    for c in changes:
+        if c.type in NODE_TYPES and (pool := _pool_of(c, recordings)) is not None:
+            node_changes.setdefault(pool, c)
+    resource_of = {family: name for name, family in EXTENDED_RESOURCES.items()}
+    stories = []
+    for pool in sorted(set(before["pools"]) | set(after["pools"])):
+        old, new = before["pools"].get(pool), after["pools"].get(pool)
+        managers = {}
+        for family in FAMILIES:
+            b = old["managers"][family]["manager"] if old else "-"
+            a = new["managers"][family]["manager"] if new else "-"
+            if {b, a} - {"none", "-"}:
+                managers[family] = (b, a)
+        change = node_changes.get(pool)
+        nodes = "created" if old is None else "deleted" if new is None else (change.action if change else "kept")
+        nodes = {"create": "created", "delete": "deleted", "replace": "replaced", "update": "updated"}.get(nodes, nodes)
+        released = bool(change and change.action == "replace" and change.delete_before_replace)
+        workloads = []
+        for family, (b, a) in managers.items():
+            if b == "device-plugin" and a != "device-plugin":
+                workloads.append(f"pods requesting {resource_of[family]} on pool {pool}: "
+                                 f"no {family} device plugin serves its nodes after the change")
+            if b == "dra" and a != "dra":
+                claims = sorted(n for n, c in before.get("claims", {}).items() if pool in c.get("pools", {})
+                                and family in c.get("families", []))
+                who = f"claims {', '.join(claims)}" if claims else f"pods with ResourceClaims for {family} devices"
+                workloads.append(f"{who} on pool {pool}: no {family} DRA driver serves its nodes after the change")
+        if nodes in ("replaced", "deleted") and not workloads and managers:
+            workloads.append(f"every pod on pool {pool} is evicted while its nodes are "
+                             f"{'replaced' if nodes == 'replaced' else 'removed'}")
+        if change or old is None or new is None or any(b != a for b, a in managers.values()):
+            stories.append(PoolStory(pool, managers, nodes, released, workloads))
+    return {
+        "pools": [s.as_dict() for s in stories],
+        "flips": [{"pool": p, "family": f, "before": b, "after": a} for p, f, b, a in manager_flips(before, after)],
+        "releasesRemoved": sorted(set(before["releases"]) - set(after["releases"])),
+        "releasesAdded": sorted(set(after["releases"]) - set(before["releases"])),
+    }
+
+
+def summary(changes: list[Change]) -> dict[str, int]:
+    counts = {"create": 0, "update": 0, "replace": 0, "delete": 0}
+    for c in changes:
+        counts[c.action] += 1
+    return counts
+
+
+def stateful_losses(changes: list[Change]) -> list[Change]:
+    """The replacements and deletions of stateful resources (what `--fail-on replace` stops)."""
+    return [c for c in changes if c.stateful and c.action in ("replace", "delete")]

@@ -1,0 +1,206 @@
+"""`offline.diff`: two mock-engine runs of the real program compared as `pulumi up` would, and the
+device story of the two plans; aliases, protect and replace-on-change handled generically."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+import pytest
+
+from eks_devices.cli.report import plan_data
+from eks_devices.offline import diff
+from eks_devices.offline.preview import resources_data
+from support import engine, stacks
+
+_RUNS: dict[str, tuple[engine.Recording, dict[str, Any]]] = {}
+
+
+def run_and_plan(config: dict[str, Any], stack: str) -> tuple[engine.Recording, dict[str, Any]]:
+    """The program's recording and the plan for a config (each baseline run once per module)."""
+    key = json.dumps([config, stack], sort_keys=True)
+    if key not in _RUNS:
+        _RUNS[key] = engine.main(config, stack=stack), plan_data(stacks.build(config))
+    return _RUNS[key]
+
+
+def compare(before_cfg: dict[str, Any], after_cfg: dict[str, Any], stack: str) -> tuple[list[diff.Change], dict]:
+    before, before_plan = run_and_plan(before_cfg, stack)
+    after, after_plan = run_and_plan(after_cfg, stack)
+    changes = diff.compare(before, after)
+    return changes, diff.device_story(before_plan, after_plan, changes, (before, after))
+
+
+def dev_at(version: str) -> dict[str, Any]:
+    """The shipped dev stack at a Kubernetes version, without the two settings that need DRA on every
+    version (a shared GPU claim, EFA aligned with the GPUs): 1.35 resolves `auto` to the plugins."""
+    cfg = stacks.shipped("dev", overrides={"eks-devices:cluster": {"version": version}})
+    del cfg["eks-devices:nodePools"]["gpu-dra"]["gpuSharing"]
+    del cfg["eks-devices:nodePools"]["train-efa"]["efa"]
+    return cfg
+
+
+def by_name(changes: list[diff.Change]) -> dict[str, diff.Change]:
+    return {c.name: c for c in changes}
+
+
+def test_a_stack_against_itself_changes_nothing() -> None:
+    """Two runs of the same stack (not one recording twice) compare equal."""
+    before, before_plan = run_and_plan(stacks.shipped("dev"), "dev")
+    after = engine.main(stacks.shipped("dev"), stack="dev")
+    changes = diff.compare(before, after)
+    story = diff.device_story(before_plan, before_plan, changes, (before, after))
+    assert changes == []
+    assert story == {"pools": [], "flips": [], "releasesRemoved": [], "releasesAdded": []}
+
+
+def test_dev_at_136_against_135_replaces_the_flipped_node_pools() -> None:
+    """The upgrade resolves `auto` to DRA on 1.36: the NodePools whose managers flip are replaced
+    (their device-manager labels are replace-on-change paths), and the story names the flips and the
+    plugin workloads that lose their nodes."""
+    changes, story = compare(dev_at("1.35"), dev_at("1.36"), "dev")
+    named = by_name(changes)
+    for pool in ("gpu-dra", "train-efa"):
+        pool_change = named[f"ml-dev-{pool}"]
+        assert (pool_change.type, pool_change.action) == ("kubernetes:karpenter.sh/v1:NodePool", "replace")
+        assert any("replace-on-change path" in r and "device-manager-nvidia" in r for r in pool_change.reasons)
+        assert pool_change.stateful
+    assert named["ml-dev-eks"].action == "update" and named["ml-dev-eks"].changed == ["version"]
+    assert {c.name for c in changes if c.action == "replace"} == {"ml-dev-gpu-dra", "ml-dev-train-efa"}
+    assert {(f["pool"], f["family"], f["before"], f["after"]) for f in story["flips"]} == {
+        ("gpu-dra", "nvidia", "device-plugin", "dra"), ("train-efa", "nvidia", "device-plugin", "dra"),
+        ("train-efa", "efa", "device-plugin", "dra")}
+    pools = {s["pool"]: s for s in story["pools"]}
+    assert pools["gpu-dra"]["nodes"] == "replaced"
+    assert any("nvidia.com/gpu" in w for w in pools["gpu-dra"]["workloadsLosingNodes"])
+    assert any("vpc.amazonaws.com/efa" in w for w in pools["train-efa"]["workloadsLosingNodes"])
+    assert "gpu-plugin" not in pools  # g7e keeps the plugin on both versions: nothing happens to it
+
+
+def test_a_vpc_cidr_change_replaces_subnets_naming_the_property_and_what_reads_them() -> None:
+    """cidrBlock is replace-forcing on subnets; their new ids reach the node groups' subnetIds
+    (replace-forcing too), so the capacity-block group is replaced, releasing its capacity first."""
+    prod = stacks.shipped("prod")
+    changes, story = compare(prod, stacks.shipped("prod", overrides={"eks-devices:network": {"cidr": "10.45.0.0/16"}}),
+                             "prod")
+    subnets = [c for c in changes if c.type == "aws:ec2/subnet:Subnet"]
+    assert len(subnets) == 6 and all(c.action == "replace" for c in subnets)
+    assert all(any(r.startswith("cidrBlock: replace-forcing property cidrBlock (hashicorp/terraform-provider-aws")
+                   for r in c.reasons) for c in subnets)
+    group = by_name(changes)["ml-prod-p5-train"]
+    assert group.type == "aws:eks/nodeGroup:NodeGroup" and group.action == "replace"
+    assert any(r.startswith("the new id of aws:ec2/subnet:Subnet::") for r in group.reasons)
+    assert any(r.startswith("subnetIds: replace-forcing property subnetIds") for r in group.reasons)
+    p5 = next(s for s in story["pools"] if s["pool"] == "p5-train")
+    assert p5["nodes"] == "replaced" and p5["reservedCapacityReleasedFirst"] is True
+    assert {c.type for c in diff.stateful_losses(changes)} >= {"aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet",
+                                                                "aws:eks/nodeGroup:NodeGroup"}
+
+
+def test_an_update_in_place_names_the_changed_inputs() -> None:
+    prod = stacks.shipped("prod")
+    changes, _ = compare(prod, stacks.shipped("prod", {"inference": {"replicas": 3}}), "prod")
+    assert [(c.name, c.action, c.changed) for c in changes] == [
+        ("ml-prod-inference", "update", ["scalingConfig.desiredSize", "scalingConfig.maxSize",
+                                         "scalingConfig.minSize"])]
+
+
+# --- aliases, protect and replace-on-change, on programs set up here ------------------------------------
+
+def queue_program(name: str, **options: Any) -> Any:
+    def program() -> None:
+        aws.sqs.Queue(name, message_retention_seconds=60, opts=pulumi.ResourceOptions(**options))
+    return program
+
+
+def test_an_alias_matches_the_old_urn_and_keeps_the_resource() -> None:
+    before = engine.run(queue_program("old", protect=True), {})
+    after = engine.run(queue_program("new", protect=True, aliases=[pulumi.Alias(name="old")]), {})
+    assert diff.compare(before, after) == []
+    queue = engine.one(after.resources)
+    assert queue.aliases == [before.resources[0].urn] and queue.protect is True
+
+
+def test_preview_json_records_aliases_and_every_option() -> None:
+    rec = engine.run(queue_program("new", protect=True, retain_on_delete=True, ignore_changes=["tags"],
+                                   delete_before_replace=True, replace_on_changes=["name"],
+                                   aliases=[pulumi.Alias(name="old")]), {"aws:region": "us-west-2"})
+    [data] = resources_data(rec)
+    assert data["aliases"] == ["urn:pulumi:test::eks-devices::pulumi:pulumi:Stack$aws:sqs/queue:Queue::old"]
+    assert data["options"] == {"protect": True, "retainOnDelete": True, "ignoreChanges": ["tags"],
+                               "deleteBeforeReplace": True, "replaceOnChanges": ["name"]}
+
+
+def test_a_moved_urn_without_an_alias_is_a_new_identity_and_a_protected_one_is_flagged() -> None:
+    before = engine.run(queue_program("q", protect=True), {})
+    after = engine.run(queue_program("q", protect=True, parent=None, aliases=None), {})
+    assert diff.compare(before, after) == []  # same URN: nothing to do
+    moved = engine.run(lambda: _queue_under_component("q"), {})
+    holder, change = diff.compare(before, moved)
+    assert (holder.type, holder.action) == ("test:index:Holder", "create")
+    assert change.action == "replace" and change.previous_urn == before.resources[0].urn
+    assert change.reasons[0].startswith("a new identity") and change.protected and change.stateful
+    assert diff.stateful_losses([change]) == [change]
+
+
+def _queue_under_component(name: str) -> None:
+    parent = pulumi.ComponentResource("test:index:Holder", "holder")
+    aws.sqs.Queue(name, message_retention_seconds=60, opts=pulumi.ResourceOptions(parent=parent))
+
+
+def claim_template(spec: dict[str, Any], replace_on_changes: list[str] | None = None) -> Any:
+    def program() -> None:
+        k8s.apiextensions.CustomResource(
+            "claim", api_version="resource.k8s.io/v1", kind="ResourceClaimTemplate",
+            metadata={"name": "claim", "namespace": "default"}, spec=spec,
+            opts=pulumi.ResourceOptions(replace_on_changes=replace_on_changes))
+    return program
+
+
+@pytest.mark.parametrize(("replace_on_changes", "action", "fails"), [(None, "update", True), (["spec"], "replace", False)])
+def test_an_immutable_claim_spec_fails_unless_replace_on_change(replace_on_changes: list[str] | None, action: str,
+                                                                 fails: bool) -> None:
+    spec = {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}
+    changed = copy.deepcopy(spec)
+    changed["spec"]["devices"]["requests"][0]["exactly"]["count"] = 2
+    before = engine.run(claim_template(spec, replace_on_changes), {})
+    after = engine.run(claim_template(changed, replace_on_changes), {})
+    [change] = diff.compare(before, after)
+    assert (change.action, change.fails) == (action, fails)
+    assert change.changed == ["spec.spec.devices.requests"]
+
+
+def test_ignore_changes_hides_a_change_as_the_engine_does() -> None:
+    def program(retention: int) -> Any:
+        return lambda: aws.sqs.Queue("q", message_retention_seconds=retention,
+                                     opts=pulumi.ResourceOptions(ignore_changes=["messageRetentionSeconds"]))
+    assert diff.compare(engine.run(program(60), {}), engine.run(program(120), {})) == []
+
+
+@pytest.mark.parametrize(("rule", "changed", "hit"), [
+    ('labels["eks-devices.io/device-manager-nvidia"]', 'labels["eks-devices.io/device-manager-nvidia"]', True),
+    ('labels["eks-devices.io/device-manager-nvidia"]', 'labels["eks-devices.io/device-manager-efa"]', False),
+    ("spec", "spec.devices.requests", True), ("launchTemplate.id", "launchTemplate.version", False),
+    ("launchTemplate.id", "launchTemplate", True), ("spec.*.labels", "spec.template.labels", True),
+])
+def test_property_paths_cover_as_the_engine_matches_them(rule: str, changed: str, hit: bool) -> None:
+    assert diff.covers(rule, changed) is hit
+
+
+def test_the_device_story_names_the_release_removed_by_a_node_group_upgrade() -> None:
+    """Managed node groups 1.33 → 1.34: `auto` resolves the GPUs to DRA, so the NVIDIA device plugin
+    release goes (the DRA driver comes) and pods requesting nvidia.com/gpu lose their nodes."""
+    pools = {"gpu": {"instanceTypes": ["p5.48xlarge"], "replicas": 1}}
+    before = plan_data(stacks.plan("managed-node-groups", "1.33", pools))
+    after = plan_data(stacks.plan("managed-node-groups", "1.34", pools))
+    story = diff.device_story(before, after, [], (engine.Recording(), engine.Recording()))
+    assert (story["releasesRemoved"], story["releasesAdded"]) == (["nvidia-device-plugin"], ["nvidia-dra-driver"])
+    [pool] = story["pools"]
+    assert pool["managers"]["nvidia"] == {"before": "device-plugin", "after": "dra", "flips": True}
+    assert pool["managers"]["efa"]["flips"] is False
+    assert pool["workloadsLosingNodes"] == [
+        "pods requesting nvidia.com/gpu on pool gpu: no nvidia device plugin serves its nodes after the change"]
