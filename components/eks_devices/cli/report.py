@@ -114,6 +114,13 @@ def print_plan(console: Console, plan: Plan, title: str) -> None:
             table.add_row(name, pool.provisioning, ", ".join(pool.instance_types), "-", "none", "-",
                           "no accelerated devices")
     console.print(table)
+    inferred = [f"{name} ({', '.join(f for f in FAMILIES if pool.manager(f) == 'inferred')})"
+                for name, pool in sorted(plan.pools.items()) if any(pool.manager(f) == "inferred" for f in FAMILIES)]
+    if inferred:
+        console.print(f"Inferred device managers: {escape(', '.join(inferred))}. These NodePools carry no "
+                      "eks.amazonaws.com/device-manager-* label: Auto Mode makes each node a DRA node or a "
+                      "device-plugin node from the Pods it launches the node for, so one pool serves both kinds "
+                      "of Pods (select a node's manager by its own eks.amazonaws.com/device-manager-<family> label).")
     if plan.releases:
         rel = Table(title="Device software (Helm releases)")
         for column in ("release", "chart", "version", "namespace", "node scope", "pools"):

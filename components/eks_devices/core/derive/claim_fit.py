@@ -18,7 +18,7 @@ from eks_devices.core.knowledge import catalog
 from eks_devices.core.knowledge.devices import inventory
 from eks_devices.core.manifests import claims
 from eks_devices.core.model import ClaimPlan, DeviceClassPlan, NodeFit, PoolFit, PoolPlan
-from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION
+from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
 from eks_devices.core.spec.claims import EXTENDED_RESOURCES
 from eks_devices.core.spec.stack import FAMILIES, Family, Spec
 
@@ -28,7 +28,7 @@ def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -
         actual = pool.manager(family)
         if actual == "none":
             return f"pool {pool.name} has no {family} devices ({', '.join(pool.instance_types)})"
-        if actual != manager:
+        if not pool.serves(family, manager):
             return (f"pool {pool.name} runs the {family} {actual}, so no DRA driver publishes its devices "
                     f"there (devices.{family} is {actual})")
     return ""
@@ -49,7 +49,7 @@ def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Seq
     blocked = _blocked(pool, built.families)
     if blocked:
         return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
-    dra = tuple(f for f in FAMILIES if pool.manager(f) == "dra")
+    dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))  # inferred: Auto Mode launches a DRA node
     nodes = tuple(fit_node(built.devices, classes, inventory(t, dra, **_node_kwargs(pool)), t, built.shared)
                   for t in pool.instance_types)
     return PoolFit(pool.name, nodes, describe(nodes, built.shared))
@@ -69,6 +69,8 @@ def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: S
     for resource, count in sorted(resources.items()):
         family: Family = EXTENDED_RESOURCES[resource]  # type: ignore[assignment]
         manager = pool.manager(family)
+        if manager == "inferred":  # Auto Mode launches a device-plugin node for a plugin-style Pod
+            manager = "device-plugin"
         if manager == "none":
             blocked = _blocked(pool, [family])
             return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
@@ -80,7 +82,7 @@ def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: S
         for t in pool.instance_types:
             if manager == "dra":
                 request = {"requests": [claims.exact("extended", serving[0].name, count)]}
-                dra = tuple(f for f in FAMILIES if pool.manager(f) == "dra")
+                dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))
                 per_type[t].append(fit_node(request, classes, inventory(t, dra, **_node_kwargs(pool)), t))
                 continue
             have = _hardware(catalog.instance_types()[t], family)
@@ -91,6 +93,14 @@ def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: S
                                        f"{t} offers {have} {resource}, the request needs {count}", "too-few"))
     nodes = tuple(min(fits, key=lambda f: f.per_node) for fits in per_type.values())
     return PoolFit(pool.name, nodes, describe(nodes))
+
+
+def _dra_selector(built: claims.BuiltClaim, targets: Sequence[PoolPlan]) -> dict[str, str]:
+    """The claim's nodeSelector (`eks-devices.io/device-manager-<family>: dra`), without the families a
+    target pool leaves to Auto Mode: those nodes carry no such label, and a DRA Pod needs none there (Auto
+    Mode launches a DRA node for it; a device-plugin node publishes no devices it could be allocated)."""
+    inferred = {manager_label(f) for p in targets for f in built.families if p.manager(f) == "inferred"}
+    return {k: v for k, v in built.node_selector.items() if k not in inferred}
 
 
 def plan_claims(spec: Spec, pools: Mapping[str, PoolPlan],
@@ -114,5 +124,5 @@ def plan_claims(spec: Spec, pools: Mapping[str, PoolPlan],
             continue
         missing = tuple(sorted({c for _, c in walk(built.devices["requests"]) if c not in classes}))
         fits = {p.name: fit_pool(built, p, classes) for p in targets}
-        out.append(ClaimPlan(name, claim, built, built.families, built.node_selector, fits, missing))
+        out.append(ClaimPlan(name, claim, built, built.families, _dra_selector(built, targets), fits, missing))
     return tuple(out)

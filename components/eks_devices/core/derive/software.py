@@ -223,7 +223,7 @@ def device_classes(spec: Spec, pools: dict[str, PoolPlan], releases: dict[str, R
     are listed so claims can be checked against them. Extra classes are the toolkit's in every mode."""
     out: list[DeviceClassPlan] = []
     if spec.mode == "auto-mode":
-        dra = {f for p in pools.values() for f in FAMILIES if p.manager(f) == "dra"}
+        dra = {f for p in pools.values() for f in FAMILIES if p.serves(f, "dra")}
         if spec.cluster.auto_mode.create_device_classes:
             if "nvidia" in dra:
                 out.append(DeviceClassPlan("gpu.nvidia.com", "gpu.nvidia.com", GPU_CEL, "toolkit",
