@@ -41,7 +41,8 @@ def plan_data(plan: Plan) -> dict[str, Any]:
         "pools": pools,
         "releases": releases,
         "deviceClasses": [
-            {"name": c.name, "driver": c.driver, "owner": c.owner, "expression": c.expression}
+            {"name": c.name, "driver": c.driver, "owner": c.owner, "expression": c.expression,
+             "extendedResourceName": c.extended_resource_name}
             for c in sorted(plan.device_classes, key=lambda c: c.name)
         ],
         "claims": claims_data(plan),
@@ -133,10 +134,11 @@ def print_plan(console: Console, plan: Plan, title: str) -> None:
         console.print("Device software: none installed; Auto Mode runs its own drivers and plugins.")
     if plan.device_classes:
         dc = Table(title="DeviceClasses")
-        for column in ("name", "driver", "created by"):
+        for column in ("name", "driver", "created by", "serves extended resource"):
             dc.add_column(column)
         for c in sorted(plan.device_classes, key=lambda c: c.name):
-            dc.add_row(c.name, c.driver, "eks-devices" if c.created_by_toolkit else f"chart ({c.owner})")
+            dc.add_row(c.name, c.driver, "eks-devices" if c.created_by_toolkit else f"chart ({c.owner})",
+                       c.extended_resource_name or "-")
         console.print(dc)
     if plan.karpenter:
         console.print(f"Karpenter {plan.karpenter.version}: DRA settings {plan.karpenter.dra_settings or 'none'}, "

@@ -15,6 +15,7 @@ from typing import Any
 
 from eks_devices.core.derive.fit import describe, fit_node, walk
 from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
 from eks_devices.core.knowledge.devices import inventory
 from eks_devices.core.manifests import claims
 from eks_devices.core.model import ClaimPlan, DeviceClassPlan, NodeFit, PoolFit, PoolPlan
@@ -61,9 +62,10 @@ def _hardware(itype: catalog.InstanceType, family: str) -> int:
 
 
 def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: Sequence[DeviceClassPlan],
-                 kubernetes: tuple[int, int]) -> PoolFit:
+                 kubernetes: tuple[int, int], served: bool = True) -> PoolFit:
     """Extended resources: counted against the hardware on device-plugin pools; on DRA pools only a
-    DeviceClass with that `extendedResourceName` serves them (DRAExtendedResource, on from 1.36)."""
+    DeviceClass with that `extendedResourceName` serves them (DRAExtendedResource, on from 1.36), and only
+    when the stack chose it (`served`: cluster.draExtendedResources)."""
     per_type: dict[str, list[NodeFit]] = {t: [] for t in pool.instance_types}
     classes = {c.name: [c.expression] for c in device_classes}
     for resource, count in sorted(resources.items()):
@@ -75,9 +77,11 @@ def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: S
             blocked = _blocked(pool, [family])
             return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
         serving = [c for c in device_classes if c.extended_resource_name == resource]
-        if manager == "dra" and (not serving or kubernetes < (1, 36)):
-            blocked = (f"pool {pool.name} runs the {family} DRA driver: {resource} is served there only by a "
-                       "DeviceClass with extendedResourceName on Kubernetes 1.36+")
+        if manager == "dra" and (not serving or kubernetes < EXTENDED_RESOURCE_KUBERNETES or not served):
+            why = ("cluster.draExtendedResources is false" if not served else "the cluster is below 1.36"
+                   if kubernetes < EXTENDED_RESOURCE_KUBERNETES else f"no DeviceClass names {resource}")
+            blocked = (f"pool {pool.name} runs the {family} DRA driver: {resource} is served there only through a "
+                       f"DeviceClass with extendedResourceName on Kubernetes 1.36+ ({why})")
             return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
         for t in pool.instance_types:
             if manager == "dra":
@@ -114,8 +118,8 @@ def plan_claims(spec: Spec, pools: Mapping[str, PoolPlan],
         targets = [pools[p] for p in claim.pools if p in pools]
         if built is None:
             families = claims.extended_families(claim.extended_resources)
-            fits = {p.name: fit_extended(claim.extended_resources, p, device_classes, spec.cluster.kubernetes)
-                    for p in targets}
+            fits = {p.name: fit_extended(claim.extended_resources, p, device_classes, spec.cluster.kubernetes,
+                                         spec.cluster.serves_extended_resources) for p in targets}
             managers = {pools[p].manager(f) for p in claim.pools for f in families if p in pools}
             # one manager for every family on every target pool: Pods select it; otherwise no selector
             only = next(iter(managers)) if len(managers) == 1 and managers <= {"dra", "device-plugin"} else None
