@@ -99,3 +99,15 @@ def test_no_efa_label_on_a_pool_whose_instance_types_have_no_efa(efa: str) -> No
     assert pool.labels[eks_manager_label("nvidia")] == "dra"
     if efa in ("dra", "device-plugin", "inferred"):  # an explicit manager for absent devices is a mistake
         assert [f.path for f in stacks.findings(plan, "device-family-absent")] == ["nodePools.p.devices.efa"]
+
+
+def test_the_nodepool_manifest_carries_no_device_manager_label_and_a_new_identity() -> None:
+    """What `pulumi up` and render send: no label for an inferred family; moving a pool to or from
+    `inferred` changes its manager, so the NodePool gets a new name and its nodes are replaced."""
+    from eks_devices.core.manifests import nodes
+
+    inferred = stacks.plan("auto-mode", pools={"p": P5}).pools["p"]
+    labels = nodes.node_pool("auto-mode", inferred)["spec"]["template"]["metadata"]["labels"]
+    assert not [k for k in labels if "device-manager" in k]
+    labelled = stacks.plan("auto-mode", pools={"p": {**P5, "devices": {}}}).pools["p"]
+    assert nodes.node_pool_name(inferred) != nodes.node_pool_name(labelled)
