@@ -111,3 +111,14 @@ def test_the_nodepool_manifest_carries_no_device_manager_label_and_a_new_identit
     assert not [k for k in labels if "device-manager" in k]
     labelled = stacks.plan("auto-mode", pools={"p": {**P5, "devices": {}}}).pools["p"]
     assert nodes.node_pool_name(inferred) != nodes.node_pool_name(labelled)
+
+
+def test_on_an_inferred_pool_dra_claims_fit_only_types_auto_mode_launches_for_dra() -> None:
+    """g7e has no Auto Mode DRA metadata: an inferred pool launches it for plugin-style Pods only."""
+    pools = {"p": {"instanceTypes": ["g6.xlarge", "g7e.2xlarge"], "devices": {"nvidia": "inferred"}}}
+    plan = stacks.plan("auto-mode", pools=pools, claims={k: CLAIMS[k] for k in ("dra-gpu", "plugin-gpu")})
+    fits = {c.name: {n.instance_type: n for n in c.pools["p"].nodes} for c in plan.claims}
+    assert fits["dra-gpu"]["g6.xlarge"].fits and not fits["dra-gpu"]["g7e.2xlarge"].fits
+    assert "device-plugin Pods only" in fits["dra-gpu"]["g7e.2xlarge"].reason
+    assert fits["plugin-gpu"]["g6.xlarge"].fits and fits["plugin-gpu"]["g7e.2xlarge"].fits
+    assert not plan.errors and not stacks.findings(plan, "dra-unsupported-instance-type")

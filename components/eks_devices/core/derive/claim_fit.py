@@ -45,13 +45,24 @@ def _node_kwargs(pool: PoolPlan) -> dict[str, Any]:
             "efa_interfaces": None if layout is None else sum(n.interface_type != "interface" for n in layout)}
 
 
+def _not_launched(instance_type: str) -> NodeFit | None:
+    """On a pool where Auto Mode infers the manager, it launches a DRA node only of a type it has DRA device
+    metadata for (EKS user guide: g7e is not supported); other types serve device-plugin Pods only."""
+    if catalog.instance_types()[instance_type].auto_mode_dra_metadata:
+        return None
+    return NodeFit(instance_type, 0, f"Auto Mode has no DRA device metadata for {instance_type}: it launches "
+                   "it for device-plugin Pods only", "no-devices")
+
+
 def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Sequence[str]]) -> PoolFit:
     """The claim on every instance type of the pool, with the devices its DRA drivers publish."""
     blocked = _blocked(pool, built.families)
     if blocked:
         return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
     dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))  # inferred: Auto Mode launches a DRA node
-    nodes = tuple(fit_node(built.devices, classes, inventory(t, dra, **_node_kwargs(pool)), t, built.shared)
+    inferred = any(pool.manager(f) == "inferred" for f in built.families)
+    nodes = tuple((inferred and _not_launched(t))
+                  or fit_node(built.devices, classes, inventory(t, dra, **_node_kwargs(pool)), t, built.shared)
                   for t in pool.instance_types)
     return PoolFit(pool.name, nodes, describe(nodes, built.shared))
 
