@@ -59,6 +59,17 @@ def test_auto_mode_creates_the_upstream_device_classes(shipped: dict) -> None:
         assert r.inputs["apiVersion"] == "resource.k8s.io/v1" and r.delete_before_replace
 
 
+def test_auto_mode_device_class_leaves_the_extended_resource_out_when_the_stack_says_no() -> None:
+    """cluster.draExtendedResources: false (KEP-5004): the toolkit's gpu.nvidia.com class names no
+    extended resource, so nvidia.com/gpu Pods are never served through DRA; an inferred pool still gets it."""
+    cfg = stacks.config("auto-mode", pools={"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "inferred"}}},
+                        cluster={"draExtendedResources": False})
+    rec = run(plan.build(parse(cfg)), cfg)
+    gpu = engine.one(r for r in rec.of_type(DEVICE_CLASS) if r.inputs["metadata"]["name"] == "gpu.nvidia.com")
+    assert gpu.inputs["spec"]["selectors"] == [{"cel": {"expression": device_classes.GPU_CEL}}]
+    assert "extendedResourceName" not in gpu.inputs["spec"]
+
+
 def test_auto_mode_shared_claim(shipped: dict) -> None:
     _, rec = shipped["dev"]
     (claim,) = rec.of_type(CLAIM)

@@ -222,6 +222,19 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 4}},
                            "b": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"},
                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})),
+    "dra-extended-resources": (
+        case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}},
+                           "b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}}),
+        "warning", "cluster.draExtendedResources",
+        case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}},
+                           "b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+             cluster={"draExtendedResources": True})),
+    "dra-extended-resources-off": (
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra"}}},
+             cluster={"draExtendedResources": False}),
+        "error", "cluster.draExtendedResources",
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra"}}},
+             cluster={"draExtendedResources": True})),
     "public-endpoint-open": (
         case("auto-mode", {}, cluster={"endpoint": {"publicAccessCidrs": ["0.0.0.0/0"]}}),
         "warning", "cluster.endpoint.publicAccessCidrs",

@@ -56,7 +56,7 @@ def test_every_problem_reported_at_once() -> None:
     }
     assert "p5.48xlarge" in found["nodePools.a.instanceTypes"].accepted  # did-you-mean
     assert found["nodePools.a.devices.nvidia"].given == "'yes'"
-    assert "'dra', 'device-plugin', 'none' or 'auto'" in found["nodePools.a.devices.nvidia"].accepted
+    assert "'dra', 'device-plugin', 'none', 'auto' or 'inferred'" in found["nodePools.a.devices.nvidia"].accepted
     assert "quoted" in found["cluster.version"].accepted
     assert found["nodePools.a.bogus"].given == "unknown key 'bogus'"
 

@@ -41,7 +41,8 @@ def plan_data(plan: Plan) -> dict[str, Any]:
         "pools": pools,
         "releases": releases,
         "deviceClasses": [
-            {"name": c.name, "driver": c.driver, "owner": c.owner, "expression": c.expression}
+            {"name": c.name, "driver": c.driver, "owner": c.owner, "expression": c.expression,
+             "extendedResourceName": c.extended_resource_name}
             for c in sorted(plan.device_classes, key=lambda c: c.name)
         ],
         "claims": claims_data(plan),
@@ -114,6 +115,13 @@ def print_plan(console: Console, plan: Plan, title: str) -> None:
             table.add_row(name, pool.provisioning, ", ".join(pool.instance_types), "-", "none", "-",
                           "no accelerated devices")
     console.print(table)
+    inferred = [f"{name} ({', '.join(f for f in FAMILIES if pool.manager(f) == 'inferred')})"
+                for name, pool in sorted(plan.pools.items()) if any(pool.manager(f) == "inferred" for f in FAMILIES)]
+    if inferred:
+        console.print(f"Inferred device managers: {escape(', '.join(inferred))}. These NodePools carry no "
+                      "eks.amazonaws.com/device-manager-* label: Auto Mode makes each node a DRA node or a "
+                      "device-plugin node from the Pods it launches the node for, so one pool serves both kinds "
+                      "of Pods (select a node's manager by its own eks.amazonaws.com/device-manager-<family> label).")
     if plan.releases:
         rel = Table(title="Device software (Helm releases)")
         for column in ("release", "chart", "version", "namespace", "node scope", "pools"):
@@ -126,10 +134,11 @@ def print_plan(console: Console, plan: Plan, title: str) -> None:
         console.print("Device software: none installed; Auto Mode runs its own drivers and plugins.")
     if plan.device_classes:
         dc = Table(title="DeviceClasses")
-        for column in ("name", "driver", "created by"):
+        for column in ("name", "driver", "created by", "serves extended resource"):
             dc.add_column(column)
         for c in sorted(plan.device_classes, key=lambda c: c.name):
-            dc.add_row(c.name, c.driver, "eks-devices" if c.created_by_toolkit else f"chart ({c.owner})")
+            dc.add_row(c.name, c.driver, "eks-devices" if c.created_by_toolkit else f"chart ({c.owner})",
+                       c.extended_resource_name or "-")
         console.print(dc)
     if plan.karpenter:
         console.print(f"Karpenter {plan.karpenter.version}: DRA settings {plan.karpenter.dra_settings or 'none'}, "

@@ -18,8 +18,8 @@ from eks_devices.core.vocabulary import FAMILIES, Family
 @dataclass(frozen=True)
 class Resolution:
     family: Family
-    manager: str  # dra | device-plugin | none
-    requested: str  # the config's choice: dra | device-plugin | none | auto
+    manager: str  # dra | device-plugin | none | inferred (Auto Mode picks per node)
+    requested: str  # the config's choice: dra | device-plugin | none | auto | inferred
     reason: str
 
 
@@ -187,6 +187,11 @@ class PoolPlan:
 
     def manager(self, family: Family) -> str:
         return self.managers[family].manager
+
+    def serves(self, family: Family, manager: str) -> bool:
+        """Whether Pods of `manager` (dra | device-plugin) can get this family's devices on the pool: its
+        manager, or either one where Auto Mode infers the manager per node."""
+        return self.manager(family) in (manager, "inferred")
 
     def has_hardware(self, family: Family) -> bool:
         return any(catalog.instance_types()[t].has(family) for t in self.instance_types)

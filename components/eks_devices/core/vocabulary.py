@@ -12,7 +12,8 @@ MODES: tuple[Mode, ...] = ("auto-mode", "karpenter", "managed-node-groups")
 Provisioning = Literal["dynamic", "static"]
 Capacity = Literal["on-demand", "spot", "reserved", "capacity-block"]
 AmiFamily = Literal["al2023", "bottlerocket"]
-ManagerChoice = Literal["dra", "device-plugin", "none", "auto"]
+# `inferred` (dynamic Auto Mode pools, NVIDIA and EFA only): no device-manager label, Auto Mode picks per node
+ManagerChoice = Literal["dra", "device-plugin", "none", "auto", "inferred"]
 Family = Literal["nvidia", "efa", "neuron"]
 FAMILIES: tuple[Family, ...] = ("nvidia", "efa", "neuron")
 # Keys of per-chart settings (`helmValues`, `chartVersions`): one per Helm release the toolkit makes.

@@ -15,10 +15,11 @@ from typing import Any
 
 from eks_devices.core.derive.fit import describe, fit_node, walk
 from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
 from eks_devices.core.knowledge.devices import inventory
 from eks_devices.core.manifests import claims
 from eks_devices.core.model import ClaimPlan, DeviceClassPlan, NodeFit, PoolFit, PoolPlan
-from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION
+from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
 from eks_devices.core.spec.claims import EXTENDED_RESOURCES
 from eks_devices.core.spec.stack import FAMILIES, Family, Spec
 
@@ -28,7 +29,7 @@ def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -
         actual = pool.manager(family)
         if actual == "none":
             return f"pool {pool.name} has no {family} devices ({', '.join(pool.instance_types)})"
-        if actual != manager:
+        if not pool.serves(family, manager):
             return (f"pool {pool.name} runs the {family} {actual}, so no DRA driver publishes its devices "
                     f"there (devices.{family} is {actual})")
     return ""
@@ -44,13 +45,24 @@ def _node_kwargs(pool: PoolPlan) -> dict[str, Any]:
             "efa_interfaces": None if layout is None else sum(n.interface_type != "interface" for n in layout)}
 
 
+def _not_launched(instance_type: str) -> NodeFit | None:
+    """On a pool where Auto Mode infers the manager, it launches a DRA node only of a type it has DRA device
+    metadata for (EKS user guide: g7e is not supported); other types serve device-plugin Pods only."""
+    if catalog.instance_types()[instance_type].auto_mode_dra_metadata:
+        return None
+    return NodeFit(instance_type, 0, f"Auto Mode has no DRA device metadata for {instance_type}: it launches "
+                   "it for device-plugin Pods only", "no-devices")
+
+
 def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Sequence[str]]) -> PoolFit:
     """The claim on every instance type of the pool, with the devices its DRA drivers publish."""
     blocked = _blocked(pool, built.families)
     if blocked:
         return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
-    dra = tuple(f for f in FAMILIES if pool.manager(f) == "dra")
-    nodes = tuple(fit_node(built.devices, classes, inventory(t, dra, **_node_kwargs(pool)), t, built.shared)
+    dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))  # inferred: Auto Mode launches a DRA node
+    inferred = any(pool.manager(f) == "inferred" for f in built.families)
+    nodes = tuple((inferred and _not_launched(t))
+                  or fit_node(built.devices, classes, inventory(t, dra, **_node_kwargs(pool)), t, built.shared)
                   for t in pool.instance_types)
     return PoolFit(pool.name, nodes, describe(nodes, built.shared))
 
@@ -61,26 +73,31 @@ def _hardware(itype: catalog.InstanceType, family: str) -> int:
 
 
 def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: Sequence[DeviceClassPlan],
-                 kubernetes: tuple[int, int]) -> PoolFit:
+                 kubernetes: tuple[int, int], served: bool = True) -> PoolFit:
     """Extended resources: counted against the hardware on device-plugin pools; on DRA pools only a
-    DeviceClass with that `extendedResourceName` serves them (DRAExtendedResource, on from 1.36)."""
+    DeviceClass with that `extendedResourceName` serves them (DRAExtendedResource, on from 1.36), and only
+    when the stack chose it (`served`: cluster.draExtendedResources)."""
     per_type: dict[str, list[NodeFit]] = {t: [] for t in pool.instance_types}
     classes = {c.name: [c.expression] for c in device_classes}
     for resource, count in sorted(resources.items()):
         family: Family = EXTENDED_RESOURCES[resource]  # type: ignore[assignment]
         manager = pool.manager(family)
+        if manager == "inferred":  # Auto Mode launches a device-plugin node for a plugin-style Pod
+            manager = "device-plugin"
         if manager == "none":
             blocked = _blocked(pool, [family])
             return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
         serving = [c for c in device_classes if c.extended_resource_name == resource]
-        if manager == "dra" and (not serving or kubernetes < (1, 36)):
-            blocked = (f"pool {pool.name} runs the {family} DRA driver: {resource} is served there only by a "
-                       "DeviceClass with extendedResourceName on Kubernetes 1.36+")
+        if manager == "dra" and (not serving or kubernetes < EXTENDED_RESOURCE_KUBERNETES or not served):
+            why = ("cluster.draExtendedResources is false" if not served else "the cluster is below 1.36"
+                   if kubernetes < EXTENDED_RESOURCE_KUBERNETES else f"no DeviceClass names {resource}")
+            blocked = (f"pool {pool.name} runs the {family} DRA driver: {resource} is served there only through a "
+                       f"DeviceClass with extendedResourceName on Kubernetes 1.36+ ({why})")
             return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
         for t in pool.instance_types:
             if manager == "dra":
                 request = {"requests": [claims.exact("extended", serving[0].name, count)]}
-                dra = tuple(f for f in FAMILIES if pool.manager(f) == "dra")
+                dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))
                 per_type[t].append(fit_node(request, classes, inventory(t, dra, **_node_kwargs(pool)), t))
                 continue
             have = _hardware(catalog.instance_types()[t], family)
@@ -91,6 +108,14 @@ def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: S
                                        f"{t} offers {have} {resource}, the request needs {count}", "too-few"))
     nodes = tuple(min(fits, key=lambda f: f.per_node) for fits in per_type.values())
     return PoolFit(pool.name, nodes, describe(nodes))
+
+
+def _dra_selector(built: claims.BuiltClaim, targets: Sequence[PoolPlan]) -> dict[str, str]:
+    """The claim's nodeSelector (`eks-devices.io/device-manager-<family>: dra`), without the families a
+    target pool leaves to Auto Mode: those nodes carry no such label, and a DRA Pod needs none there (Auto
+    Mode launches a DRA node for it; a device-plugin node publishes no devices it could be allocated)."""
+    inferred = {manager_label(f) for p in targets for f in built.families if p.manager(f) == "inferred"}
+    return {k: v for k, v in built.node_selector.items() if k not in inferred}
 
 
 def plan_claims(spec: Spec, pools: Mapping[str, PoolPlan],
@@ -104,8 +129,8 @@ def plan_claims(spec: Spec, pools: Mapping[str, PoolPlan],
         targets = [pools[p] for p in claim.pools if p in pools]
         if built is None:
             families = claims.extended_families(claim.extended_resources)
-            fits = {p.name: fit_extended(claim.extended_resources, p, device_classes, spec.cluster.kubernetes)
-                    for p in targets}
+            fits = {p.name: fit_extended(claim.extended_resources, p, device_classes, spec.cluster.kubernetes,
+                                         spec.cluster.serves_extended_resources) for p in targets}
             managers = {pools[p].manager(f) for p in claim.pools for f in families if p in pools}
             # one manager for every family on every target pool: Pods select it; otherwise no selector
             only = next(iter(managers)) if len(managers) == 1 and managers <= {"dra", "device-plugin"} else None
@@ -114,5 +139,5 @@ def plan_claims(spec: Spec, pools: Mapping[str, PoolPlan],
             continue
         missing = tuple(sorted({c for _, c in walk(built.devices["requests"]) if c not in classes}))
         fits = {p.name: fit_pool(built, p, classes) for p in targets}
-        out.append(ClaimPlan(name, claim, built, built.families, built.node_selector, fits, missing))
+        out.append(ClaimPlan(name, claim, built, built.families, _dra_selector(built, targets), fits, missing))
     return tuple(out)

@@ -43,8 +43,8 @@ def efa_interface_layout(itype: catalog.InstanceType) -> tuple[dict[str, Any], .
 def _labels(spec: Spec, name: str, pool: NodePool, managers: dict[Family, Resolution]) -> dict[str, str]:
     labels = {POOL_LABEL: name}
     for family, res in managers.items():
-        if res.manager == "none":
-            continue
+        if res.manager in ("none", "inferred"):
+            continue  # inferred: no label at all, so Auto Mode decides per node and labels the node itself
         labels[manager_label(family)] = res.manager
         if spec.mode == "auto-mode" and family in ("nvidia", "efa"):
             labels[eks_manager_label(family)] = res.manager

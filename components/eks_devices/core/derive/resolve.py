@@ -1,6 +1,7 @@
 """Device-manager resolution: `auto` becomes `dra`, `device-plugin` or `none` per pool and family,
-with the reason recorded. `auto` picks DRA (recommended by EKS from Kubernetes 1.34) wherever
-the mode, the versions, the instance types and the pool's GPU features allow it.
+with the reason recorded (`inferred` stays `inferred`: Auto Mode decides per node). `auto` picks DRA
+(recommended by EKS from Kubernetes 1.34) wherever the mode, the versions, the instance types and the
+pool's GPU features allow it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import Resolution
 from eks_devices.core.spec.stack import FAMILIES, Family, NodePool, Spec
 
+# EKS user guide, "Manage hardware devices", Selecting the device manager explicitly: dynamic pools need no label.
+INFERRED_REASON = ("no device-manager label: Auto Mode picks DRA or the device plugin per node from the Pods it "
+                   "launches the node for, so this pool serves DRA Pods and device-plugin Pods")
 FAMILY_NAMES = {"nvidia": "NVIDIA GPU", "efa": "EFA", "neuron": "Neuron"}
 
 
@@ -66,6 +70,8 @@ def resolve_pool(spec: Spec, pool: NodePool) -> dict[Family, Resolution]:
         if not any(t.has(family) for t in types):
             out[family] = Resolution(family, "none", choice,
                                      f"the instance types have no {FAMILY_NAMES[family]} devices")
+        elif choice == "inferred":  # dynamic Auto Mode pools only (spec check); no label, Auto Mode decides
+            out[family] = Resolution(family, "inferred", choice, INFERRED_REASON)
         elif choice != "auto":
             out[family] = Resolution(family, choice, choice, "set in the stack configuration")
         else:

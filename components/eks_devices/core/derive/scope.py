@@ -183,6 +183,8 @@ def _auto_mode(pool: PoolPlan, instance_type: str | None) -> list[Running]:
             out.append(Running(family, pool.labels[eks_manager_label(family)], "auto-mode"))
         elif pool.provisioning == "static":
             out.append(Running(family, "device-plugin", "auto-mode"))  # no label: plugin (EKS-DM)
+        else:
+            out.append(Running(family, "inferred", "auto-mode"))  # no label: one manager per node, from its Pods
     return out
 
 

@@ -23,6 +23,7 @@ from eks_devices.core.knowledge.device_classes import (
     CD_CHANNEL_CEL,
     CD_DAEMON_CEL,
     EFA_CEL,
+    EXTENDED_RESOURCE_KUBERNETES,
     GPU_CEL,
     MIG_CEL,
     NEURON_CEL,
@@ -223,11 +224,15 @@ def device_classes(spec: Spec, pools: dict[str, PoolPlan], releases: dict[str, R
     are listed so claims can be checked against them. Extra classes are the toolkit's in every mode."""
     out: list[DeviceClassPlan] = []
     if spec.mode == "auto-mode":
-        dra = {f for p in pools.values() for f in FAMILIES if p.manager(f) == "dra"}
+        dra = {f for p in pools.values() for f in FAMILIES if p.serves(f, "dra")}
         if spec.cluster.auto_mode.create_device_classes:
             if "nvidia" in dra:
+                # the chart's class names nvidia.com/gpu (dra-driver-nvidia-gpu v0.4.1 templates/deviceclass-gpu.yaml
+                # l.12-14); the field is honoured from 1.36 (DRAExtendedResource beta) and only if the stack wants it
+                served = (spec.cluster.kubernetes >= EXTENDED_RESOURCE_KUBERNETES
+                          and spec.cluster.serves_extended_resources)
                 out.append(DeviceClassPlan("gpu.nvidia.com", "gpu.nvidia.com", GPU_CEL, "toolkit",
-                                           "nvidia.com/gpu" if spec.cluster.kubernetes >= (1, 36) else None))
+                                           "nvidia.com/gpu" if served else None))
             if "efa" in dra:
                 out.append(DeviceClassPlan("efa.networking.k8s.aws", "dra.net", EFA_CEL, "toolkit"))
     else:

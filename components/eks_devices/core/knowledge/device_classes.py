@@ -5,6 +5,9 @@ Mode names them. Claims, DeviceClasses the toolkit creates and the claim fit all
 from __future__ import annotations
 
 RESOURCE_API_V1 = "resource.k8s.io/v1"
+# DRAExtendedResource (KEP-5004): a DeviceClass's `extendedResourceName` lets a Pod's plain extended-resource
+# request be allocated through DRA. Alpha and off in Kubernetes 1.34-1.35, beta and on in 1.36, GA in 1.37.
+EXTENDED_RESOURCE_KUBERNETES = (1, 36)
 
 GPU_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
 MIG_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"

@@ -14,6 +14,7 @@ from eks_devices.core.rules import (
            claims,
            devices,
            efa,
+           extended_resources,
            instance_types,
            karpenter,
            kubernetes_versions,
@@ -34,5 +35,5 @@ from eks_devices.core.rules.registry import (
 )
 
 __all__ = ["REGISTRY", "RULES", "Finding", "Registry", "Rule", "Severity", "Verdict", "auto_mode", "claims",
-           "devices", "efa", "error", "evaluate", "instance_types", "karpenter", "kubernetes_versions",
-           "markdown_table", "node_groups", "rule", "security", "warning"]
+           "devices", "efa", "error", "evaluate", "extended_resources", "instance_types", "karpenter",
+           "kubernetes_versions", "markdown_table", "node_groups", "rule", "security", "warning"]

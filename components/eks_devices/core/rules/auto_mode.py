@@ -45,10 +45,10 @@ def _auto_mode_neuron_plugin_only(plan: Plan) -> Iterator[Verdict]:
 def _device_classes_present(plan: Plan) -> Iterator[Verdict]:
     if plan.spec.cluster.auto_mode.create_device_classes:
         return
-    pools = sorted({p.name for p, _ in dra_pools(plan, ("nvidia", "efa"))})
+    pools = sorted({p.name for p, _ in dra_pools(plan, ("nvidia", "efa"), inferred=True)})
     if pools:
         yield error("cluster.autoMode.createDeviceClasses",
-                    f"pools {', '.join(pools)} use DRA, but Auto Mode creates no DeviceClasses and the "
+                    f"pools {', '.join(pools)} use (or may use) DRA, but Auto Mode creates no DeviceClasses and the "
                     "toolkit's creation is off: every claim would stay Pending",
                     "set cluster.autoMode.createDeviceClasses: true")
 

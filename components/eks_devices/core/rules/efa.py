@@ -56,7 +56,8 @@ def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
         if align == "none":
             continue
         other = "nvidia" if align == "gpu" else "neuron"
-        wrong = [f"{f} is {pool.manager(f)}" for f in ("efa", other) if pool.manager(f) != "dra"]  # type: ignore[arg-type]
+        # inferred: Auto Mode launches a DRA node for both families for the Pods of an aligned claim
+        wrong = [f"{f} is {pool.manager(f)}" for f in ("efa", other) if not pool.serves(f, "dra")]  # type: ignore[arg-type]
         if wrong:
             yield error(at(pool, "efa.alignWith"),
                         f"topology-aligned EFA with {align} needs DRA for both, but {' and '.join(wrong)} "

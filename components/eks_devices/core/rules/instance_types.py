@@ -30,7 +30,7 @@ def _dra_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
 @rule("efa-unsupported-instance-type", "EFA managers need EFA-capable types")
 def _efa_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
-        if pool.managers["efa"].requested not in ("dra", "device-plugin") or not pool.has_hardware("efa"):
+        if pool.managers["efa"].requested not in ("dra", "device-plugin", "inferred") or not pool.has_hardware("efa"):
             continue
         bad = sorted(t.name for t in pool_types(pool) if not t.has_efa)
         if bad:
@@ -43,7 +43,7 @@ def _efa_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
 def _device_family_absent(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         for family, res in pool.managers.items():
-            if res.requested in ("dra", "device-plugin") and not pool.has_hardware(family):
+            if res.requested in ("dra", "device-plugin", "inferred") and not pool.has_hardware(family):
                 yield error(at(pool, f"devices.{family}"),
                             f"devices.{family} is {res.requested} but none of {', '.join(pool.instance_types)} "
                             f"has {family} devices",
@@ -73,8 +73,9 @@ def _gpu_sharing_needs_nvidia(plan: Plan) -> Iterator[Verdict]:
                         "remove gpuSharing or use GPU instance types")
         elif strategy == "shared-claim" and manager != "dra":
             yield error(at(pool, "gpuSharing.strategy"),
-                        "a shared ResourceClaim needs the NVIDIA DRA driver, the pool runs the device plugin",
-                        "set devices.nvidia: dra, or use time-slicing with the device plugin")
+                        f"a shared ResourceClaim needs the NVIDIA DRA driver, the pool's NVIDIA manager is {manager}",
+                        "set devices.nvidia: dra" + ("" if plan.mode == "auto-mode"
+                                                     else ", or use time-slicing with the device plugin"))
         if pool.config.compute_domains and manager != "dra":
             yield error(at(pool, "computeDomains"),
                         "ComputeDomains are served by the NVIDIA DRA driver only",

@@ -24,10 +24,12 @@ def _dra_kubernetes_version(plan: Plan) -> Iterator[Verdict]:
 def _auto_mode_dra_version(plan: Plan) -> Iterator[Verdict]:
     if plan.spec.cluster.kubernetes >= (1, 36):
         return
-    for pool, family in dra_pools(plan, ("nvidia", "efa")):
+    for pool, family in dra_pools(plan, ("nvidia", "efa"), inferred=True):
+        inferred = (f" (devices.{family}: inferred would never get a DRA node)"
+                    if pool.manager(family) == "inferred" else "")  # type: ignore[arg-type]
         yield error(at(pool, f"devices.{family}"),
                     f"Auto Mode includes the {family} DRA driver only from Kubernetes 1.36 "
-                    f"(cluster is {plan.spec.cluster.version})",
+                    f"(cluster is {plan.spec.cluster.version}){inferred}",
                     'set cluster.version to "1.36", or use device-plugin on this pool')
 
 

@@ -118,10 +118,13 @@ def at(pool: PoolPlan, field: str) -> str:
     return f"nodePools.{pool.name}.{field}"
 
 
-def dra_pools(plan: Plan, families: Iterable[str] = FAMILIES) -> Iterator[tuple[PoolPlan, str]]:
+def dra_pools(plan: Plan, families: Iterable[str] = FAMILIES, inferred: bool = False) -> Iterator[
+        tuple[PoolPlan, str]]:
+    """(pool, family) for every family a pool manages with DRA (and, with `inferred`, where Auto Mode may)."""
+    managers = ("dra", "inferred") if inferred else ("dra",)
     for pool in plan.pools.values():
         for family in families:
-            if pool.manager(family) == "dra":  # type: ignore[arg-type]
+            if pool.manager(family) in managers:  # type: ignore[arg-type]
                 yield pool, family
 
 

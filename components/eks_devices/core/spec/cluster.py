@@ -123,6 +123,11 @@ class Cluster(Model):
     auto_mode: AutoMode = AutoMode()
     karpenter: Karpenter = Karpenter()
     tags: dict[str, str] = Field(default_factory=dict)
+    # KEP-5004 (DRAExtendedResource; beta and on from Kubernetes 1.36): whether the `gpu.nvidia.com`
+    # DeviceClass names `extendedResourceName: nvidia.com/gpu`, so a Pod asking for `nvidia.com/gpu` can be
+    # served through DRA on DRA nodes. Unset means on (what the NVIDIA DRA chart renders, and what stacks
+    # have deployed so far) and the rule dra-extended-resources asks for the choice where it matters.
+    dra_extended_resources: bool | None = None
 
     @field_validator("version", mode="before")
     @classmethod
@@ -146,6 +151,11 @@ class Cluster(Model):
                 f"with {', '.join(RESERVED_TAG_PREFIXES)} (AWS, EKS, Karpenter and this toolkit set those)"
                 + (f"; reserved: {', '.join(reserved)}" if reserved else ""))
         return tags
+
+    @property
+    def serves_extended_resources(self) -> bool:
+        """The KEP-5004 choice in effect (unset: on)."""
+        return self.dra_extended_resources is not False
 
     @property
     def kubernetes(self) -> tuple[int, int]:

@@ -44,7 +44,8 @@ POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"  # and at most 253 characters
 class Devices(Model):
-    """Device manager per family: `auto` resolves with a stated reason."""
+    """Device manager per family: `auto` resolves with a stated reason; `inferred` leaves the choice
+    to Auto Mode per node (dynamic Auto Mode pools, NVIDIA and EFA only: `_inferred_problems`)."""
 
     nvidia: ManagerChoice = "auto"
     efa: ManagerChoice = "auto"
@@ -261,6 +262,7 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
                                   "'interface' or 'efa-only' (NodeClasses take no 'efa' interfaces)")
                     for i, nic in enumerate(layout) if nic.interface_type == "efa")
         problems.extend(_zone_problems(f"{at}.availabilityZone", pool.availability_zone, spec))
+        problems.extend(_inferred_problems(at, pool, spec))
         if provisioning == "static" and (pool.limits.cpu is not None or pool.limits.memory is not None):
             problems.append(ConfigProblem(f"{at}.limits", "cpu or memory limits on a static pool",
                                           "only limits.nodes on a static pool (its size is replicas)"))
@@ -304,6 +306,26 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     for name, claim in spec.claims.items():
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
     problems.extend(helm_shape_problems(spec.helm_values))
+    return problems
+
+
+def _inferred_problems(at: str, pool: NodePool, spec: Spec) -> list[ConfigProblem]:
+    """`inferred` means "no eks.amazonaws.com/device-manager-<family> label on the NodePool": only Auto Mode
+    infers a manager, only for NVIDIA and EFA, and only from the Pods a dynamic pool launches a node for (a
+    static pool has no Pods to infer from and runs the device plugin without the label; EKS user guide,
+    "Manage hardware devices", Selecting the device manager explicitly)."""
+    problems = []
+    for family in FAMILIES:
+        if getattr(pool.devices, family) != "inferred":
+            continue
+        why = ("Auto Mode runs Neuron devices with the device plugin only" if family == "neuron"
+               else f"only Auto Mode infers a device manager (mode is {spec.mode})" if spec.mode != "auto-mode"
+               else "a static Auto Mode pool has no Pods to infer a manager from (without the label it runs the "
+                    "device plugin)" if spec.provisioning(pool) == "static" else "")
+        if why:
+            choices = "auto, dra, device-plugin or none" + ("" if family == "neuron" or spec.mode != "auto-mode"
+                                                             else " (inferred on dynamic Auto Mode pools)")
+            problems.append(ConfigProblem(f"{at}.devices.{family}", f"'inferred' ({why})", choices))
     return problems
 
 
