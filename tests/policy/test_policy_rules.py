@@ -1,0 +1,177 @@
+"""The policy pack's rules (`core/rules/resources.py`) on recorded resources: the shipped stacks
+pass, each broken variant is caught, and a program that does not use eks-devices at all is judged
+by the same rules."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+
+import pulumi
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+import pytest
+
+from eks_devices.core.derive.resources import Resource, read
+from eks_devices.core.rules import RULES
+from eks_devices.core.rules.resources import CHECKS, Violation, check
+from eks_devices.offline.engine import Recording
+from support.engine import main, run
+from support.stacks import SHIPPED, shipped
+
+
+def as_resources(rec: Recording) -> list[Resource]:
+    """What the analyzer receives of each resource: its inputs with the engine's outputs over them."""
+    return [Resource(r.type, r.name, r.urn, {**copy.deepcopy(r.inputs), **copy.deepcopy(r.outputs)}, r.parent)
+            for r in rec.resources]
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, list[Resource]]:
+    return {stack: as_resources(main(shipped(stack))) for stack in SHIPPED}
+
+
+def test_the_checks_are_rules_of_the_catalogue() -> None:
+    assert set(CHECKS) <= set(RULES)
+    assert {"one-manager-per-node", "karpenter-dra-gates-exclusive", "karpenter-dra-gates-match-drivers"} <= set(CHECKS)
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_shipped_stacks_pass_every_policy(recorded: dict[str, list[Resource]], stack: str) -> None:
+    facts = read(recorded[stack])
+    assert any(s.instance_types for s in facts.shapes)  # the proof has accelerated nodes to look at
+    assert check(recorded[stack]) == []
+
+
+def test_node_group_instance_types_come_from_its_launch_template(recorded: dict[str, list[Resource]]) -> None:
+    shapes = {s.name: s for s in read(recorded["prod"]).shapes}
+    assert shapes["ml-prod-p5-train"].instance_types == ("p5.48xlarge",)  # capacity block: type in the template
+    assert shapes["ml-prod-p5-train"].taints == ({"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},)
+
+
+def named(resources: list[Resource], name: str) -> Resource:
+    found = [r for r in resources if r.name == name and r.type != "aws:ec2/launchTemplate:LaunchTemplate"]
+    assert len(found) == 1, name
+    return found[0]
+
+
+def _unscoped_plugin(res: list[Resource]) -> None:
+    named(res, "ml-staging-nvidia-device-plugin").props["values"]["nodeSelector"] = None
+
+
+def _gates_clash(res: list[Resource]) -> None:
+    named(res, "ml-staging-karpenter-release").props["values"]["settings"]["ignoreDRARequests"] = True
+
+
+def _gates_missing(res: list[Resource]) -> None:
+    del named(res, "ml-staging-karpenter-release").props["values"]["settings"]["enableDRA"]
+
+
+def _neuron_both_modes(res: list[Resource]) -> None:
+    named(res, "ml-staging-neuron-dra-driver").props["values"]["devicePlugin"]["enabled"] = True
+
+
+def _raw_daemonset(res: list[Resource]) -> None:
+    res.append(Resource("kubernetes:apps/v1:DaemonSet", "gpu-operator-plugin", "urn:x::ds", {
+        "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-operator"},
+        "spec": {"template": {"spec": {"containers": [{"image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}],
+                                       "tolerations": [{"operator": "Exists"}]}}}}))
+
+
+def _shared_efa_claim(res: list[Resource]) -> None:
+    res.append(Resource("kubernetes:resource.k8s.io/v1:ResourceClaim", "shared-efa", "urn:x::claim", {
+        "metadata": {"name": "shared-efa"},
+        "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "efa.networking.k8s.aws"}}]}}}))
+
+
+def _bottlerocket_bundled_plugin(res: list[Resource]) -> None:
+    group = named(res, "ml-prod-p5-train")
+    group.props["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
+
+
+BROKEN: dict[str, tuple[str, Callable[[list[Resource]], None], str, set[str]]] = {
+    # variant: (stack, change, slug, names of the resources blamed)
+    "plugin-nodeSelector-null": ("staging", _unscoped_plugin, "one-manager-per-node",
+                                 {"ml-staging-gpu-dra", "ml-staging-gpu-mig", "ml-staging-nvidia-device-plugin",
+                                  "ml-staging-nvidia-dra-driver"}),
+    "enableDRA-with-ignoreDRARequests": ("staging", _gates_clash, "karpenter-dra-gates-exclusive",
+                                         {"ml-staging-karpenter-release"}),
+    "enableDRA-removed": ("staging", _gates_missing, "karpenter-dra-gates-match-drivers",
+                          {"ml-staging-karpenter-release"}),
+    "neuron-chart-both-modes": ("staging", _neuron_both_modes, "one-manager-per-node",
+                                {"ml-staging-trn-static", "ml-staging-neuron-dra-driver"}),
+    "gpu-operator-daemonset": ("staging", _raw_daemonset, "one-manager-per-node",
+                               {"ml-staging-gpu-dra", "ml-staging-gpu-mig", "ml-staging-gpu-timeslice",
+                                "gpu-operator-plugin", "ml-staging-nvidia-device-plugin", "ml-staging-nvidia-dra-driver"}),
+    "shared-efa-claim": ("prod", _shared_efa_claim, "efa-not-shareable", {"shared-efa"}),
+    "bottlerocket-nvidia-on-dra-node-group": ("prod", _bottlerocket_bundled_plugin, "one-manager-per-node",
+                                              {"ml-prod-p5-train"}),
+}
+
+
+@pytest.mark.parametrize("variant", BROKEN)
+def test_each_broken_variant_is_found(recorded: dict[str, list[Resource]], variant: str) -> None:
+    stack, change, slug, blamed = BROKEN[variant]
+    resources = copy.deepcopy(recorded[stack])
+    change(resources)
+    found = check(resources)
+    by_urn = {r.urn: r.name for r in resources}
+    assert {v.slug for v in found} == {slug}, found
+    assert {by_urn[v.urn] for v in found} == blamed
+
+
+def test_the_violation_says_what_runs_where(recorded: dict[str, list[Resource]]) -> None:
+    resources = copy.deepcopy(recorded["staging"])
+    _unscoped_plugin(resources)
+    pool = named(resources, "ml-staging-gpu-dra").urn
+    message = next(v.message for v in check(resources) if v.urn == pool)
+    assert message.startswith("Karpenter NodePool ml-staging-gpu-dra: p5.48xlarge nodes would run 2 nvidia device "
+                              "managers: device-plugin (Helm release of nvidia-device-plugin 0.20.0), dra (Helm "
+                              "release of dra-driver-nvidia-gpu 0.4.1)")
+
+
+def foreign_program() -> None:
+    """A team's own program, no eks-devices: a pulumi-eks GPU node group on its existing cluster, a
+    Karpenter NodePool, and both NVIDIA charts installed with their defaults. (The node group gets the
+    cluster as core data; the Python mocks cannot deserialize the resource references inside a mocked
+    `eks.Cluster`'s `core` reliably, and the policies read only the node group's own inputs.)"""
+    core = {"cluster": {"name": "ml"}, "subnetIds": ["subnet-0a1b2c3d"], "vpcId": "vpc-0a1b2c3d"}
+    eks.ManagedNodeGroup("gpu", cluster=core, instance_types=["g6e.xlarge"],
+                         node_role_arn="arn:aws:iam::123456789012:role/nodes",
+                         scaling_config={"min_size": 1, "max_size": 2, "desired_size": 1})
+    provider = k8s.Provider("k8s", kubeconfig="{}")
+    opts = pulumi.ResourceOptions(provider=provider)
+    k8s.apiextensions.CustomResource("gpu-pool", api_version="karpenter.sh/v1", kind="NodePool", spec={
+        "template": {"spec": {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6e"]}]}}},
+        opts=opts)
+    k8s.helm.v3.Release("device-plugin", chart="nvidia-device-plugin", version="0.20.0", namespace="nvidia",
+                        repository_opts={"repo": "https://nvidia.github.io/k8s-device-plugin"}, opts=opts)
+    k8s.helm.v4.Chart("dra-driver", chart="oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+                      version="0.4.1", namespace="nvidia", values={"gpuResourcesEnabledOverride": True}, opts=opts)
+
+
+def test_a_program_without_eks_devices_is_flagged() -> None:
+    resources = as_resources(run(foreign_program, {"aws:region": "us-west-2"}, project="team"))
+    found: list[Violation] = check(resources)
+    by_urn = {r.urn: r.name for r in resources}
+    blamed = {by_urn[v.urn] for v in found if v.slug == "one-manager-per-node"}
+    assert blamed == {"gpu", "gpu-pool", "dra-driver", "device-plugin"}  # both pools, and the pair of charts whatever pools exist
+    pool = next(v for v in found if by_urn[v.urn] == "gpu-pool")
+    assert re.match(r"Karpenter NodePool gpu-pool: g6e\.\w+ nodes would run 2 nvidia device managers: device-plugin "
+                    r"\(Helm release of nvidia-device-plugin 0\.20\.0\), dra \(Helm chart of dra-driver-nvidia-gpu", pool.message)
+
+
+def test_scoped_charts_on_labelled_pools_pass() -> None:
+    """The same program with each chart on its own label and each pool labelled: nothing to report."""
+    resources = as_resources(run(foreign_program, {"aws:region": "us-west-2"}, project="team"))
+    label = "example.com/gpu-manager"
+    named(resources, "device-plugin").props["values"] = {"nodeSelector": {label: "plugin"}}
+    named(resources, "dra-driver").props["values"]["kubeletPlugin"] = {"nodeSelector": {label: "dra"}}
+    named(resources, "gpu").props["labels"] = {label: "plugin"}
+    named(resources, "gpu-pool").props["spec"]["template"]["metadata"] = {"labels": {label: "dra"}}
+    assert check(resources) == []
+
+
