@@ -8,9 +8,6 @@ import copy
 import re
 from collections.abc import Callable
 
-import pulumi
-import pulumi_eks as eks
-import pulumi_kubernetes as k8s
 import pytest
 
 from eks_devices.core.derive.resources import Resource, read
@@ -18,6 +15,7 @@ from eks_devices.core.rules import RULES
 from eks_devices.core.rules.resources import CHECKS, Violation, check
 from eks_devices.offline.engine import Recording
 from support.engine import main, run
+from support.programs import foreign_program
 from support.stacks import SHIPPED, shipped
 
 
@@ -129,28 +127,6 @@ def test_the_violation_says_what_runs_where(recorded: dict[str, list[Resource]])
     assert message.startswith("Karpenter NodePool ml-staging-gpu-dra: p5.48xlarge nodes would run 2 nvidia device "
                               "managers: device-plugin (Helm release of nvidia-device-plugin 0.20.0), dra (Helm "
                               "release of dra-driver-nvidia-gpu 0.4.1)")
-
-
-def foreign_program() -> None:
-    """A team's own program, no eks-devices: a pulumi-eks GPU node group on its existing cluster, a
-    Karpenter NodePool, and both NVIDIA charts installed with their defaults. (The node group gets the
-    cluster as core data; the Python mocks cannot deserialize the resource references inside a mocked
-    `eks.Cluster`'s `core` reliably, and the policies read only the node group's own inputs.)"""
-    core = {"cluster": {"name": "ml"}, "subnetIds": ["subnet-0a1b2c3d"], "vpcId": "vpc-0a1b2c3d"}
-    eks.ManagedNodeGroup("gpu", cluster=core, instance_types=["g6e.xlarge"],
-                         node_role_arn="arn:aws:iam::123456789012:role/nodes",
-                         scaling_config={"min_size": 1, "max_size": 2, "desired_size": 1})
-    provider = k8s.Provider("k8s", kubeconfig="{}")
-    opts = pulumi.ResourceOptions(provider=provider)
-    k8s.apiextensions.CustomResource("gpu-pool", api_version="karpenter.sh/v1", kind="NodePool", spec={
-        "template": {"spec": {
-            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-            "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6e"]}]}}},
-        opts=opts)
-    k8s.helm.v3.Release("device-plugin", chart="nvidia-device-plugin", version="0.20.0", namespace="nvidia",
-                        repository_opts={"repo": "https://nvidia.github.io/k8s-device-plugin"}, opts=opts)
-    k8s.helm.v4.Chart("dra-driver", chart="oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
-                      version="0.4.1", namespace="nvidia", values={"gpuResourcesEnabledOverride": True}, opts=opts)
 
 
 def test_a_program_without_eks_devices_is_flagged() -> None:
