@@ -81,3 +81,19 @@ def test_a_foreign_program_is_refused(analyzer: analyzer_pb2_grpc.AnalyzerStub) 
     assert blamed == {"gpu", "gpu-pool", "dra-driver", "device-plugin"}
     assert {d.enforcementLevel for d in response.diagnostics} == {analyzer_pb2.MANDATORY}
     assert all(d.policyPackName == "eks-devices" for d in response.diagnostics)
+
+
+def test_the_enforcement_level_is_configurable(analyzer: analyzer_pb2_grpc.AnalyzerStub) -> None:
+    """What `--policy-pack-config` sends: the policy advisory, then disabled."""
+    rec = run(foreign_program, {"aws:region": "us-west-2"}, project="team")
+    found = {}
+    try:
+        for level in (analyzer_pb2.ADVISORY, analyzer_pb2.DISABLED):
+            config = {"one-manager-per-node": analyzer_pb2.PolicyConfig(enforcementLevel=level)}
+            analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=config), timeout=30)
+            response = analyzer.AnalyzeStack(request(rec), timeout=60)
+            found[level] = {(d.policyName, d.enforcementLevel) for d in response.diagnostics}
+    finally:
+        analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(), timeout=30)
+    assert found == {analyzer_pb2.ADVISORY: {("one-manager-per-node", analyzer_pb2.ADVISORY)},
+                     analyzer_pb2.DISABLED: set()}

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eks_devices.core.knowledge import catalog, charts, installers
-from eks_devices.core.names import INSTANCE_TYPE_LABEL
+from eks_devices.core.manifests.nodes import AUTO_MODE_NODE_CLASS_API
+from eks_devices.core.names import INSTANCE_FAMILY_LABEL, INSTANCE_TYPE_LABEL
 from eks_devices.core.values import dig
 
 NODE_POOL_KIND = "NodePool"
-AUTO_MODE_NODE_CLASS_GROUP = "eks.amazonaws.com"  # Auto Mode's NodeClass (EKS-AM, create-node-class)
+AUTO_MODE_NODE_CLASS_GROUP = AUTO_MODE_NODE_CLASS_API.split("/")[0]  # a NodePool on Auto Mode's NodeClass
 NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
 # pulumi-eks v4.4.0 components (schema.json `resources`): a managed node group and the self-managed ones.
@@ -108,7 +109,7 @@ def _types_from_requirements(requirements: list[Any]) -> tuple[str, ...]:
         key, op, values = req.get("key"), req.get("operator"), [str(v) for v in _list(req.get("values"))]
         if key == INSTANCE_TYPE_LABEL:
             types = [t for t in types if (t in values) == (op == "In")] if op in ("In", "NotIn") else types
-        elif key == "karpenter.k8s.aws/instance-family" and op in ("In", "NotIn"):
+        elif key == INSTANCE_FAMILY_LABEL and op in ("In", "NotIn"):
             types = [t for t in types if (t.split(".", 1)[0] in values) == (op == "In")]
     return tuple(types)
 
