@@ -4,9 +4,9 @@
 program — built with eks-devices or not: Karpenter and Auto Mode NodePools, EKS and pulumi-eks node
 groups with their launch templates, Helm releases and charts of the known device charts, raw
 DaemonSets by image, Karpenter's release, ResourceClaims. Each policy is a rule of the eks-devices
-core (`eks_devices.core.rules.resources`), with the rule's slug as its name; all are mandatory unless
-the policy pack config says otherwise (`pulumi preview --policy-pack policypack
---policy-pack-config config.json`, e.g. `{"efa-not-shareable": "advisory"}`).
+core (`eks_devices.core.rules.resources`), with the rule's slug as its name; a rule whose findings
+are errors is mandatory, a warning advisory, unless the policy pack config says otherwise
+(`pulumi preview --policy-pack policypack --policy-pack-config config.json`, e.g. `{"efa-not-shareable": "advisory"}`).
 """
 
 from __future__ import annotations
@@ -77,7 +77,9 @@ def _policy(slug: str) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         for violation in check(resources(args), [slug]):
             report_violation(violation.message, violation.urn)
-    return StackValidationPolicy(name=slug, description=RULES[slug].summary.replace("`", ""), validate=validate)
+    level = EnforcementLevel.MANDATORY if CHECKS[slug].severity == "error" else EnforcementLevel.ADVISORY
+    return StackValidationPolicy(name=slug, description=RULES[slug].summary.replace("`", ""), validate=validate,
+                                 enforcement_level=level)
 
 
 PolicyPack(name=PACK, enforcement_level=EnforcementLevel.MANDATORY, policies=[_policy(slug) for slug in CHECKS])

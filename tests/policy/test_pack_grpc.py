@@ -65,7 +65,11 @@ def test_the_pack_describes_its_policies_as_mandatory(analyzer: analyzer_pb2_grp
     info = analyzer.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
     assert info.name == "eks-devices"
     assert {p.name for p in info.policies} == set(CHECKS)
-    assert {p.enforcementLevel for p in info.policies} == {analyzer_pb2.MANDATORY}
+    levels = {p.name: p.enforcementLevel for p in info.policies}
+    assert levels == {slug: analyzer_pb2.MANDATORY if check.severity == "error" else analyzer_pb2.ADVISORY
+                      for slug, check in CHECKS.items()}
+    assert levels["one-manager-per-node"] == analyzer_pb2.MANDATORY
+    assert levels["efa-partial-interfaces"] == analyzer_pb2.ADVISORY
 
 
 def test_a_shipped_stack_passes(analyzer: analyzer_pb2_grpc.AnalyzerStub) -> None:

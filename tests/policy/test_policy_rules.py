@@ -88,6 +88,13 @@ def _bottlerocket_bundled_plugin(res: list[Resource]) -> None:
     group.props["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
 
 
+def _partial_efa_layout(res: list[Resource]) -> None:
+    node_class = named(res, "ml-staging-gpu-dra-class")
+    node_class.props["spec"]["networkInterfaces"] = [
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+        {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}]
+
+
 BROKEN: dict[str, tuple[str, Callable[[list[Resource]], None], str, set[str]]] = {
     # variant: (stack, change, slug, names of the resources blamed)
     "plugin-nodeSelector-null": ("staging", _unscoped_plugin, "one-manager-per-node",
@@ -102,6 +109,8 @@ BROKEN: dict[str, tuple[str, Callable[[list[Resource]], None], str, set[str]]] =
     "gpu-operator-daemonset": ("staging", _raw_daemonset, "one-manager-per-node",
                                {"ml-staging-gpu-dra", "ml-staging-gpu-mig", "ml-staging-gpu-timeslice",
                                 "gpu-operator-plugin", "ml-staging-nvidia-device-plugin", "ml-staging-nvidia-dra-driver"}),
+    "partial-efa-layout-on-dynamic-dra-pool": ("staging", _partial_efa_layout, "efa-partial-interfaces",
+                                               {"ml-staging-gpu-dra"}),
     "shared-efa-claim": ("prod", _shared_efa_claim, "efa-not-shareable", {"shared-efa"}),
     "bottlerocket-nvidia-on-dra-node-group": ("prod", _bottlerocket_bundled_plugin, "one-manager-per-node",
                                               {"ml-prod-p5-train"}),

@@ -65,6 +65,7 @@ class NodeShape:
     bottlerocket_settings: dict[str, Any]
     provisioning: str  # "static" | "dynamic"
     auto_mode: bool = False
+    interface_types: tuple[str, ...] | None = None  # the NodeClass's static interface layout, if any
 
 
 @dataclass(frozen=True)
@@ -130,15 +131,16 @@ def _bottlerocket_toml(user_data: Any, encoded: bool) -> dict[str, Any]:
         return {}
 
 
-def _node_pool(res: Resource, node_classes: dict[str, Resource]) -> NodeShape:
+def _node_pool(res: Resource, node_classes: dict[tuple[str, str], Resource]) -> NodeShape:
     spec = res.props.get("spec") or {}
     template = spec.get("template") or {}
     ref = dig(template, "spec.nodeClassRef") or {}
     auto = ref.get("group") == AUTO_MODE_NODE_CLASS_GROUP
-    node_class = node_classes.get(str(ref.get("name"))) if not auto else None
+    node_class = node_classes.get((str(ref.get("group")), str(ref.get("name"))))
     class_spec = (node_class.props.get("spec") or {}) if node_class else {}
     aliases = [str(t.get("alias", "")) for t in _list(class_spec.get("amiSelectorTerms")) if isinstance(t, dict)]
-    bottlerocket = any(a.startswith("bottlerocket@") for a in aliases)
+    bottlerocket = not auto and any(a.startswith("bottlerocket@") for a in aliases)
+    layout = dig(class_spec, "advancedNetworking.networkInterfaces" if auto else "networkInterfaces")
     return NodeShape(
         name=res.name, urn=res.urn, source="Auto Mode NodePool" if auto else "Karpenter NodePool",
         labels=_str_map(dig(template, "metadata.labels")),
@@ -146,7 +148,9 @@ def _node_pool(res: Resource, node_classes: dict[str, Resource]) -> NodeShape:
         instance_types=_types_from_requirements(_list(dig(template, "spec.requirements"))),
         ami="" if auto else ("bottlerocket" if bottlerocket else "al2023"),
         bottlerocket_settings=_bottlerocket_toml(class_spec.get("userData"), encoded=False) if bottlerocket else {},
-        provisioning="static" if spec.get("replicas") is not None else "dynamic", auto_mode=auto)
+        provisioning="static" if spec.get("replicas") is not None else "dynamic", auto_mode=auto,
+        interface_types=tuple(str(n.get("interfaceType")) for n in layout if isinstance(n, dict))
+        if isinstance(layout, list) else None)
 
 
 def _taint(taint: dict[str, Any], effects: dict[str, str]) -> dict[str, str]:
@@ -236,8 +240,8 @@ def _under(res: Resource, urns: set[str], by_urn: dict[str, Resource]) -> bool:
 def read(resources: list[Resource]) -> Facts:
     """The facts of a program's resources (anything else in the program is ignored)."""
     by_urn = {r.urn: r for r in resources}
-    node_classes = {str(dig(r.props, "metadata.name")): r for r in resources
-                    if r.type.startswith("kubernetes:karpenter.k8s.aws/") and r.kind == "EC2NodeClass"}
+    node_classes = {(r.type.split(":")[1].split("/")[0], str(dig(r.props, "metadata.name"))): r for r in resources
+                    if r.kind in ("EC2NodeClass", "NodeClass") and r.type.startswith("kubernetes:")}
     templates: dict[str, Resource] = {}
     for r in resources:
         if r.type == LAUNCH_TEMPLATE_TYPE:

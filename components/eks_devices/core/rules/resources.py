@@ -19,7 +19,9 @@ from eks_devices.core.derive.pools import karpenter_dra_settings
 from eks_devices.core.derive.resources import Facts, Installer, NodeShape, Resource, read
 from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.knowledge.device_classes import EFA_CLASS
+from eks_devices.core.model import Severity
 from eks_devices.core.names import INSTANCE_TYPE_LABEL
+from eks_devices.core.rules.efa import efa_shortfall
 from eks_devices.core.spec.stack import FAMILIES
 from eks_devices.core.values import dig
 
@@ -31,6 +33,14 @@ class Violation:
     slug: str
     urn: str
     message: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """A rule checked on resources, with the severity its findings have in the rule catalogue."""
+
+    run: Callable[[Facts], list[Violation]]
+    severity: Severity
 
 
 @dataclass(frozen=True)
@@ -208,15 +218,35 @@ def efa_not_shareable(facts: Facts) -> list[Violation]:
     return out
 
 
-CHECKS: dict[str, Callable[[Facts], list[Violation]]] = {
-    "one-manager-per-node": one_manager_per_node,
-    "karpenter-dra-gates-exclusive": karpenter_dra_gates_exclusive,
-    "karpenter-dra-gates-match-drivers": karpenter_dra_gates_match_drivers,
-    "efa-not-shareable": efa_not_shareable,
+def efa_partial_interfaces(facts: Facts) -> list[Violation]:
+    out = []
+    for shape in facts.shapes:
+        if shape.provisioning != "dynamic" or shape.interface_types is None:
+            continue
+        if not any(r.family == "efa" and r.manager in ("dra", "dra or device-plugin")
+                   for t in shape.instance_types for r in running(shape, facts.installers, t)):
+            continue
+        shortfall = efa_shortfall(shape.interface_types, [catalog.instance_types()[t] for t in shape.instance_types])
+        if shortfall:
+            efas, most = shortfall
+            out.append(Violation(
+                "efa-partial-interfaces", shape.urn,
+                f"{shape.source} {shape.name}: its NodeClass lists {efas} EFA interface(s) but the instance types "
+                f"support up to {most}; the scheduler assumes all of them and can launch nodes that cannot satisfy "
+                "claims. Remove the interface list, or make the pool static"))
+    return out
+
+
+CHECKS: dict[str, Check] = {
+    "one-manager-per-node": Check(one_manager_per_node, "error"),
+    "karpenter-dra-gates-exclusive": Check(karpenter_dra_gates_exclusive, "error"),
+    "karpenter-dra-gates-match-drivers": Check(karpenter_dra_gates_match_drivers, "error"),
+    "efa-not-shareable": Check(efa_not_shareable, "error"),
+    "efa-partial-interfaces": Check(efa_partial_interfaces, "warning"),
 }
 
 
 def check(resources: list[Resource], slugs: Iterable[str] = CHECKS) -> list[Violation]:
     """Every violation of the named checks (all by default) in a program's resources."""
     facts = read(resources)
-    return [v for slug in slugs for v in CHECKS[slug](facts)]
+    return [v for slug in slugs for v in CHECKS[slug].run(facts)]
