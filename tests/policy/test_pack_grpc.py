@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -101,3 +102,16 @@ def test_the_enforcement_level_is_configurable(analyzer: analyzer_pb2_grpc.Analy
         analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(), timeout=30)
     assert found == {analyzer_pb2.ADVISORY: {("one-manager-per-node", analyzer_pb2.ADVISORY)},
                      analyzer_pb2.DISABLED: set()}
+
+
+def pins(path: Path) -> dict[str, str]:
+    lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
+    return dict(line.split("==") for line in lines if "==" in line)
+
+
+def test_the_pack_pins_what_the_project_pins() -> None:
+    """The pack's own environment runs the same Pulumi SDK and pulumi-policy the tests run here,
+    and installs the core from this repository."""
+    pack, project = pins(ROOT / "policypack" / "requirements.txt"), pins(ROOT / "requirements.txt")
+    assert pack == {name: project[name] for name in ("pulumi-policy", "pulumi")}
+    assert ".." in (ROOT / "policypack" / "requirements.txt").read_text().splitlines()
