@@ -20,6 +20,7 @@ DEFAULT_TAINTS: dict[Family, str] = {"nvidia": "nvidia.com/gpu", "neuron": "aws.
 
 # Kubernetes and Karpenter well-known labels, and the tags subnets and security groups are found by.
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+INSTANCE_FAMILY_LABEL = "karpenter.k8s.aws/instance-family"  # a Karpenter NodePool requirement key
 DISCOVERY_TAG = "karpenter.sh/discovery"
 
 # Component type tokens: `<package>:index:<Component>`.

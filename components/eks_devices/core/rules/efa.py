@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+from eks_devices.core.knowledge import catalog
 from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, pool_types, rule, warning
 
@@ -19,15 +20,23 @@ def _efa_interfaces_dynamic_aligned(plan: Plan) -> Iterator[Verdict]:
                         "remove efa.networkInterfaces (an EFA on every card is assumed), or make the pool static")
 
 
+def efa_shortfall(interface_types: Iterable[str], types: Iterable[catalog.InstanceType]) -> tuple[int, int] | None:
+    """(EFA interfaces in a layout, the most the instance types support) when the layout has fewer: the
+    scheduler's DRA metadata assumes an EFA on every card (shared with the policy pack)."""
+    efas = sum(1 for t in interface_types if t in ("efa", "efa-only"))
+    most = max((t.max_efa_interfaces for t in types), default=0)
+    return (efas, most) if efas < most else None
+
+
 @rule("efa-partial-interfaces", "dynamic EFA DRA pools should have an EFA on every card (warning)")
 def _efa_partial_interfaces(plan: Plan) -> Iterator[Verdict]:
     for pool, _ in dra_pools(plan, ("efa",)):
         layout = pool.config.efa.network_interfaces
         if pool.provisioning != "dynamic" or layout is None:
             continue
-        efas = sum(1 for n in layout if n.interface_type in ("efa", "efa-only"))
-        most = max(t.max_efa_interfaces for t in pool_types(pool))
-        if efas < most:
+        shortfall = efa_shortfall([n.interface_type for n in layout], pool_types(pool))
+        if shortfall:
+            efas, most = shortfall
             yield warning(at(pool, "efa.networkInterfaces"),
                           f"the layout has {efas} EFA interface(s) but the instance types support up to {most}; "
                           "the scheduler assumes all of them and can launch nodes that cannot satisfy claims",

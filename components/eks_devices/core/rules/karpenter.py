@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eks_devices.core.derive.karpenter_gates import dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
 from eks_devices.core.knowledge import versions
 from eks_devices.core.manifests.nodes import refused_template_label
@@ -13,24 +14,12 @@ from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, refus
 from eks_devices.core.values import dig
 
 
-def _karpenter_gates(values: dict) -> set[str]:
-    settings = values.get("settings") or {}
-    if settings.get("enableDRA"):
-        return {"nvidia", "efa"}
-    gates = settings.get("awsFeatureGates") or {}
-    return {f for f, key in (("nvidia", "draNVIDIAGPU"), ("efa", "draEFA")) if gates.get(key)}
-
-
 @rule("karpenter-dra-gates-exclusive", "`enableDRA` never with the single gates or `ignoreDRARequests`",
       modes=("karpenter",))
 def _karpenter_dra_gates_exclusive(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None:
         return
-    settings = plan.karpenter.values.get("settings") or {}
-    if settings.get("enableDRA") is None:
-        return
-    clash = [k for k in ("awsFeatureGates.draNVIDIAGPU", "awsFeatureGates.draEFA", "ignoreDRARequests")
-             if dig(settings, k) is not None]
+    clash = gate_clashes(plan.karpenter.values.get("settings"))
     if clash:
         yield error("helmValues.karpenter.settings",
                     f"settings.enableDRA is set together with {', '.join('settings.' + c for c in clash)}: "
@@ -43,8 +32,8 @@ def _karpenter_dra_gates_exclusive(plan: Plan) -> Iterator[Verdict]:
 def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None:
         return
-    enabled = _karpenter_gates(plan.karpenter.values)
-    running = _karpenter_gates({"settings": karpenter_dra_settings(plan.pools)})
+    enabled = dra_gates(plan.karpenter.values.get("settings"))
+    running = dra_gates(karpenter_dra_settings(plan.pools))
     if enabled != running:
         yield error("helmValues.karpenter.settings",
                     f"Karpenter's DRA gates cover {sorted(enabled) or 'nothing'} but dynamic pools run DRA "

@@ -1,0 +1,277 @@
+"""What any Pulumi program's resources say about its nodes and device software, as plain facts.
+
+The policy pack hands the core the resources of a stack (type, URN, properties); this module reads
+from them the node shapes (Karpenter / Auto Mode `NodePool`s with their NodeClasses, EKS node groups
+with their launch templates, pulumi-eks node groups), the device software (Helm releases and charts
+of the known device charts, raw DaemonSets by image), Karpenter's settings and the ResourceClaims.
+The overlap proof in `scope.py` then runs on these facts exactly as it runs on a Plan's pools: a
+`NodeShape` has the attributes of a `PoolPlan` the proof reads (labels, taints, instance types, node
+image, Bottlerocket settings, provisioning). Values the engine does not know yet (preview) arrive as
+None and are treated as absent.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from eks_devices.core.knowledge import catalog, charts, installers
+from eks_devices.core.manifests.nodes import AUTO_MODE_NODE_CLASS_API
+from eks_devices.core.names import INSTANCE_FAMILY_LABEL, INSTANCE_TYPE_LABEL
+from eks_devices.core.values import dig
+
+NODE_POOL_KIND = "NodePool"
+AUTO_MODE_NODE_CLASS_GROUP = AUTO_MODE_NODE_CLASS_API.split("/")[0]  # a NodePool on Auto Mode's NodeClass
+NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
+# pulumi-eks v4.4.0 components (schema.json `resources`): a managed node group and the self-managed ones.
+EKS_MANAGED_NODE_GROUP_TYPE = "eks:index:ManagedNodeGroup"
+EKS_SELF_MANAGED_TYPES = ("eks:index:NodeGroup", "eks:index:NodeGroupV2")
+HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
+# EKS's taint effects in the node group API, and Kubernetes' names for them.
+TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One resource of a program as a policy sees it: plain properties (unknowns already None)."""
+
+    type: str
+    name: str
+    urn: str
+    props: dict[str, Any]
+    parent: str = ""
+    property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.type.rsplit(":", 1)[-1]
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """The nodes one resource launches, with what the overlap proof reads of a pool."""
+
+    name: str
+    urn: str
+    source: str  # "NodePool", "node group", …
+    labels: dict[str, str]
+    taints: tuple[dict[str, str], ...]
+    instance_types: tuple[str, ...]  # catalogued accelerated types only
+    ami: str  # "bottlerocket" or "al2023" (anything else the proof treats alike)
+    bottlerocket_settings: dict[str, Any]
+    provisioning: str  # "static" | "dynamic"
+    auto_mode: bool = False
+    interface_types: tuple[str, ...] | None = None  # the NodeClass's static interface layout, if any
+
+
+@dataclass(frozen=True)
+class Installer:
+    """Device software in the program: a release / chart of a known chart, or a raw DaemonSet."""
+
+    name: str
+    urn: str
+    what: str  # "Helm release aws-dranet 1.0.0", "DaemonSet kube-system/x (image …)"
+    agents: tuple[charts.Agent, ...]
+    values: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Facts:
+    shapes: tuple[NodeShape, ...]
+    installers: tuple[Installer, ...]
+    karpenter: tuple[Resource, ...]  # Karpenter releases / charts
+    claims: tuple[Resource, ...]  # ResourceClaims (shared by every Pod that names them)
+    device_classes: tuple[Resource, ...]
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items() if v is not None} if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _accelerated(types: list[str]) -> tuple[str, ...]:
+    known = catalog.instance_types()
+    return tuple(t for t in types if t in known)
+
+
+def _types_from_requirements(requirements: list[Any]) -> tuple[str, ...]:
+    """The catalogued instance types a NodePool's requirements admit (every one when unconstrained)."""
+    types = list(catalog.instance_types())
+    for req in requirements:
+        if not isinstance(req, dict):
+            continue
+        key, op, values = req.get("key"), req.get("operator"), [str(v) for v in _list(req.get("values"))]
+        if key == INSTANCE_TYPE_LABEL:
+            types = [t for t in types if (t in values) == (op == "In")] if op in ("In", "NotIn") else types
+        elif key == INSTANCE_FAMILY_LABEL and op in ("In", "NotIn"):
+            types = [t for t in types if (t.split(".", 1)[0] in values) == (op == "In")]
+    return tuple(types)
+
+
+def _bottlerocket_toml(user_data: Any, encoded: bool) -> dict[str, Any]:
+    """Bottlerocket's `settings` table from user data (TOML; base64 in a launch template)."""
+    if not isinstance(user_data, str) or not user_data:
+        return {}
+    text = user_data
+    if encoded:
+        try:
+            text = base64.b64decode(user_data, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return {}
+    try:
+        return dict(tomllib.loads(text).get("settings") or {})
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _node_pool(res: Resource, node_classes: dict[tuple[str, str], Resource]) -> NodeShape:
+    spec = res.props.get("spec") or {}
+    template = spec.get("template") or {}
+    ref = dig(template, "spec.nodeClassRef") or {}
+    auto = ref.get("group") == AUTO_MODE_NODE_CLASS_GROUP
+    node_class = node_classes.get((str(ref.get("group")), str(ref.get("name"))))
+    class_spec = (node_class.props.get("spec") or {}) if node_class else {}
+    aliases = [str(t.get("alias", "")) for t in _list(class_spec.get("amiSelectorTerms")) if isinstance(t, dict)]
+    bottlerocket = not auto and any(a.startswith("bottlerocket@") for a in aliases)
+    layout = dig(class_spec, "advancedNetworking.networkInterfaces" if auto else "networkInterfaces")
+    return NodeShape(
+        name=res.name, urn=res.urn, source="Auto Mode NodePool" if auto else "Karpenter NodePool",
+        labels=_str_map(dig(template, "metadata.labels")),
+        taints=tuple(_taint(t, {}) for t in _list(dig(template, "spec.taints")) if isinstance(t, dict)),
+        instance_types=_types_from_requirements(_list(dig(template, "spec.requirements"))),
+        ami="" if auto else ("bottlerocket" if bottlerocket else "al2023"),
+        bottlerocket_settings=_bottlerocket_toml(class_spec.get("userData"), encoded=False) if bottlerocket else {},
+        provisioning="static" if spec.get("replicas") is not None else "dynamic", auto_mode=auto,
+        interface_types=tuple(str(n.get("interfaceType")) for n in layout if isinstance(n, dict))
+        if isinstance(layout, list) else None)
+
+
+def _taint(taint: dict[str, Any], effects: dict[str, str]) -> dict[str, str]:
+    effect = str(taint.get("effect") or "")
+    return {"key": str(taint.get("key") or ""), "value": str(taint.get("value") or ""),
+            "effect": effects.get(effect, effect)}
+
+
+def _launch_template(res: Resource, templates: dict[str, Resource]) -> Resource | None:
+    """The launch template a node group names, by id (or name) when known, else by the property
+    dependency the engine recorded for `launchTemplate`."""
+    ref = res.props.get("launchTemplate") or {}
+    for key in ("id", "name"):
+        if ref.get(key) in templates:
+            return templates[ref[key]]
+    for urn in res.property_dependencies.get("launchTemplate", ()):
+        if urn in templates:
+            return templates[urn]
+    return None
+
+
+def _node_group(res: Resource, templates: dict[str, Resource], source: str) -> NodeShape:
+    props = res.props
+    template = _launch_template(res, templates)
+    lt = template.props if template else {}
+    types = _list(props.get("instanceTypes")) or ([lt["instanceType"]] if lt.get("instanceType") else [])
+    bottlerocket = str(props.get("amiType") or "").startswith("BOTTLEROCKET")
+    return NodeShape(
+        name=res.name, urn=res.urn, source=source, labels=_str_map(props.get("labels")),
+        taints=tuple(_taint(t, TAINT_EFFECTS) for t in _list(props.get("taints")) if isinstance(t, dict)),
+        instance_types=_accelerated([str(t) for t in types]), ami="bottlerocket" if bottlerocket else "al2023",
+        bottlerocket_settings=_bottlerocket_toml(lt.get("userData"), encoded=True) if bottlerocket else {},
+        provisioning="static")
+
+
+def _self_managed(res: Resource) -> NodeShape:
+    """pulumi-eks's self-managed node groups: `labels`, `taints` keyed by taint key, `instanceType`."""
+    props = res.props
+    taints = props.get("taints") if isinstance(props.get("taints"), dict) else {}
+    bottlerocket = str(props.get("amiType") or "").startswith("bottlerocket") or bool(props.get("bottlerocketSettings"))
+    return NodeShape(
+        name=res.name, urn=res.urn, source="pulumi-eks node group", labels=_str_map(props.get("labels")),
+        taints=tuple(_taint({"key": k, **(v if isinstance(v, dict) else {})}, {}) for k, v in taints.items()),
+        instance_types=_accelerated([str(props["instanceType"])] if props.get("instanceType") else []),
+        ami="bottlerocket" if bottlerocket else "al2023",
+        bottlerocket_settings=dict(dig(props, "bottlerocketSettings.settings") or {}), provisioning="static")
+
+
+def _helm(res: Resource) -> Installer | None:
+    key = installers.chart_key(str(res.props.get("chart") or ""))
+    if key is None:
+        return None
+    version = res.props.get("version") or "(unpinned)"
+    values = res.props.get("values") if isinstance(res.props.get("values"), dict) else {}
+    return Installer(res.name, res.urn, f"Helm {res.kind.lower()} of {charts.CHARTS[key].chart} {version}",
+                     charts.CHARTS[key].agents, values)
+
+
+# A raw DaemonSet is read with the same Agent model as a chart, its own pod spec as the "values".
+_POD = "spec.template.spec"
+_DAEMONSET_AGENT = {"node_selector": f"{_POD}.nodeSelector", "affinity": f"{_POD}.affinity",
+                    "tolerations": f"{_POD}.tolerations"}
+
+
+def _daemonset(res: Resource) -> Installer | None:
+    pod = dig(res.props, _POD) or {}
+    images = [str(c.get("image") or "") for c in _list(pod.get("containers")) if isinstance(c, dict)]
+    found = [(image, m) for image in images if (m := installers.image_manager(image)) is not None]
+    if not found:
+        return None
+    image, (family, manager) = found[0]
+    namespace = dig(res.props, "metadata.namespace") or "default"
+    name = dig(res.props, "metadata.name") or res.name
+    return Installer(res.name, res.urn, f"DaemonSet {namespace}/{name} (image {image})",
+                     (charts.Agent(family, manager, **_DAEMONSET_AGENT),), dict(res.props))
+
+
+def _under(res: Resource, urns: set[str], by_urn: dict[str, Resource]) -> bool:
+    parent = res.parent
+    while parent:
+        if parent in urns:
+            return True
+        parent = by_urn[parent].parent if parent in by_urn else ""
+    return False
+
+
+def read(resources: list[Resource]) -> Facts:
+    """The facts of a program's resources (anything else in the program is ignored)."""
+    by_urn = {r.urn: r for r in resources}
+    node_classes = {(r.type.split(":")[1].split("/")[0], str(dig(r.props, "metadata.name"))): r for r in resources
+                    if r.kind in ("EC2NodeClass", "NodeClass") and r.type.startswith("kubernetes:")}
+    templates: dict[str, Resource] = {}
+    for r in resources:
+        if r.type == LAUNCH_TEMPLATE_TYPE:
+            templates[r.urn] = r
+            for key in ("id", "name"):
+                if r.props.get(key):
+                    templates[str(r.props[key])] = r
+    managed = {r.urn for r in resources if r.type == EKS_MANAGED_NODE_GROUP_TYPE}
+    shapes: list[NodeShape] = []
+    software: list[Installer] = []
+    charted: set[str] = set()
+    for r in resources:
+        if r.type.startswith("kubernetes:karpenter.sh/") and r.kind == NODE_POOL_KIND:
+            shapes.append(_node_pool(r, node_classes))
+        elif r.type == EKS_MANAGED_NODE_GROUP_TYPE:
+            shapes.append(_node_group(r, templates, "pulumi-eks managed node group"))
+        elif r.type == NODE_GROUP_TYPE and not _under(r, managed, by_urn):  # a component's child is the same nodes
+            shapes.append(_node_group(r, templates, "EKS managed node group"))
+        elif r.type in EKS_SELF_MANAGED_TYPES:
+            shapes.append(_self_managed(r))
+        elif r.type in HELM_TYPES and (installer := _helm(r)) is not None:
+            software.append(installer)
+            charted.add(r.urn)
+    for r in resources:  # DaemonSets a chart component expanded into are that chart, already counted
+        daemonset = r.kind == "DaemonSet" and r.type.startswith("kubernetes:apps/")
+        if daemonset and not _under(r, charted, by_urn) and (installer := _daemonset(r)) is not None:
+            software.append(installer)
+    karpenter = tuple(r for r in resources if r.type in HELM_TYPES
+                      and str(r.props.get("chart") or "").rsplit("/", 1)[-1] == installers.KARPENTER_CHART)
+    dra = [r for r in resources if r.type.startswith("kubernetes:resource.k8s.io/")]
+    claims = tuple(r for r in dra if r.kind == "ResourceClaim")
+    classes = tuple(r for r in dra if r.kind == "DeviceClass")
+    return Facts(tuple(shapes), tuple(software), karpenter, claims, classes)

@@ -1,0 +1,252 @@
+"""The rules that can be read from any Pulumi program's resources: what the policy pack enforces.
+
+Each check reads `derive.resources.Facts` (node shapes, device software, Karpenter's settings,
+claims) and returns violations naming the resource to blame. They share their slugs and summaries
+with the rule catalogue, and their logic with it: the overlap proof (`derive/scope.py`) decides where
+each DaemonSet lands, `derive/karpenter_gates.py` reads Karpenter's DRA gates and
+`derive/pools.karpenter_dra_settings` says which gates the dynamic pools need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from eks_devices.core.derive import scope
+from eks_devices.core.derive.karpenter_gates import dra_gates, gate_clashes
+from eks_devices.core.derive.pools import karpenter_dra_settings
+from eks_devices.core.derive.resources import Facts, Installer, NodeShape, Resource, read
+from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.knowledge.device_classes import EFA_CLASS
+from eks_devices.core.model import Severity
+from eks_devices.core.names import INSTANCE_TYPE_LABEL
+from eks_devices.core.rules.efa import efa_shortfall
+from eks_devices.core.spec.stack import FAMILIES
+from eks_devices.core.values import dig
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: its slug, the resource to blame (its URN) and what is wrong."""
+
+    slug: str
+    urn: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """A rule checked on resources, with the severity its findings have in the rule catalogue."""
+
+    run: Callable[[Facts], list[Violation]]
+    severity: Severity
+
+
+@dataclass(frozen=True)
+class _Mode:
+    """The one thing `scope.running_on` reads of a Plan besides its releases: the mode."""
+
+    mode: str
+
+
+def _node_image(shape: NodeShape, itype: str) -> list[scope.Running]:
+    """What the node itself runs: Auto Mode's own managers, Bottlerocket's bundled NVIDIA plugin."""
+    found = scope.running_on(_Mode("auto-mode" if shape.auto_mode else "karpenter"), shape, {}, itype)  # type: ignore[arg-type]
+    if shape.auto_mode:  # an unlabelled dynamic Auto Mode pool: Auto Mode picks one manager per node
+        families = {r.family for r in found}
+        found += [scope.Running(f, "dra or device-plugin", "auto-mode") for f in FAMILIES
+                  if f not in families and catalog.instance_types()[itype].has(f)]
+    return found
+
+
+def running(shape: NodeShape, software: Iterable[Installer], itype: str) -> list[scope.Running]:
+    """Every device manager a node of `itype` launched by `shape` would run."""
+    out = [scope.Running(agent.family, agent.manager, inst.what)
+           for inst in software for agent in inst.agents
+           if scope.agent_runs_on(agent, inst.values, shape, itype)]  # type: ignore[arg-type]
+    return out + _node_image(shape, itype)
+
+
+def _per_node(facts: Facts) -> list[Violation]:
+    out = []
+    for shape in facts.shapes:
+        for family in FAMILIES:
+            seen: set[tuple[scope.Running, ...]] = set()
+            for itype in shape.instance_types:
+                mine = tuple(sorted((r for r in running(shape, facts.installers, itype) if r.family == family),
+                                    key=lambda r: (r.manager, r.source)))
+                if len(mine) > 1 and mine not in seen:
+                    seen.add(mine)
+                    listing = ", ".join(f"{r.manager} ({r.source})" for r in mine)
+                    out.append(Violation("one-manager-per-node", shape.urn,
+                                         f"{shape.source} {shape.name}: {itype} nodes would run {len(mine)} "
+                                         f"{family} device managers: {listing}. Each allocates the devices on "
+                                         "its own, so they are oversubscribed; scope each by a node label "
+                                         "(nodeSelector) to disjoint nodes"))
+    return out
+
+
+def _selection(agent: charts.Agent, values: dict[str, Any]) -> dict[str, set[str]] | None:
+    """The node labels an agent's DaemonSet requires (key → allowed values), or None when it can
+    land on no node with the device at all."""
+    required: dict[str, set[str]] = {k: {v} for k, v in scope.node_selector(values, agent.node_selector).items()}
+
+    def narrow(key: str, allowed: Iterable[str]) -> None:
+        required[key] = required.get(key, set(allowed)) & set(allowed)
+
+    listed = dig(values, agent.instance_types) if agent.instance_types else None
+    if isinstance(listed, list):
+        narrow(INSTANCE_TYPE_LABEL, [str(t) for t in listed if not str(t).startswith(agent.excluded_prefixes)])
+    terms = scope._required_terms(dig(values, agent.affinity)) if agent.affinity else None
+    if terms is not None and len(terms) == 1:  # several terms are alternatives: no single requirement
+        for e in terms[0].get("matchExpressions") or []:
+            if e.get("operator") != "In":
+                continue
+            key = INSTANCE_TYPE_LABEL if e.get("key") == charts.NEURON_INSTANCE_TYPE_KEY else str(e.get("key"))
+            vals = listed if e.get("values") == charts.NEURON_INSTANCES else e.get("values")
+            narrow(key, [str(v) for v in vals or []])
+    types = required.get(INSTANCE_TYPE_LABEL)
+    if types is not None and not any(t in catalog.instance_types() and catalog.instance_types()[t].has(agent.family)
+                                     for t in types):
+        return None
+    return required
+
+
+def _could_share(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
+    return all(a[k] & b[k] for k in a.keys() & b.keys())
+
+
+def _per_release(facts: Facts) -> list[Violation]:
+    """Pairs of device managers for one family whose node selection admits a common node, whatever
+    node pools exist today: a pool added later would get both."""
+    agents = [(inst, agent, sel) for inst in facts.installers for agent in inst.agents
+              if scope.agent_enabled(agent, inst.values) and (sel := _selection(agent, inst.values)) is not None]
+    out = []
+    for i, (inst_a, a, sel_a) in enumerate(agents):
+        for inst_b, b, sel_b in agents[i + 1:]:
+            if a.family == b.family and _could_share(sel_a, sel_b):
+                message = (f"{inst_a.what} runs the {a.family} {a.manager} and {inst_b.what} the {b.family} "
+                           f"{b.manager} on nodes their node selection does not keep apart: a node with the device "
+                           "and the labels both require would run two managers. Give each a nodeSelector on a label "
+                           "with different values (eks-devices uses eks-devices.io/device-manager-<family>: dra | "
+                           "device-plugin)")
+                blamed = dict.fromkeys((inst_a.urn, inst_b.urn))
+                out += [Violation("one-manager-per-node", urn, message) for urn in blamed]
+    return out
+
+
+def one_manager_per_node(facts: Facts) -> list[Violation]:
+    return _per_node(facts) + _per_release(facts)
+
+
+def karpenter_dra_gates_exclusive(facts: Facts) -> list[Violation]:
+    out = []
+    for release in facts.karpenter:
+        clash = gate_clashes(dig(release.props, "values.settings"))
+        if clash:
+            out.append(Violation("karpenter-dra-gates-exclusive", release.urn,
+                                 "settings.enableDRA is set together with "
+                                 f"{', '.join('settings.' + c for c in clash)}: the Karpenter chart fails to render; "
+                                 "keep only settings.enableDRA"))
+    return out
+
+
+@dataclass(frozen=True)
+class _PoolManagers:
+    """A Karpenter NodePool's device managers as the proof finds them, in the shape
+    `karpenter_dra_settings` reads (provisioning, manager per family)."""
+
+    provisioning: str
+    managers: dict[str, str]
+
+    def manager(self, family: str) -> str:
+        return self.managers.get(family, "none")
+
+
+def karpenter_dra_gates_match_drivers(facts: Facts) -> list[Violation]:
+    pools = [s for s in facts.shapes if s.source == "Karpenter NodePool"]
+    if not pools:
+        return []
+    found = {}
+    for shape in pools:
+        runs = [r for t in shape.instance_types for r in running(shape, facts.installers, t)]
+        managers = {r.family: "dra" if any(o.family == r.family and o.manager == "dra" for o in runs) else r.manager
+                    for r in runs}
+        found[shape.name] = _PoolManagers(shape.provisioning, managers)
+    needed = dra_gates(karpenter_dra_settings(found))  # type: ignore[arg-type]
+    out = []
+    for release in facts.karpenter:
+        enabled = dra_gates(dig(release.props, "values.settings"))
+        if enabled != needed:
+            out.append(Violation("karpenter-dra-gates-match-drivers", release.urn,
+                                 f"Karpenter's DRA gates cover {sorted(enabled) or 'nothing'} but dynamic NodePools "
+                                 f"run DRA drivers for {sorted(needed) or 'nothing'}: Karpenter would launch nodes "
+                                 "that cannot serve the claims, or ignore claims it should serve. Set "
+                                 "settings.enableDRA (NVIDIA and EFA) or settings.awsFeatureGates.draNVIDIAGPU / "
+                                 "draEFA to match"))
+    return out
+
+
+def _efa_classes(facts: Facts) -> set[str]:
+    """The upstream EFA class and the program's own classes that select DRANET's EFA devices."""
+    out = {EFA_CLASS}
+    for cls in facts.device_classes:
+        cel = " ".join(str(dig(s, "cel.expression") or "") for s in dig(cls.props, "spec.selectors") or [])
+        if "dra.net" in cel and "efa" in cel.lower():
+            out.add(str(dig(cls.props, "metadata.name")))
+    return out
+
+
+def _request_classes(request: dict[str, Any]) -> list[str]:
+    """A request's DeviceClass names: `exactly` (v1), the flat form (v1beta1), each `firstAvailable`."""
+    found = [request.get("deviceClassName"), dig(request, "exactly.deviceClassName")]
+    found += [s.get("deviceClassName") for s in request.get("firstAvailable") or [] if isinstance(s, dict)]
+    return [str(c) for c in found if c]
+
+
+def efa_not_shareable(facts: Facts) -> list[Violation]:
+    efa = _efa_classes(facts)
+    out = []
+    for claim in facts.claims:
+        requests = [r for r in dig(claim.props, "spec.devices.requests") or [] if isinstance(r, dict)]
+        if any(c in efa for r in requests for c in _request_classes(r)):
+            out.append(Violation("efa-not-shareable", claim.urn,
+                                 f"ResourceClaim {dig(claim.props, 'metadata.name') or claim.name} includes EFA "
+                                 "devices, but an EFA is allocated to one Pod at a time: the second Pod naming the "
+                                 "claim never starts. Use a ResourceClaimTemplate (one claim per Pod)"))
+    return out
+
+
+def efa_partial_interfaces(facts: Facts) -> list[Violation]:
+    out = []
+    for shape in facts.shapes:
+        if shape.provisioning != "dynamic" or shape.interface_types is None:
+            continue
+        if not any(r.family == "efa" and r.manager in ("dra", "dra or device-plugin")
+                   for t in shape.instance_types for r in running(shape, facts.installers, t)):
+            continue
+        shortfall = efa_shortfall(shape.interface_types, [catalog.instance_types()[t] for t in shape.instance_types])
+        if shortfall:
+            efas, most = shortfall
+            out.append(Violation(
+                "efa-partial-interfaces", shape.urn,
+                f"{shape.source} {shape.name}: its NodeClass lists {efas} EFA interface(s) but the instance types "
+                f"support up to {most}; the scheduler assumes all of them and can launch nodes that cannot satisfy "
+                "claims. Remove the interface list, or make the pool static"))
+    return out
+
+
+CHECKS: dict[str, Check] = {
+    "one-manager-per-node": Check(one_manager_per_node, "error"),
+    "karpenter-dra-gates-exclusive": Check(karpenter_dra_gates_exclusive, "error"),
+    "karpenter-dra-gates-match-drivers": Check(karpenter_dra_gates_match_drivers, "error"),
+    "efa-not-shareable": Check(efa_not_shareable, "error"),
+    "efa-partial-interfaces": Check(efa_partial_interfaces, "warning"),
+}
+
+
+def check(resources: list[Resource], slugs: Iterable[str] = CHECKS) -> list[Violation]:
+    """Every violation of the named checks (all by default) in a program's resources."""
+    facts = read(resources)
+    return [v for slug in slugs for v in CHECKS[slug].run(facts)]

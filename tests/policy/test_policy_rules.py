@@ -1,0 +1,162 @@
+"""The policy pack's rules (`core/rules/resources.py`) on recorded resources: the shipped stacks
+pass, each broken variant is caught, and a program that does not use eks-devices at all is judged
+by the same rules."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+
+import pytest
+
+from eks_devices.core.derive.resources import Resource, read
+from eks_devices.core.rules import RULES
+from eks_devices.core.rules.resources import CHECKS, Violation, check
+from eks_devices.offline.engine import Recording
+from support.engine import main, run
+from support.programs import foreign_program
+from support.stacks import SHIPPED, shipped
+
+
+def as_resources(rec: Recording) -> list[Resource]:
+    """What the analyzer receives of each resource: its inputs with the engine's outputs over them."""
+    return [Resource(r.type, r.name, r.urn, {**copy.deepcopy(r.inputs), **copy.deepcopy(r.outputs)}, r.parent)
+            for r in rec.resources]
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, list[Resource]]:
+    return {stack: as_resources(main(shipped(stack))) for stack in SHIPPED}
+
+
+def test_the_checks_are_rules_of_the_catalogue() -> None:
+    assert set(CHECKS) <= set(RULES)
+    assert {"one-manager-per-node", "karpenter-dra-gates-exclusive", "karpenter-dra-gates-match-drivers"} <= set(CHECKS)
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_shipped_stacks_pass_every_policy(recorded: dict[str, list[Resource]], stack: str) -> None:
+    facts = read(recorded[stack])
+    assert any(s.instance_types for s in facts.shapes)  # the proof has accelerated nodes to look at
+    assert check(recorded[stack]) == []
+
+
+def test_node_group_instance_types_come_from_its_launch_template(recorded: dict[str, list[Resource]]) -> None:
+    shapes = {s.name: s for s in read(recorded["prod"]).shapes}
+    assert shapes["ml-prod-p5-train"].instance_types == ("p5.48xlarge",)  # capacity block: type in the template
+    assert shapes["ml-prod-p5-train"].taints == ({"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},)
+
+
+def named(resources: list[Resource], name: str) -> Resource:
+    found = [r for r in resources if r.name == name and r.type != "aws:ec2/launchTemplate:LaunchTemplate"]
+    assert len(found) == 1, name
+    return found[0]
+
+
+def _unscoped_plugin(res: list[Resource]) -> None:
+    named(res, "ml-staging-nvidia-device-plugin").props["values"]["nodeSelector"] = None
+
+
+def _gates_clash(res: list[Resource]) -> None:
+    named(res, "ml-staging-karpenter-release").props["values"]["settings"]["ignoreDRARequests"] = True
+
+
+def _gates_missing(res: list[Resource]) -> None:
+    del named(res, "ml-staging-karpenter-release").props["values"]["settings"]["enableDRA"]
+
+
+def _neuron_both_modes(res: list[Resource]) -> None:
+    named(res, "ml-staging-neuron-dra-driver").props["values"]["devicePlugin"]["enabled"] = True
+
+
+def _raw_daemonset(res: list[Resource]) -> None:
+    res.append(Resource("kubernetes:apps/v1:DaemonSet", "gpu-operator-plugin", "urn:x::ds", {
+        "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-operator"},
+        "spec": {"template": {"spec": {"containers": [{"image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}],
+                                       "tolerations": [{"operator": "Exists"}]}}}}))
+
+
+def _shared_efa_claim(res: list[Resource]) -> None:
+    res.append(Resource("kubernetes:resource.k8s.io/v1:ResourceClaim", "shared-efa", "urn:x::claim", {
+        "metadata": {"name": "shared-efa"},
+        "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "efa.networking.k8s.aws"}}]}}}))
+
+
+def _bottlerocket_bundled_plugin(res: list[Resource]) -> None:
+    group = named(res, "ml-prod-p5-train")
+    group.props["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
+
+
+def _partial_efa_layout(res: list[Resource]) -> None:
+    node_class = named(res, "ml-staging-gpu-dra-class")
+    node_class.props["spec"]["networkInterfaces"] = [
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+        {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}]
+
+
+BROKEN: dict[str, tuple[str, Callable[[list[Resource]], None], str, set[str]]] = {
+    # variant: (stack, change, slug, names of the resources blamed)
+    "plugin-nodeSelector-null": ("staging", _unscoped_plugin, "one-manager-per-node",
+                                 {"ml-staging-gpu-dra", "ml-staging-gpu-mig", "ml-staging-nvidia-device-plugin",
+                                  "ml-staging-nvidia-dra-driver"}),
+    "enableDRA-with-ignoreDRARequests": ("staging", _gates_clash, "karpenter-dra-gates-exclusive",
+                                         {"ml-staging-karpenter-release"}),
+    "enableDRA-removed": ("staging", _gates_missing, "karpenter-dra-gates-match-drivers",
+                          {"ml-staging-karpenter-release"}),
+    "neuron-chart-both-modes": ("staging", _neuron_both_modes, "one-manager-per-node",
+                                {"ml-staging-trn-static", "ml-staging-neuron-dra-driver"}),
+    "gpu-operator-daemonset": ("staging", _raw_daemonset, "one-manager-per-node",
+                               {"ml-staging-gpu-dra", "ml-staging-gpu-mig", "ml-staging-gpu-timeslice",
+                                "gpu-operator-plugin", "ml-staging-nvidia-device-plugin", "ml-staging-nvidia-dra-driver"}),
+    "partial-efa-layout-on-dynamic-dra-pool": ("staging", _partial_efa_layout, "efa-partial-interfaces",
+                                               {"ml-staging-gpu-dra"}),
+    "shared-efa-claim": ("prod", _shared_efa_claim, "efa-not-shareable", {"shared-efa"}),
+    "bottlerocket-nvidia-on-dra-node-group": ("prod", _bottlerocket_bundled_plugin, "one-manager-per-node",
+                                              {"ml-prod-p5-train"}),
+}
+
+
+@pytest.mark.parametrize("variant", BROKEN)
+def test_each_broken_variant_is_found(recorded: dict[str, list[Resource]], variant: str) -> None:
+    stack, change, slug, blamed = BROKEN[variant]
+    resources = copy.deepcopy(recorded[stack])
+    change(resources)
+    found = check(resources)
+    by_urn = {r.urn: r.name for r in resources}
+    assert {v.slug for v in found} == {slug}, found
+    assert {by_urn[v.urn] for v in found} == blamed
+
+
+def test_the_violation_says_what_runs_where(recorded: dict[str, list[Resource]]) -> None:
+    resources = copy.deepcopy(recorded["staging"])
+    _unscoped_plugin(resources)
+    pool = named(resources, "ml-staging-gpu-dra").urn
+    message = next(v.message for v in check(resources) if v.urn == pool)
+    assert message.startswith("Karpenter NodePool ml-staging-gpu-dra: p5.48xlarge nodes would run 2 nvidia device "
+                              "managers: device-plugin (Helm release of nvidia-device-plugin 0.20.0), dra (Helm "
+                              "release of dra-driver-nvidia-gpu 0.4.1)")
+
+
+def test_a_program_without_eks_devices_is_flagged() -> None:
+    resources = as_resources(run(foreign_program, {"aws:region": "us-west-2"}, project="team"))
+    found: list[Violation] = check(resources)
+    by_urn = {r.urn: r.name for r in resources}
+    blamed = {by_urn[v.urn] for v in found if v.slug == "one-manager-per-node"}
+    assert blamed == {"gpu", "gpu-pool", "dra-driver", "device-plugin"}  # both pools, and the pair of charts whatever pools exist
+    pool = next(v for v in found if by_urn[v.urn] == "gpu-pool")
+    assert re.match(r"Karpenter NodePool gpu-pool: g6e\.\w+ nodes would run 2 nvidia device managers: device-plugin "
+                    r"\(Helm release of nvidia-device-plugin 0\.20\.0\), dra \(Helm chart of dra-driver-nvidia-gpu", pool.message)
+
+
+def test_scoped_charts_on_labelled_pools_pass() -> None:
+    """The same program with each chart on its own label and each pool labelled: nothing to report."""
+    resources = as_resources(run(foreign_program, {"aws:region": "us-west-2"}, project="team"))
+    label = "example.com/gpu-manager"
+    named(resources, "device-plugin").props["values"] = {"nodeSelector": {label: "plugin"}}
+    named(resources, "dra-driver").props["values"]["kubeletPlugin"] = {"nodeSelector": {label: "dra"}}
+    named(resources, "gpu").props["labels"] = {label: "plugin"}
+    named(resources, "gpu-pool").props["spec"]["template"]["metadata"] = {"labels": {label: "dra"}}
+    assert check(resources) == []
+
+
