@@ -9,7 +9,7 @@ from typing import Any
 
 import pulumi
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eks_devices.package import types
@@ -74,6 +74,7 @@ def test_outputs_are_refused_with_their_paths() -> None:
     assert engine.run(program, stacks.base()).resources == []
 
 
+@settings(max_examples=50, deadline=None)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3)))
 def test_integers_keeps_every_value_and_makes_integral_floats_ints(value: Any) -> None:

@@ -12,6 +12,7 @@ from dataclasses import asdict
 import grpc
 import pytest
 import yaml
+from google.protobuf import json_format
 
 from eks_devices.offline.engine import Recording
 from support import engine as mock_engine
@@ -89,7 +90,7 @@ def test_construct_returns_the_outputs(constructed: dict, stack: str) -> None:
         assert "instanceTypes" in pool
     # the kubeconfig is secret on the wire
     assert "kubeconfig" in str(response.state) and "1b47061264138c4ac30d75fd1eb44270" in json.dumps(
-        json.loads(harness.json_format.MessageToJson(response.state))["kubeconfig"])
+        json.loads(json_format.MessageToJson(response.state))["kubeconfig"])
 
 
 def test_bad_arguments_are_property_errors_and_nothing_is_registered(served) -> None:

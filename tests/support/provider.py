@@ -20,7 +20,6 @@ from typing import Any
 
 import grpc
 from google.protobuf import empty_pb2, struct_pb2
-from google.rpc import status_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.proto import (
@@ -31,6 +30,7 @@ from pulumi.runtime.proto import (
     provider_pb2_grpc,
     resource_pb2,
     resource_pb2_grpc,
+    status_pb2,
 )
 
 from eks_devices.offline.engine import OfflineMocks, Recording, RecordingMonitor, config_strings
