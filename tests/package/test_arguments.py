@@ -56,8 +56,9 @@ def test_every_problem_at_once_at_its_property_path() -> None:
     assert "'maybe'" in found["nodePools.gpu.devices.nvidia"] and "device-plugin" in found["nodePools.gpu.devices.nvidia"]
 
 
-def test_missing_cluster_and_error_findings() -> None:
+def test_missing_cluster_wrong_shapes_and_error_findings() -> None:
     assert set(problems({"nodePools": {}})) == {"cluster"}
+    assert set(problems({**KARPENTER, "network": "big", "nodePools": ["gpu"]})) == {"network", "nodePools"}
     found = problems({**KARPENTER, "nodePools": {"gpu": {"instanceTypes": ["p5.48xlarge"],
                                                          "devices": {"neuron": "dra"}}}})
     assert list(found) == ["nodePools.gpu.devices.neuron"]

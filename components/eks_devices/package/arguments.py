@@ -21,7 +21,6 @@ from eks_devices.platform import STACK_KEYS, plan_args
 
 COMPONENT = "Platform"
 ZONE_COUNT, ZONE_LIST = "availabilityZoneCount", "availabilityZones"
-# wire argument → PlatformArgs key of the Python Platform
 
 
 def camel_case(name: str) -> str:
@@ -30,6 +29,7 @@ def camel_case(name: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
+# wire argument (`nodePools`) → the Python Platform's PlatformArgs key (`node_pools`)
 ARGUMENTS = {camel_case(k): k for k in STACK_KEYS}
 
 
@@ -41,15 +41,14 @@ def plan_inputs(inputs: Mapping[str, Any]) -> Plan:
         reject(COMPONENT, outputs)
     unknown = sorted(set(inputs) - set(ARGUMENTS))
     problems: list[Problem] = [(k, f"unknown argument; accepted: {', '.join(sorted(ARGUMENTS))}") for k in unknown]
-    network = dict(inputs.get("network") or {})
-    count_given = ZONE_COUNT in network
-    if count_given and ZONE_LIST in network:
-        problems.append((f"network.{ZONE_COUNT}", f"given both {ZONE_COUNT} and {ZONE_LIST}; accepted: one of them"))
-    if count_given:
-        network[ZONE_LIST] = network.pop(ZONE_COUNT)
     args = {ARGUMENTS[k]: integers(v) for k, v in inputs.items() if k in ARGUMENTS}
-    if "network" in inputs:
-        args["network"] = integers(network)
+    network = args.get("network")
+    count_given = isinstance(network, dict) and ZONE_COUNT in network
+    if count_given:  # the stack file's `availabilityZones: N` (a list stays under availabilityZones)
+        if ZONE_LIST in network:
+            problems.append((f"network.{ZONE_COUNT}",
+                             f"given both {ZONE_COUNT} and {ZONE_LIST}; accepted: one of them"))
+        network[ZONE_LIST] = network.pop(ZONE_COUNT)
     try:
         plan = plan_args(args)  # type: ignore[arg-type]
     except pulumi.InputPropertiesError as exc:
