@@ -34,9 +34,9 @@ class Platform(platform.Platform):
     vpc_id: pulumi.Output[str]
     """The VPC the cluster runs in (created or brought)."""
     private_subnet_ids: pulumi.Output[list[str]]
-    """The private subnets, one per zone."""
+    """The private subnets (one per zone when the VPC is created; the brought ones otherwise)."""
     public_subnet_ids: pulumi.Output[list[str]]
-    """The public subnets, one per zone."""
+    """The public subnets (one per zone when the VPC is created; the brought ones otherwise)."""
     node_role_arn: pulumi.Output[str]
     """The IAM role of the accelerated nodes."""
     kubernetes_provider: k8s.Provider
