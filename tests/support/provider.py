@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -153,18 +154,23 @@ def provider(engine_address: str, cwd: Path) -> Iterator[provider_pb2_grpc.Resou
     """The plugin started as pulumi-language-python's RunPlugin starts it (`python <plugin dir>
     <engine address>`, working directory the program's, nothing on PYTHONPATH), and a stub to it."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.Popen([sys.executable, str(PLUGIN_DIR), engine_address], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        if not line.strip().isdigit():
+    with tempfile.TemporaryFile("w+") as stderr:  # a file, not a pipe: a chatty provider never blocks on it
+        proc = subprocess.Popen([sys.executable, str(PLUGIN_DIR), engine_address], cwd=cwd, env=env,
+                                stdout=subprocess.PIPE, stderr=stderr, text=True)
+        try:
+            line = proc.stdout.readline() if proc.stdout else ""
+            if not line.strip().isdigit():
+                proc.kill()
+                proc.wait()
+                stderr.seek(0)
+                raise AssertionError(f"the provider did not print its port: {line!r}\n{stderr.read()}")
+            with grpc.insecure_channel(f"127.0.0.1:{line.strip()}") as channel:
+                yield provider_pb2_grpc.ResourceProviderStub(channel)
+        finally:
             proc.kill()
-            raise AssertionError(f"the provider did not print its port: {line!r}\n{proc.communicate()[1]}")
-        with grpc.insecure_channel(f"127.0.0.1:{line.strip()}") as channel:
-            yield provider_pb2_grpc.ResourceProviderStub(channel)
-    finally:
-        proc.kill()
-        proc.wait()
+            proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
 
 
 def struct(value: dict[str, Any]) -> struct_pb2.Struct:
