@@ -39,6 +39,8 @@ class DeviceManager(StrEnum):
     """Neither: the devices are not advertised."""
     AUTO = "auto"
     """Let the toolkit decide, with a stated reason in the device plan."""
+    INFERRED = "inferred"
+    """Dynamic Auto Mode pools only (nvidia, efa): Auto Mode picks per node from the Pods it launches it for."""
 
 
 class Provisioning(StrEnum):
@@ -189,6 +191,8 @@ class ClusterConfig(TypedDict):
     auto_mode: NotRequired[AutoModeConfig]
     karpenter: NotRequired[KarpenterConfig]
     tags: NotRequired[dict[str, str]]
+    dra_extended_resources: NotRequired[bool]
+    """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
 
 
 class DeviceManagers(TypedDict):
