@@ -83,6 +83,10 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("karpenter", {"p": {**P5, "efa": {"networkInterfaces": LAYOUT_1}}}),
         "warning", "nodePools.p.efa.networkInterfaces",
         case("karpenter", {"p": P5})),
+    "efa-static-layout-uniform": (
+        case("karpenter", {"p": {"instanceTypes": ["p5.48xlarge", "p5en.48xlarge"], **STATIC}}),
+        "error", "nodePools.p.instanceTypes",
+        case("karpenter", {"p": {"instanceTypes": ["p5.48xlarge", "p5e.48xlarge"], **STATIC}})),
     "efa-private-subnets": (
         case("karpenter", {"p": {**P5, "subnets": "public"}}),
         "error", "nodePools.p.subnets",

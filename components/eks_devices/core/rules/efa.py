@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eks_devices.core.derive.pools import efa_layouts
 from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, pool_types, rule, warning
 
@@ -32,6 +33,27 @@ def _efa_partial_interfaces(plan: Plan) -> Iterator[Verdict]:
                           f"the layout has {efas} EFA interface(s) but the instance types support up to {most}; "
                           "the scheduler assumes all of them and can launch nodes that cannot satisfy claims",
                           "remove efa.networkInterfaces, or make the pool static")
+
+
+@rule("efa-static-layout-uniform", "a static EFA pool's instance types share one EFA interface layout")
+def _efa_static_layout_uniform(plan: Plan) -> Iterator[Verdict]:
+    """A static pool lists one interface layout on its NodeClass or launch template. Karpenter leaves out
+    the types a layout does not fit (v1.14.1 `pkg/providers/instancetype/compatibility/compatibility.go`),
+    and a type with more EFA-capable cards than the layout names launches with fewer EFAs than it has."""
+    for pool in plan.pools.values():
+        if (pool.provisioning != "static" or pool.manager("efa") == "none"
+                or pool.config.efa.network_interfaces is not None):
+            continue
+        groups = efa_layouts(pool_types(pool))
+        if len(groups) > 1:
+            listing = "; ".join(f"{', '.join(names)}: {sum(t != 'interface' for *_, t in key)} EFA interface(s)"
+                                for key, names in groups.items())
+            yield error(at(pool, "instanceTypes"),
+                        f"the pool is static, so the toolkit lists one EFA interface layout for all its nodes, but "
+                        f"its instance types need different ones ({listing}): some would launch with fewer EFAs "
+                        "than they have, or not at all",
+                        "allow only instance types with the same EFA network cards (one pool per layout), or set "
+                        "efa.networkInterfaces to a layout every type of the pool has")
 
 
 @rule("efa-private-subnets", "EFA pools need private subnets with a NAT route")
