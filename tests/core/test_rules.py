@@ -108,6 +108,16 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
              helmValues={"karpenter": {"settings": {"enableDRA": True, "awsFeatureGates": None}}}),
         "error", "helmValues.karpenter.settings",
         case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}})),
+    "karpenter-shared-instance-types": (
+        case("karpenter", {"a": P5, "b": {**P5, "devices": {"nvidia": "device-plugin", "efa": "device-plugin"}}}),
+        "warning", "nodePools.a.instanceTypes",
+        case("karpenter", {"a": P5, "b": {**P5, **STATIC, "devices": {"nvidia": "device-plugin",
+                                                                       "efa": "device-plugin"}}})),
+    "karpenter-enable-dra-one-driver": (
+        case("karpenter", {"a": P5, "b": {"instanceTypes": ["p4d.24xlarge"], "devices": {"efa": "device-plugin"}}}),
+        "warning", "nodePools.b.devices.efa",
+        case("karpenter", {"a": {**P5, "devices": {"efa": "device-plugin"}},
+                           "b": {"instanceTypes": ["p4d.24xlarge"], "devices": {"efa": "device-plugin"}}})),
     "karpenter-compute-domains-static-only": (
         case("karpenter", {"p": {**P5, "computeDomains": True}}),
         "error", "nodePools.p.computeDomains",
