@@ -150,7 +150,12 @@ def test_auto_mode_has_one_node_class_per_distinct_configuration() -> None:
         assert spec["role"] == "ml-node"
         assert spec["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "ml"}}]
         assert spec["ephemeralStorage"] == {"size": "200Gi"}
-        assert "advancedNetworking" not in spec  # Auto Mode puts an EFA on every EFA card itself
+        # dynamic pools: Auto Mode puts an EFA on every EFA card itself; the static EFA pool lists them
+        layout = spec.get("advancedNetworking", {}).get("networkInterfaces")
+        if cls["metadata"]["name"] == efa_class:
+            assert layout == list(efa_interface_layout(catalog.instance_types()["p5.48xlarge"]))
+        else:
+            assert layout is None
         assert "capacityReservationSelectorTerms" not in spec
         assert "tags" not in spec  # Auto Mode's managed policies reject user tags on its instances
 
@@ -190,7 +195,11 @@ def test_karpenter_has_one_ec2_node_class_per_pool() -> None:
         assert spec["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "ml"}}]
         assert {"tags": {"karpenter.sh/discovery": "ml"}} in spec["securityGroupSelectorTerms"]
         assert ({"id": "sg-0efa"} in spec["securityGroupSelectorTerms"]) == (pool.manager("efa") != "none")
-        assert "networkInterfaces" not in spec  # Karpenter puts an EFA on every EFA card itself
+        if pool.provisioning == "dynamic" or pool.manager("efa") == "none":
+            assert "networkInterfaces" not in spec  # Karpenter puts an EFA on every EFA card itself
+        else:  # a static NodeClaim requests no EFA: without the list the node gets none
+            expected = efa_interface_layout(catalog.instance_types()[pool.instance_types[0]])
+            assert spec["networkInterfaces"] == list(expected)
 
 
 def test_block_devices_are_sized_from_the_pool() -> None:
@@ -343,6 +352,17 @@ BREAKAGES = {
     "efa interface type": ("ec2", lambda o: o["spec"].update(networkInterfaces=[
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
         {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa"}])),
+    "interface slot twice": ("ec2", lambda o: o["spec"].update(networkInterfaces=[
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+        {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"},
+        {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "interface"}])),
+    "two efa-only on one card": ("auto", lambda o: o["spec"].update(advancedNetworking={"networkInterfaces": [
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+        {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"},
+        {"networkCardIndex": 1, "deviceIndex": 1, "interfaceType": "efa-only"}]})),
+    "more than 150 interfaces": ("ec2", lambda o: o["spec"].update(networkInterfaces=[
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}] + [
+        {"networkCardIndex": c, "deviceIndex": 0 if c else 1, "interfaceType": "efa-only"} for c in range(150)])),
     "restricted tag": ("ec2", lambda o: o["spec"]["tags"].update({"kubernetes.io/cluster/ml": "owned"})),
     "NodeClass named default": ("auto", lambda o: o["metadata"].update(name="default")),
     "NodeClass without role": ("auto", lambda o: o["spec"].pop("role")),

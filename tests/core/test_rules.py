@@ -83,6 +83,10 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("karpenter", {"p": {**P5, "efa": {"networkInterfaces": LAYOUT_1}}}),
         "warning", "nodePools.p.efa.networkInterfaces",
         case("karpenter", {"p": P5})),
+    "efa-static-layout-uniform": (
+        case("karpenter", {"p": {"instanceTypes": ["p5.48xlarge", "p5en.48xlarge"], **STATIC}}),
+        "error", "nodePools.p.instanceTypes",
+        case("karpenter", {"p": {"instanceTypes": ["p5.48xlarge", "p5e.48xlarge"], **STATIC}})),
     "efa-private-subnets": (
         case("karpenter", {"p": {**P5, "subnets": "public"}}),
         "error", "nodePools.p.subnets",
@@ -104,6 +108,16 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
              helmValues={"karpenter": {"settings": {"enableDRA": True, "awsFeatureGates": None}}}),
         "error", "helmValues.karpenter.settings",
         case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}})),
+    "karpenter-shared-instance-types": (
+        case("karpenter", {"a": P5, "b": {**P5, "devices": {"nvidia": "device-plugin", "efa": "device-plugin"}}}),
+        "warning", "nodePools.a.instanceTypes",
+        case("karpenter", {"a": P5, "b": {**P5, **STATIC, "devices": {"nvidia": "device-plugin",
+                                                                       "efa": "device-plugin"}}})),
+    "karpenter-enable-dra-one-driver": (
+        case("karpenter", {"a": P5, "b": {"instanceTypes": ["p4d.24xlarge"], "devices": {"efa": "device-plugin"}}}),
+        "warning", "nodePools.b.devices.efa",
+        case("karpenter", {"a": {**P5, "devices": {"efa": "device-plugin"}},
+                           "b": {"instanceTypes": ["p4d.24xlarge"], "devices": {"efa": "device-plugin"}}})),
     "karpenter-compute-domains-static-only": (
         case("karpenter", {"p": {**P5, "computeDomains": True}}),
         "error", "nodePools.p.computeDomains",

@@ -38,11 +38,19 @@ def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -
 def _node_kwargs(pool: PoolPlan) -> dict[str, Any]:
     sharing = pool.config.gpu_sharing
     shares = pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)
-    layout = pool.config.efa.network_interfaces  # a declared layout may attach fewer EFAs than cards
     return {"mig_profile": sharing.profile if sharing.strategy == "mig" else None,
             "gpu_shares": int(shares) if shares and shares.isdigit() else None,
             "compute_domains": pool.config.compute_domains,
-            "efa_interfaces": None if layout is None else sum(n.interface_type != "interface" for n in layout)}
+            "efa_interfaces": efa_interfaces(pool)}
+
+
+def efa_interfaces(pool: PoolPlan) -> int | None:
+    """The EFA interfaces a node of the pool really gets: those of its layout (configured, or
+    generated for a static pool: the same on every type the pool may launch, or refused), else
+    None, meaning one on every EFA-capable card (what Karpenter and Auto Mode attach on dynamic
+    pools for the pods that request EFA)."""
+    layout = pool.network_interfaces
+    return None if layout is None else sum(n["interfaceType"] != "interface" for n in layout)
 
 
 def _not_launched(instance_type: str) -> NodeFit | None:
@@ -67,8 +75,10 @@ def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Seq
     return PoolFit(pool.name, nodes, describe(nodes, built.shared))
 
 
-def _hardware(itype: catalog.InstanceType, family: str) -> int:
-    return {"nvidia": itype.gpu_count, "efa": itype.max_efa_interfaces if itype.has_efa else 0,
+def _hardware(itype: catalog.InstanceType, family: str, pool: PoolPlan) -> int:
+    efas = itype.max_efa_interfaces if itype.has_efa else 0
+    attached = efa_interfaces(pool)
+    return {"nvidia": itype.gpu_count, "efa": efas if attached is None else min(efas, attached),
             "neuron": itype.neuron_count}[family]
 
 
@@ -100,7 +110,7 @@ def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: S
                 dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))
                 per_type[t].append(fit_node(request, classes, inventory(t, dra, **_node_kwargs(pool)), t))
                 continue
-            have = _hardware(catalog.instance_types()[t], family)
+            have = _hardware(catalog.instance_types()[t], family, pool)
             sharing = pool.config.gpu_sharing
             if family == "nvidia" and sharing.strategy == "time-slicing" and sharing.replicas:
                 have *= sharing.replicas

@@ -31,13 +31,37 @@ def efa_interface_layout(itype: catalog.InstanceType) -> tuple[dict[str, Any], .
     """The EKS-recommended launch-template interfaces for an EFA instance type: an ENA `interface`
     at card 0 / device 0, then an `efa-only` interface on every EFA-capable card (device 1 on card 0,
     which the primary interface holds). Where the sources do not say which cards take an EFA, the
-    first `max_efa_interfaces` cards are assumed."""
-    cards = itype.efa_cards if itype.efa_cards is not None else tuple(range(itype.max_efa_interfaces))
+    first `max_efa_interfaces` cards are assumed (EC2 user guide, "Maximize network bandwidth on
+    Amazon EC2 instances with multiple network cards"; EKS user guide, EFA page)."""
+    cards = (itype.efa_cards if itype.efa_cards is not None else tuple(range(itype.max_efa_interfaces))
+             ) if itype.has_efa else ()
     layout: list[dict[str, Any]] = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]
     for card in cards:
         layout.append({"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0,
                        "interfaceType": "efa-only"})
     return tuple(layout)
+
+
+def needs_efa_layout(spec: Spec, pool: NodePool, managers: dict[Family, Resolution]) -> bool:
+    """Whether the toolkit must list the pool's interfaces: every static pool whose EFA is managed.
+    Karpenter and Auto Mode attach EFA interfaces only for pods requesting `vpc.amazonaws.com/efa`
+    or when the NodeClass lists them (karpenter-provider-aws v1.14.1 `pkg/providers/instance/
+    instance.go` ~706, `designs/efa-for-static-capacity.md`); a static NodeClaim carries no pod
+    requests, so without a list its node gets one ENA interface and no EFA. The EKS page "Manage
+    hardware devices on Amazon EKS" keeps the static layout (`advancedNetworking.networkInterfaces`
+    / `spec.networkInterfaces`) for static capacity. Managed node groups launch from the toolkit's
+    template, which must list them too. Dynamic pools are left unset: Karpenter and Auto Mode put an
+    EFA on every EFA-capable card for the pods that ask, which their DRA device metadata assumes."""
+    return managers["efa"].manager != "none" and spec.provisioning(pool) == "static"
+
+
+def efa_layouts(types: list[catalog.InstanceType]) -> dict[tuple[tuple[int, int, str], ...], list[str]]:
+    """The pool's instance types grouped by the interface layout each needs (one key: one layout)."""
+    out: dict[tuple[tuple[int, int, str], ...], list[str]] = {}
+    for t in types:
+        key = tuple((n["networkCardIndex"], n["deviceIndex"], n["interfaceType"]) for n in efa_interface_layout(t))
+        out.setdefault(key, []).append(t.name)
+    return out
 
 
 def _labels(spec: Spec, name: str, pool: NodePool, managers: dict[Family, Resolution]) -> dict[str, str]:
@@ -95,7 +119,8 @@ def _pool_plan(spec: Spec, name: str, pool: NodePool) -> PoolPlan:
     layout: tuple[dict[str, Any], ...] | None = None
     if pool.efa.network_interfaces is not None:
         layout = tuple(n.model_dump(by_alias=True) for n in pool.efa.network_interfaces)
-    elif spec.mode == "managed-node-groups" and managers["efa"].manager != "none":
+    elif needs_efa_layout(spec, pool, managers):
+        # one layout per pool; types needing another are refused by `efa-static-layout-uniform`
         layout = efa_interface_layout(min(types, key=lambda t: t.max_efa_interfaces))
     annotations = {}
     if _uses_consumable_capacity(spec, pool, managers):

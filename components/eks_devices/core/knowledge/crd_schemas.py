@@ -67,8 +67,10 @@ def _object(api_version: str, kind: str, spec: dict[str, Any], metadata: dict[st
         "apiVersion": {"const": api_version}, "kind": {"const": kind}, "metadata": metadata, "spec": spec}}
 
 
+# karpenter-provider-aws v1.14.1 `pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml` ~571-605 (the Auto
+# Mode NodeClass takes the same list under advancedNetworking); its two CEL rules are `_layout_problems`.
 _NETWORK_INTERFACES = {
-    "type": "array", "minItems": 1,
+    "type": "array", "minItems": 1, "maxItems": 150,
     "items": {"type": "object", "required": ["networkCardIndex", "deviceIndex", "interfaceType"],
               "additionalProperties": False, "properties": {
                   "networkCardIndex": {"type": "integer", "minimum": 0},
@@ -207,4 +209,24 @@ def validate(obj: dict[str, Any]) -> list[str]:
     for error in sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in error.absolute_path) or "(object)"
         problems.append(f"{where}: {error.message}")
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    for where, layout in (("spec.networkInterfaces", spec.get("networkInterfaces")),
+                          ("spec.advancedNetworking.networkInterfaces",
+                           (spec.get("advancedNetworking") or {}).get("networkInterfaces"))):
+        if isinstance(layout, list):
+            problems += [f"{where}: {p}" for p in _layout_problems(layout)]
     return problems
+
+
+def _layout_problems(layout: list[Any]) -> list[str]:
+    """The interface list's CEL rule: no card/device pair twice, at most one `efa-only` per card."""
+    slots: dict[tuple[Any, Any], int] = {}
+    efa_only: dict[Any, int] = {}
+    for nic in layout:
+        if isinstance(nic, dict):
+            slot = (nic.get("networkCardIndex"), nic.get("deviceIndex"))
+            slots[slot] = slots.get(slot, 0) + 1
+            if nic.get("interfaceType") == "efa-only":
+                efa_only[slot[0]] = efa_only.get(slot[0], 0) + 1
+    return ([f"card {c} device {d} appears {n} times" for (c, d), n in slots.items() if n > 1]
+            + [f"card {c} has {n} efa-only interfaces (at most one)" for c, n in efa_only.items() if n > 1])

@@ -239,8 +239,9 @@ def capacity_reservation_terms(pool: PoolPlan) -> list[dict[str, str]]:
 
 
 def network_interfaces(pool: PoolPlan) -> list[dict[str, Any]] | None:
-    """The configured interface layout, or None: left unset, Auto Mode and Karpenter put an EFA on
-    every EFA card, which is what their DRA device metadata assumes."""
+    """The plan's interface layout (configured, or generated for a static EFA pool), or None: left
+    unset on a dynamic pool, Auto Mode and Karpenter put an EFA on every EFA card for the pods that
+    request one, which is what their DRA device metadata assumes."""
     if pool.network_interfaces is None:
         return None
     return [{"networkCardIndex": n["networkCardIndex"], "deviceIndex": n["deviceIndex"],

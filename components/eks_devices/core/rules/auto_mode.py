@@ -30,7 +30,8 @@ def _auto_mode_no_compute_domains(plan: Plan) -> Iterator[Verdict]:
         if pool.config.compute_domains:
             yield error(at(pool, "computeDomains"),
                         "Auto Mode does not support NVIDIA ComputeDomains (multi-node NVLink)",
-                        "use a static Karpenter pool or a managed node group for ComputeDomains")
+                        "use a static Karpenter pool (cluster.mode: karpenter, provisioning: static with replicas) "
+                        "or a managed node group for ComputeDomains")
 
 
 @rule("auto-mode-neuron-plugin-only", "Neuron stays on the plugin in Auto Mode", modes=("auto-mode",))
@@ -53,21 +54,22 @@ def _device_classes_present(plan: Plan) -> Iterator[Verdict]:
                     "set cluster.autoMode.createDeviceClasses: true")
 
 
-@rule("static-pool-device-manager-label", "static Auto Mode pools carry their DRA label, uncontradicted",
-      modes=("auto-mode",))
+@rule("static-pool-device-manager-label", "Auto Mode pools' device-manager labels match their managers (static "
+      "DRA pools need theirs)", modes=("auto-mode",))
 def _static_pool_label(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         for family in ("nvidia", "efa"):
             label = eks_manager_label(family)  # type: ignore[arg-type]
             manager = pool.manager(family)  # type: ignore[arg-type]
             actual = pool.labels.get(label)
-            wrong = (manager == "dra" and pool.provisioning == "static" and actual != "dra") or (
+            static = pool.provisioning == "static"
+            wrong = (manager == "dra" and static and actual != "dra") or (
                 manager != "none" and actual is not None and actual != manager)
             if wrong:
+                why = (" (a static pool without it runs the device plugin)" if manager == "dra" and static else
+                       f": Auto Mode would run the {family} {actual} on every node of the pool")
                 yield error(at(pool, f"labels.{label}"),
-                            f"the pool's {family} manager is {manager} but its label {label} is "
-                            f"{actual!r}" + (" (a static pool without it runs the device plugin)"
-                                             if manager == "dra" else ""),
+                            f"the pool's {family} manager is {manager} but its label {label} is {actual!r}{why}",
                             f"remove {label} from the pool's labels; the toolkit sets it from devices.{family}")
 
 

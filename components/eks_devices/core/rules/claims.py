@@ -84,8 +84,8 @@ def _claim_device_class_missing(plan: Plan) -> Iterator[Verdict]:
             yield error(_at(claim),
                         f"the claim names DeviceClass {', '.join(claim.missing_classes)}, which no driver or the "
                         f"toolkit creates in this {plan.mode} cluster: its Pods stay Pending",
-                        f"use one of {', '.join(known) or 'no classes (no pool runs a DRA driver)'}, or set the "
-                        "matching pool's devices to dra")
+                        f"name one of {', '.join(known) or 'no classes (no pool runs a DRA driver)'} in the claim's "
+                        "requests, or set the matching pool's devices to dra")
 
 
 @rule("claim-unsatisfiable", "no instance type of the claim's pool can allocate it (counts, selectors, topology)")
@@ -98,8 +98,8 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Verdict]:
                 continue
             yield error(_at(claim, "pools"),
                         f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}",
-                        "change the claim (counts, selectors, alignment) or target a pool whose instance types "
-                        "can satisfy it; `eks-devices preview` shows what each instance type offers")
+                        "change the claim (count, model, selectors, alignWith) or its pools to ones whose instance "
+                        "types can satisfy it; `eks-devices preview` shows what each instance type offers")
 
 
 @rule("claim-fit-undetermined", "a claim whose fit the offline model cannot settle: the search gave up, or it fails "
@@ -150,6 +150,7 @@ def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
             yield error(_at(claim),
                         f"selectors read {', '.join(unknown)}, which Karpenter cannot know before launching a "
                         f"node for dynamic pool(s) {', '.join(dynamic)}: the Pod never gets a node",
-                        "select on productName, architecture, brand, cudaComputeCapability or type (GPUs) and "
+                        "in the requests' selectors, select on productName, architecture, brand, cudaComputeCapability "
+                        "or type (GPUs) and "
                         "pciDevice, pciVendor, pciSubsystem, rdma or numaNode (EFA); use pcieRoot and driver "
                         "versions only in matchAttribute constraints, or target a static pool")

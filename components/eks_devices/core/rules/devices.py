@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from eks_devices.core.derive import scope
 from eks_devices.core.model import Plan
+from eks_devices.core.names import eks_manager_label
 from eks_devices.core.rules.registry import Verdict, at, error, rule, warning
 from eks_devices.core.values import dig
 
@@ -17,10 +18,25 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
         pool = plan.pools.get(overlap.pool)  # None for a release that lost its scope ("*")
         if any(r.source == "bottlerocket" for r in overlap.running) and pool and pool.manager("nvidia") == "dra":
             continue  # reported by bottlerocket-bundled-plugin with its own fix
+        if plan.mode == "auto-mode":
+            # Auto Mode installs nothing: only a pool label that contradicts the plan picks another manager
+            label = eks_manager_label(overlap.family) if overlap.family in ("nvidia", "efa") else None
+            path = (f"nodePools.{overlap.pool}.labels.{label}" if pool and label and label in pool.config.labels
+                    else f"nodePools.{overlap.pool}.devices.{overlap.family}")
+            yield error(path, overlap.problem,
+                        f"remove the device-manager labels from nodePools.{overlap.pool}.labels; the toolkit sets "
+                        f"them from devices.{overlap.family}")
+            continue
         serving = pool.releases.get(overlap.family) if pool else None
         overridden = [r.source for r in overlap.running if r.source in plan.spec.helm_values] + (
             [serving] if serving in plan.spec.helm_values else [])
         path = f"helmValues.{overridden[0]}" if overridden else f"nodePools.{overlap.pool}.devices.{overlap.family}"
+        if pool and not overridden and not overlap.running and overlap.instance_type:
+            # nothing runs although the scope is intact: the chart itself keeps off this instance type
+            yield error(path, f"{overlap.problem} (the {serving} chart does not run on {overlap.instance_type})",
+                        f"set devices.{overlap.family}: auto (or device-plugin) on this pool, or allow only "
+                        "instance types the chart runs on")
+            continue
         yield error(path, overlap.problem,
                     "keep each release's nodeSelector on its eks-devices.io/device-manager-<family> label "
                     "(do not override nodeSelector/affinity/enabled in helmValues) and keep the pool's "
@@ -54,7 +70,7 @@ def _mig_partitions(plan: Plan) -> Iterator[Verdict]:
                       "once the node's GPUs are partitioned (DynamicMIG needs Hopper or later GPUs and Kubernetes "
                       "1.36 on every DRA MIG pool)",
                       "partition at node start (e.g. nvidia-mig-parted in the node's user data), or use "
-                      "Hopper-or-later instance types with the NVIDIA DRA driver")
+                      "Hopper-or-later instanceTypes (and a gpuSharing.profile they offer) with the NVIDIA DRA driver")
 
 
 @rule("nvidia-dra-feature-gates", "an MPS claim needs the driver's `MPSSupport` gate, which excludes `DynamicMIG` "

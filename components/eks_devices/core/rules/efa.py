@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from eks_devices.core.derive.pools import efa_layouts
 from eks_devices.core.knowledge import catalog
-from eks_devices.core.model import Plan
+from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, pool_types, rule, warning
 
 
@@ -43,6 +44,27 @@ def _efa_partial_interfaces(plan: Plan) -> Iterator[Verdict]:
                           "remove efa.networkInterfaces, or make the pool static")
 
 
+@rule("efa-static-layout-uniform", "a static EFA pool's instance types share one EFA interface layout")
+def _efa_static_layout_uniform(plan: Plan) -> Iterator[Verdict]:
+    """A static pool lists one interface layout on its NodeClass or launch template. Karpenter leaves out
+    the types a layout does not fit (v1.14.1 `pkg/providers/instancetype/compatibility/compatibility.go`),
+    and a type with more EFA-capable cards than the layout names launches with fewer EFAs than it has."""
+    for pool in plan.pools.values():
+        if (pool.provisioning != "static" or pool.manager("efa") == "none"
+                or pool.config.efa.network_interfaces is not None):
+            continue
+        groups = efa_layouts(pool_types(pool))
+        if len(groups) > 1:
+            listing = "; ".join(f"{', '.join(names)}: {sum(t != 'interface' for *_, t in key)} EFA interface(s)"
+                                for key, names in groups.items())
+            yield error(at(pool, "instanceTypes"),
+                        f"the pool is static, so the toolkit lists one EFA interface layout for all its nodes, but "
+                        f"its instance types need different ones ({listing}): some would launch with fewer EFAs "
+                        "than they have, or not at all",
+                        "list only instance types with the same EFA network cards in instanceTypes (one pool per "
+                        "layout), or set efa.networkInterfaces to a layout every type of the pool has")
+
+
 @rule("efa-private-subnets", "EFA pools need private subnets with a NAT route")
 def _efa_private_subnets(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
@@ -70,8 +92,23 @@ def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
         if wrong:
             yield error(at(pool, "efa.alignWith"),
                         f"topology-aligned EFA with {align} needs DRA for both, but {' and '.join(wrong)} "
-                        "(the EFA device plugin publishes no PCIe topology)",
-                        f"set devices.efa and devices.{other} to dra (or auto on a version that supports it)")
+                        "(the EFA device plugin publishes no PCIe topology)", _alignment_fix(plan, pool, other))
+
+
+def _alignment_fix(plan: Plan, pool: PoolPlan, other: str) -> str:
+    """A fix that can be applied: DRA where the pool can have it, else what can."""
+    if plan.mode == "auto-mode" and other == "neuron":
+        return ("remove efa.alignWith: Auto Mode runs Neuron on the device plugin only (aligned Neuron + EFA needs "
+                "a static Karpenter pool or a managed node group)")
+    families = [f for f in ("efa", other) if pool.manager(f) != "dra"]  # type: ignore[arg-type]
+    lacking = sorted({t.name for t in pool_types(pool) for f in families if t.has(f) and not (
+        t.auto_mode_dra_metadata if plan.mode == "auto-mode" else t.karpenter_dra_metadata)})
+    dra = " and ".join(f"devices.{f}" for f in families) + " to dra"
+    if pool.provisioning == "dynamic" and plan.mode != "managed-node-groups" and lacking:
+        return (f"make the pool static (provisioning: static with replicas) and set {dra}: {plan.mode} has no DRA "
+                f"device metadata for {', '.join(lacking)}, so a dynamic pool cannot launch them for DRA claims; "
+                "or remove efa.alignWith")
+    return f"set {dra} (or auto on a version that supports it), or remove efa.alignWith"
 
 
 @rule("placement-group-with-reservation", "no auto-created placement group on reserved / capacity-block EFA pools "

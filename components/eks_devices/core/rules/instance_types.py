@@ -24,7 +24,8 @@ def _dra_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
             yield error(at(pool, "instanceTypes"),
                         f"{plan.mode} has no DRA device metadata for {', '.join(sorted(bad))}: dynamic "
                         f"provisioning never launches them for {family} claims",
-                        f"remove them from this pool, make the pool static, or use devices.{family}: device-plugin")
+                        f"remove them from this pool's instanceTypes, make the pool static (provisioning: static "
+                        f"with replicas), or use devices.{family}: device-plugin")
 
 
 @rule("efa-unsupported-instance-type", "EFA managers need EFA-capable types")
@@ -59,7 +60,7 @@ def _mig_unsupported_gpu(plan: Plan) -> Iterator[Verdict]:
         if bad:
             yield error(at(pool, "gpuSharing.strategy"),
                         f"MIG is not available on {', '.join(bad)}",
-                        "use A100/H100/H200/B200/B300 instance types (p4d, p5, p5e, p5en, p6) or time-slicing")
+                        "use A100/H100/H200/B200/B300 instanceTypes (p4d, p5, p5e, p5en, p6) or time-slicing")
 
 
 @rule("gpu-sharing-needs-nvidia", "sharing, shared claims and ComputeDomains need the right NVIDIA manager")
@@ -93,7 +94,8 @@ def _p6e_gb200_prerequisites(plan: Plan) -> Iterator[Verdict]:
             continue
         if pool.capacity != "capacity-block":
             yield error(at(pool, "capacity"), "p6e-gb200 is sold as Capacity Blocks only",
-                        "set capacity: capacity-block with the block's reservation id")
+                        "set capacity: capacity-block with the block's id in capacityReservationIds, its "
+                        "availabilityZone and placementGroup: false (the block places its instances)")
         if pool.ami != "al2023":
             yield error(at(pool, "ami"), "p6e-gb200 needs the AL2023 ARM NVIDIA AMI",
                         "set ami: al2023")

@@ -8,9 +8,18 @@ from eks_devices.core.derive.karpenter_gates import dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
 from eks_devices.core.knowledge import versions
 from eks_devices.core.manifests.nodes import refused_template_label
-from eks_devices.core.model import Plan
-from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION
-from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, refused_labels, rule, warning
+from eks_devices.core.model import Plan, PoolPlan
+from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
+from eks_devices.core.rules.registry import (
+    Verdict,
+    at,
+    dra_pools,
+    error,
+    pool_types,
+    refused_labels,
+    rule,
+    warning,
+)
 from eks_devices.core.values import dig
 
 
@@ -51,7 +60,7 @@ def _node_pool_karpenter_labels(plan: Plan) -> Iterator[Verdict]:
     for pool, key in refused_labels(plan, refused_template_label):
         yield error(at(pool, f"labels.{key}"),
                     f"Karpenter's NodePool refuses the template label {key}: Karpenter keeps it for itself",
-                    "use a label under your own prefix")
+                    "rename it in labels to a key under your own prefix")
 
 
 @rule("karpenter-compute-domains-static-only", "ComputeDomains only on static Karpenter pools", modes=("karpenter",))
@@ -131,3 +140,56 @@ def _karpenter_time_slicing_shares(plan: Plan) -> Iterator[Verdict]:
                     f"the NVIDIA DRA driver publishes one share count for every GPU, but the pools ask for "
                     f"different ones ({listing}): Karpenter would pack claims the driver cannot serve",
                     "give every DRA time-slicing pool the same gpuSharing.replicas")
+
+
+def _dynamic_dra_types(plan: Plan, pool: PoolPlan, family: str) -> set[str]:
+    """The pool's types Karpenter may launch for a `family` DRA claim: the family's hardware and Karpenter's
+    device metadata for the type (which holds for every NodePool allowing it, whatever its manager)."""
+    if pool.provisioning != "dynamic":
+        return set()
+    return {t.name for t in pool_types(pool) if t.has(family) and t.karpenter_dra_metadata}
+
+
+@rule("karpenter-shared-instance-types", "dynamic pools sharing an instance type with different managers for a "
+      "family: DRA pods must select the DRA pool (warning)", modes=("karpenter",))
+def _karpenter_shared_instance_types(plan: Plan) -> Iterator[Verdict]:
+    """Karpenter's DRA device metadata applies to every NodePool that allows a supported instance type
+    (EKS "Manage hardware devices on Amazon EKS", Using DRA with Karpenter): for a DRA claim it may
+    launch the type from a pool that runs the device plugin, where the claim never allocates."""
+    for pool, family in dra_pools(plan):
+        mine = _dynamic_dra_types(plan, pool, family)
+        others = {o.name: sorted(mine & _dynamic_dra_types(plan, o, family)) for o in plan.pools.values()
+                  if o.name != pool.name and o.manager(family) != "dra"}  # type: ignore[arg-type]
+        shared = {name: types for name, types in others.items() if types}
+        if shared:
+            listing = "; ".join(f"{name} ({', '.join(types)})" for name, types in sorted(shared.items()))
+            label = manager_label(family)  # type: ignore[arg-type]
+            yield warning(at(pool, "instanceTypes"),
+                          f"dynamic pools {listing} allow the same instance types without the {family} DRA driver: "
+                          f"Karpenter may launch a node from them for a {family} DRA claim, which then never "
+                          "allocates", f"give every {family} DRA pod the nodeSelector {label}: dra (the toolkit's "
+                          "claims carry it), or list these instanceTypes in one of the pools only")
+
+
+@rule("karpenter-enable-dra-one-driver", "`enableDRA` assumes both DRA drivers on every dynamic DRA pool (warning)",
+      modes=("karpenter",))
+def _karpenter_enable_dra_one_driver(plan: Plan) -> Iterator[Verdict]:
+    """The derived `settings.enableDRA` turns on Karpenter's NVIDIA and EFA metadata for every pool
+    (EKS "Manage hardware devices on Amazon EKS": "assumes that both the NVIDIA and EFA DRA drivers run on
+    your DRA nodes"); a dynamic DRA pool running one of them gets nodes launched for the other's claims."""
+    if plan.karpenter is None or not plan.karpenter.dra_settings.get("enableDRA"):
+        return
+    for pool in plan.pools.values():
+        running = [f for f in ("nvidia", "efa") if pool.manager(f) == "dra"]  # type: ignore[arg-type]
+        if len(running) != 1:
+            continue
+        missing = "efa" if running == ["nvidia"] else "nvidia"
+        types = sorted(_dynamic_dra_types(plan, pool, missing))
+        if types:
+            yield warning(at(pool, f"devices.{missing}"),
+                          f"settings.enableDRA is on (the dynamic pools run both DRA drivers), so Karpenter assumes "
+                          f"{', '.join(types)} nodes of this pool offer {missing} DRA devices, but the pool runs "
+                          f"the {missing} {pool.manager(missing)}: {missing} DRA claims can launch nodes here that "  # type: ignore[arg-type]
+                          "never serve them",
+                          f"set devices.{missing}: dra on this pool, or give every {missing} DRA pod the "
+                          f"nodeSelector {manager_label(missing)}: dra")  # type: ignore[arg-type]

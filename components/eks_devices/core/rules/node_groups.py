@@ -34,7 +34,7 @@ def _mng_shape(plan: Plan) -> Iterator[Verdict]:
         if len(archs) > 1:
             yield error(at(pool, "instanceTypes"),
                         f"a node group runs one AMI, so one architecture (given {', '.join(archs)})",
-                        "split the pool into one pool per architecture")
+                        "split the pool into one pool per architecture (each with the instanceTypes of one)")
         if pool.ami == "al2023" and pool.has_hardware("neuron") and pool.architecture != "x86_64":
             yield error(at(pool, "instanceTypes"), "EKS has no arm64 AL2023 Neuron AMI",
                         "use x86_64 Neuron instance types")

@@ -16,14 +16,15 @@ def _public_endpoint_open(plan: Plan) -> Iterator[Verdict]:
         if ipaddress.ip_network(cidr, strict=False).prefixlen == 0:
             yield warning("cluster.endpoint.publicAccessCidrs",
                           f"the public API endpoint accepts connections from {cidr}, the whole internet",
-                          "list the CIDRs of your offices, VPN or CI runners, or keep only the private endpoint")
+                          "list the CIDRs of your offices, VPN or CI runners in cluster.endpoint.publicAccessCidrs, "
+                          "or keep only the private endpoint")
 
 
 @rule("control-plane-logging-off", "control-plane logs switched off (warning)")
 def _control_plane_logging_off(plan: Plan) -> Iterator[Verdict]:
     if not plan.spec.cluster.logging:
         yield warning("cluster.logging", "no control-plane log type is enabled: API and audit activity go unrecorded",
-                      "enable at least api, audit and authenticator (the default enables all five)")
+                      "set cluster.logging to at least api, audit and authenticator (the default enables all five)")
 
 
 @rule("pool-public-ips", "accelerator nodes on public subnets get public IPs (warning)")

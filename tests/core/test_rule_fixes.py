@@ -1,0 +1,394 @@
+"""Every finding's fix can be applied: for each rule whose fix is a config change, the change (a patch
+written here, as the fix text says it) applied to a stack where the rule fires silences the rule and
+leaves no error at all. Rules whose fix is not a config change are listed with the reason. A rule in
+neither table fails the test, so a new rule cannot be skipped silently."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from eks_devices.core.rules import RULES
+from support import stacks
+
+STATIC = {"provisioning": "static", "replicas": 1}
+P5 = {"instanceTypes": ["p5.48xlarge"]}
+TRN2 = {"instanceTypes": ["trn2.48xlarge"]}
+CB = {"capacity": "capacity-block", "capacityReservationIds": ["cr-0123456789abcdef0"],
+      "availabilityZone": "us-west-2a", "placementGroup": False}
+LAYOUT_1 = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+            {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}]
+K115 = {"karpenter": {"version": "1.15.0"}}
+
+
+class _Delete:
+    """Patch value: remove the key."""
+
+
+DELETE = _Delete()
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Patch value: replace a mapping instead of merging into it."""
+
+    value: Any
+
+
+def case(mode: str, pools: dict[str, Any], version: str | None = None, **sections: Any) -> dict[str, Any]:
+    return {"mode": mode, "pools": pools, "version": version, **sections}
+
+
+def apply(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge `patch` onto a copy of `base`; `DELETE` removes a key, `Replace` sets it whole."""
+    out = copy.deepcopy(base)
+    for key, value in patch.items():
+        if value is DELETE:
+            out.pop(key, None)
+        elif isinstance(value, Replace):
+            out[key] = copy.deepcopy(value.value)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = apply(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def pool(name: str, **changes: Any) -> dict[str, Any]:
+    return {"pools": {name: changes}}
+
+
+# slug → [(a stack where the rule fires, the patch its fix describes)]
+FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
+    "dra-kubernetes-version": [(
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra"}}}, "1.32"),
+        {"version": "1.34"})],
+    "auto-mode-dra-version": [(
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}}}, "1.35"),
+        {"version": "1.36"})],
+    "karpenter-dra-version": [(
+        case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}}, cluster={"karpenter": {"version": "1.14.1"}}),
+        {"cluster": K115})],
+    "karpenter-kubernetes-compat": [(
+        case("karpenter", {}, "1.37", cluster={"karpenter": {"version": "1.14.1"}}), {"cluster": K115})],
+    "one-manager-per-node": [
+        (case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}},
+                            "b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+              helmValues={"nvidia-device-plugin": {"nodeSelector": None}}),
+         {"helmValues": {"nvidia-device-plugin": DELETE}}),
+        (case("auto-mode", {"p": {**P5, **STATIC, "labels": {"eks.amazonaws.com/device-manager-efa": "device-plugin"}}}),
+         pool("p", labels=Replace({}))),
+        # the Neuron chart keeps its DRA driver off inf* types: nothing would serve the devices
+        (case("managed-node-groups", {"p": {"instanceTypes": ["inf2.xlarge"], **STATIC, "devices": {"neuron": "dra"}}}),
+         pool("p", devices={"neuron": "auto"})),
+    ],
+    "bottlerocket-bundled-plugin": [(
+        case("managed-node-groups", {"p": {**P5, **STATIC, "ami": "bottlerocket", "devices": {"nvidia": "dra"},
+                                           "bottlerocketSettings": {"kubelet-device-plugins": {"nvidia": {"enabled": True}}}}}),
+        pool("p", bottlerocketSettings=DELETE))],
+    "auto-mode-no-gpu-sharing": [(
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 2}}}),
+        pool("p", gpuSharing=Replace({"strategy": "shared-claim", "claimName": "s"})))],
+    "auto-mode-no-compute-domains": [(
+        case("auto-mode", {"p": {**P5, "computeDomains": True}}),
+        {"mode": "karpenter", **pool("p", **STATIC)})],
+    "auto-mode-neuron-plugin-only": [(
+        case("auto-mode", {"p": {"instanceTypes": ["inf2.xlarge"], "devices": {"neuron": "dra"}}}),
+        pool("p", devices={"neuron": "device-plugin"}))],
+    "dra-unsupported-instance-type": [(
+        case("karpenter", {"p": {"instanceTypes": ["g7e.2xlarge"], "devices": {"nvidia": "dra"}}}),
+        pool("p", **STATIC))],
+    "static-pool-device-manager-label": [
+        (case("auto-mode", {"p": {**P5, **STATIC, "labels": {"eks.amazonaws.com/device-manager-nvidia": "device-plugin"}}}),
+         pool("p", labels=Replace({}))),
+        (case("auto-mode", {"p": {**P5, "labels": {"eks.amazonaws.com/device-manager-nvidia": "device-plugin"}}}),
+         pool("p", labels=Replace({}))),
+    ],
+    "efa-interfaces-dynamic-aligned": [(
+        case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu", "networkInterfaces": LAYOUT_1}}}),
+        pool("p", efa={"networkInterfaces": DELETE}))],
+    "efa-partial-interfaces": [(
+        case("karpenter", {"p": {**P5, "efa": {"networkInterfaces": LAYOUT_1}}}),
+        pool("p", efa={"networkInterfaces": DELETE}))],
+    "efa-static-layout-uniform": [
+        (case("karpenter", {"p": {"instanceTypes": ["p5.48xlarge", "p5en.48xlarge"], **STATIC}}),
+         pool("p", instanceTypes=["p5.48xlarge"])),
+        (case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge", "p5en.48xlarge"], **STATIC}}),
+         pool("p", efa={"networkInterfaces": [
+             LAYOUT_1[0], *({"networkCardIndex": c, "deviceIndex": 1 if c == 0 else 0, "interfaceType": "efa-only"}
+                            for c in range(16))]})),
+    ],
+    "efa-private-subnets": [(case("karpenter", {"p": {**P5, "subnets": "public"}}), pool("p", subnets="private"))],
+    "efa-unsupported-instance-type": [(
+        case("karpenter", {"p": {"instanceTypes": ["g6.8xlarge", "g6.xlarge"], "devices": {"efa": "device-plugin"}}}),
+        pool("p", devices={"efa": "none"}))],
+    "topology-alignment-needs-dra": [
+        (case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu"}, "devices": {"efa": "device-plugin"}}}),
+         pool("p", devices={"efa": "dra"})),
+        # Auto Mode keeps Neuron on the plugin: the only fix is to drop the alignment
+        (case("auto-mode", {"p": {**TRN2, **STATIC, "efa": {"alignWith": "neuron"}}}),
+         pool("p", efa={"alignWith": DELETE})),
+        # Karpenter has no DRA metadata for trn2: DRA needs a static pool
+        (case("karpenter", {"p": {**TRN2, "efa": {"alignWith": "neuron"}}}),
+         pool("p", **STATIC, devices={"efa": "dra", "neuron": "dra"})),
+    ],
+    "karpenter-dra-gates-exclusive": [(
+        case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"ignoreDRARequests": False}}}),
+        {"helmValues": {"karpenter": {"settings": {"ignoreDRARequests": DELETE}}}})],
+    "karpenter-dra-gates-match-drivers": [(
+        case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}},
+             helmValues={"karpenter": {"settings": {"enableDRA": True, "awsFeatureGates": None}}}),
+        {"helmValues": {"karpenter": {"settings": {"enableDRA": DELETE, "awsFeatureGates": DELETE}}}})],
+    "karpenter-shared-instance-types": [(
+        case("karpenter", {"a": P5, "b": {**P5, "devices": {"nvidia": "device-plugin", "efa": "device-plugin"}}}),
+        pool("b", instanceTypes=["g6e.xlarge"], devices=Replace({"nvidia": "device-plugin"})))],
+    "karpenter-enable-dra-one-driver": [(
+        case("karpenter", {"a": P5, "b": {"instanceTypes": ["p4d.24xlarge"], "devices": {"efa": "device-plugin"}}}),
+        pool("b", devices={"efa": "dra"}))],
+    "karpenter-compute-domains-static-only": [(
+        case("karpenter", {"p": {**P5, "computeDomains": True}}), pool("p", **STATIC))],
+    "karpenter-mig-static-only": [(
+        case("karpenter", {"p": {"instanceTypes": ["p5.48xlarge"], "gpuSharing": {"strategy": "mig",
+                                                                                  "profile": "1g.10gb"}}}),
+        pool("p", **STATIC))],
+    "karpenter-static-capacity-gate": [(
+        case("karpenter", {"p": {**P5, **STATIC}},
+             helmValues={"karpenter": {"settings": {"featureGates": {"staticCapacity": False}}}}),
+        {"helmValues": {"karpenter": {"settings": {"featureGates": {"staticCapacity": DELETE}}}}})],
+    "karpenter-reuse-values": [(
+        case("karpenter", {}, cluster={"karpenter": {"reuseValues": True}}),
+        {"cluster": {"karpenter": {"reuseValues": False}}})],
+    "karpenter-time-slicing": [(
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}, "1.35"),
+        pool("p", devices={"nvidia": "device-plugin"}))],
+    "mig-unsupported-gpu": [(
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6e.2xlarge"], **STATIC,
+                                           "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}}),
+        pool("p", instanceTypes=["p5.48xlarge"]))],
+    "neuron-dra-version": [(
+        case("managed-node-groups", {"p": {"instanceTypes": ["trn1.32xlarge"], **STATIC, "devices": {"neuron": "dra"}}},
+             "1.33"),
+        {"version": "1.34"})],
+    "efa-dra-kubernetes-version": [(
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"efa": "dra"}}}, "1.34"),
+        {"version": "1.35"})],
+    "managed-node-group-reserved-labels": [(
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6.xlarge"], **STATIC,
+                                           "labels": {"node.kubernetes.io/role": "gpu"}}}),
+        pool("p", labels=Replace({"example.com/role": "gpu"})))],
+    "node-pool-karpenter-labels": [(
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "labels": {"team.karpenter.sh/owner": "ml"}}}),
+        pool("p", labels=Replace({"team.example.com/owner": "ml"})))],
+    "device-family-absent": [(
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"neuron": "dra"}}}),
+        pool("p", devices={"neuron": "auto"}))],
+    "device-classes-present": [(
+        case("auto-mode", {"p": P5}, cluster={"autoMode": {"createDeviceClasses": False}}),
+        {"cluster": {"autoMode": {"createDeviceClasses": True}}})],
+    "gpu-sharing-needs-nvidia": [(
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"},
+                                 "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}}),
+        pool("p", devices={"nvidia": "dra"}))],
+    "auto-mode-ignored-settings": [(
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "ami": "bottlerocket"}}), pool("p", ami=DELETE))],
+    "placement-group-with-reservation": [(
+        case("managed-node-groups", {"p": {**P5, **STATIC, **CB, "placementGroup": True}}),
+        pool("p", placementGroup=False))],
+    "p6e-gb200-prerequisites": [(
+        case("managed-node-groups", {"p": {"instanceTypes": ["p6e-gb200.36xlarge"], **STATIC,
+                                           "devices": {"nvidia": "dra"}}}),
+        pool("p", **CB, computeDomains=True))],
+    "managed-node-group-shape": [(
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge", "g5g.xlarge"], **STATIC}}),
+        pool("p", instanceTypes=["g6e.xlarge"]))],
+    "pool-public-subnets": [(
+        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}},
+             network={"vpcId": "vpc-1", "privateSubnetIds": ["subnet-1"]}),
+        {"network": {"publicSubnetIds": ["subnet-2"]}})],
+    "mig-partitions": [(
+        case("managed-node-groups", {"p": {"instanceTypes": ["p4d.24xlarge"], **STATIC,
+                                           "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}}),
+        pool("p", instanceTypes=["p5.48xlarge"], gpuSharing={"profile": "1g.10gb"}))],
+    "nvidia-dra-feature-gates": [(
+        case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC,
+                                           "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}},
+             helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}}),
+        {"helmValues": {"nvidia-dra-driver": {"featureGates": {"MPSSupport": False}}}})],
+    "helm-values-unused": [(
+        case("auto-mode", {"p": P5}, helmValues={"nvidia-dra-driver": {"logVerbosity": 4}}),
+        {"helmValues": {"nvidia-dra-driver": DELETE}})],
+    "karpenter-time-slicing-shares": [(
+        case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}},
+                           "b": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"},
+                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 2}}},
+             cluster=K115, chartVersions={"nvidia-dra-driver": "0.5.0"}),
+        pool("b", gpuSharing={"replicas": 4}))],
+    "public-endpoint-open": [(
+        case("auto-mode", {}, cluster={"endpoint": {"publicAccessCidrs": ["0.0.0.0/0"]}}),
+        {"cluster": {"endpoint": {"publicAccessCidrs": ["203.0.113.0/24"]}}})],
+    "control-plane-logging-off": [(
+        case("auto-mode", {}, cluster={"logging": []}), {"cluster": {"logging": ["api", "audit", "authenticator"]}})],
+    "pool-public-ips": [(
+        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}}), pool("p", subnets="private"))],
+    # --- claims ---
+    "efa-not-shareable": [(
+        case("managed-node-groups", {"p5": {**P5, **STATIC}},
+             claims={"x": {"pools": ["p5"], "kind": "claim", "gpus": {}, "efa": {"count": 4}, "alignWith": "gpu"}}),
+        {"claims": {"x": {"kind": "template"}}})],
+    "extended-resource-not-dra": [(
+        case("karpenter", {"gpu-dra": P5, "gpu-plugin": {"instanceTypes": ["g6e.xlarge"],
+                                                         "devices": {"nvidia": "device-plugin"}}},
+             cluster=K115, claims={"x": {"pools": ["gpu-dra"], "kind": "extended-resource",
+                                         "extendedResources": {"nvidia.com/gpu": 1}}}),
+        {"claims": {"x": {"pools": ["gpu-plugin"]}}})],
+    "claim-device-class-missing": [(
+        case("auto-mode", {"p5": {**P5, **STATIC}}, claims={"x": {"pools": ["p5"], "requests": [
+            {"name": "mig", "exactly": {"deviceClassName": "mig.nvidia.com"}}]}}),
+        {"claims": {"x": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}})],
+    "claim-unsatisfiable": [(
+        case("managed-node-groups", {"l40s": {"instanceTypes": ["g6e.48xlarge"], **STATIC}},
+             claims={"x": {"pools": ["l40s"], "gpus": {"model": "H100"}}}),
+        {"claims": {"x": {"gpus": {"model": "L40S"}}}})],
+    "karpenter-claim-selector-attributes": [(
+        case("karpenter", {"gpu-dra": P5}, cluster=K115, claims={"x": {"pools": ["gpu-dra"], "requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {
+                "expression": "device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:00'"}}]}}]}}),
+        {"claims": {"x": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
+            {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"}}]}}]}}})],
+    "claim-distinct-attribute-version": [(
+        case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.35", claims={"x": {
+            "pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}],
+            "constraints": [{"requests": ["gpus"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]}}),
+        {"version": "1.36"})],
+}
+
+# slug → why its fix is not a change to the stack's configuration
+NOT_CONFIG: dict[str, str] = {
+    "claim-fit-undetermined": "it reports a limit of the offline model (a search that gave up, or a PCIe layout "
+                              "modelled rather than published), not a fault of the stack: the claim may be right, "
+                              "and the fix is to check it on a real node",
+}
+
+
+NAMED = ("pools", "claims")  # their next key is a pool's or claim's name, not a setting
+
+
+def settings(patch: dict[str, Any], parent: str | None = None, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The setting paths a patch changes, without pool and claim names: ("devices", "efa"), ("version",)."""
+    out: list[tuple[str, ...]] = []
+    for key, value in patch.items():
+        here = path if parent in NAMED or key in NAMED else (*path, key)
+        if isinstance(value, dict) and value:
+            out += settings(value, key, here)
+        else:
+            out.append(here)
+    return out
+
+
+def _named_in(fix: str, setting: tuple[str, ...]) -> bool:
+    """The fix names the setting: its key, or for a helm value or a version the section it is in."""
+    return any(k in fix for k in setting[-1:]) or (
+        len(setting) > 1 and setting[0] in ("helmValues", "chartVersions") and setting[0] in fix)
+
+
+def _plan(kwargs: dict[str, Any]):
+    kwargs = dict(kwargs)
+    return stacks.plan(kwargs.pop("mode"), kwargs.pop("version"), kwargs.pop("pools"), **kwargs)
+
+
+def test_every_rule_has_an_applicable_fix_or_a_reason() -> None:
+    assert not set(FIXES) & set(NOT_CONFIG)
+    missing = sorted(set(RULES) - set(FIXES) - set(NOT_CONFIG))
+    assert not missing, f"rules without a fix case here or a reason in NOT_CONFIG: {missing}"
+    assert not (set(FIXES) | set(NOT_CONFIG)) - set(RULES), "cases for rules that no longer exist"
+    assert all(FIXES.values())
+
+
+@pytest.mark.parametrize(("slug", "index"), [(s, i) for s, cases in sorted(FIXES.items()) for i in range(len(cases))])
+def test_applying_the_fix_silences_the_rule_and_raises_no_error(slug: str, index: int) -> None:
+    firing, patch = FIXES[slug][index]
+    before = _plan(firing)
+    found = stacks.findings(before, slug)
+    assert found, f"{slug} does not fire on its case"
+    fixes = " ".join(f.fix for f in found)
+    unnamed = [".".join(p) for p in settings(patch) if p and not _named_in(fixes, p)]
+    assert not unnamed, f"the patch changes {unnamed}, which the fix of {slug} does not name: {fixes}"
+    after = _plan(apply(firing, patch))
+    assert not stacks.findings(after, slug), f"{slug} still fires after its fix"
+    errors = [(f.slug, f.path, f.message) for f in after.errors]
+    assert not errors, f"the fix for {slug} leaves errors: {errors}"
+
+
+# --- fixes that name what applies where -----------------------------------------------------------
+
+def _one(case_: dict[str, Any], slug: str):
+    [found] = stacks.findings(_plan(case_), slug)
+    return found
+
+
+def test_auto_mode_overlap_fix_names_the_labels_not_helm_values() -> None:
+    """Auto Mode installs no charts: helmValues cannot be the fix there."""
+    firing, _ = FIXES["one-manager-per-node"][1]
+    found = _one(firing, "one-manager-per-node")
+    assert "helmValues" not in found.fix and "labels" in found.fix
+    assert found.path == "nodePools.p.labels.eks.amazonaws.com/device-manager-efa"
+
+
+def test_a_dynamic_pool_s_contradicting_label_is_not_described_as_static() -> None:
+    firing, _ = FIXES["static-pool-device-manager-label"][1]
+    found = _one(firing, "static-pool-device-manager-label")
+    assert "static" not in found.message and "every node of the pool" in found.message
+    static, _ = FIXES["static-pool-device-manager-label"][0]
+    assert "a static pool without it runs the device plugin" in _one(static, "static-pool-device-manager-label").message
+
+
+@pytest.mark.parametrize(("index", "says", "never"), [
+    (1, "remove efa.alignWith", "devices.neuron"),  # Auto Mode: Neuron stays on the plugin
+    (2, "provisioning: static", "or auto on a version"),  # dynamic Karpenter trn2: no DRA metadata
+])
+def test_alignment_fix_suggests_only_what_the_pool_can_have(index: int, says: str, never: str) -> None:
+    firing, _ = FIXES["topology-alignment-needs-dra"][index]
+    found = _one(firing, "topology-alignment-needs-dra")
+    assert says in found.fix and never not in found.fix
+
+
+# --- Karpenter pools sharing instance types (issue 13 item 8) -------------------------------------
+
+def test_shared_instance_types_name_the_node_selector_dra_pods_need() -> None:
+    firing, _ = FIXES["karpenter-shared-instance-types"][0]
+    found = stacks.findings(_plan(firing), "karpenter-shared-instance-types")
+    assert {f.severity for f in found} == {"warning"}
+    assert {f.path for f in found} == {"nodePools.a.instanceTypes"}
+    fixes = " ".join(f.fix for f in found)
+    assert "eks-devices.io/device-manager-nvidia: dra" in fixes and "eks-devices.io/device-manager-efa: dra" in fixes
+    assert "b (p5.48xlarge)" in found[0].message
+
+
+@pytest.mark.parametrize("other", [
+    {**P5, **STATIC, "devices": {"nvidia": "device-plugin"}},  # static: Karpenter never launches it for a claim
+    {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}},  # no type in common
+    P5,  # same managers
+])
+def test_shared_instance_types_quiet_otherwise(other: dict[str, Any]) -> None:
+    assert not stacks.findings(_plan(case("karpenter", {"a": P5, "b": other})), "karpenter-shared-instance-types")
+
+
+def test_enable_dra_warns_only_when_derived_and_a_pool_runs_one_driver_on_types_with_both() -> None:
+    firing, _ = FIXES["karpenter-enable-dra-one-driver"][0]
+    plan = _plan(firing)
+    assert plan.karpenter is not None and plan.karpenter.dra_settings == {"enableDRA": True}
+    found = _one(firing, "karpenter-enable-dra-one-driver")
+    assert "p4d.24xlarge" in found.message and "eks-devices.io/device-manager-efa: dra" in found.fix
+    # single gates (only NVIDIA DRA anywhere): Karpenter assumes no EFA DRA devices
+    single = case("karpenter", {"b": {"instanceTypes": ["p4d.24xlarge"], "devices": {"efa": "device-plugin"}}})
+    assert _plan(single).karpenter.dra_settings == {"awsFeatureGates": {"draNVIDIAGPU": True}}
+    assert not stacks.findings(_plan(single), "karpenter-enable-dra-one-driver")
+    # an NVIDIA-only DRA pool on a type without EFA offers nothing Karpenter would misjudge
+    no_efa = case("karpenter", {"a": P5, "b": {"instanceTypes": ["g6e.xlarge"]}})
+    assert not stacks.findings(_plan(no_efa), "karpenter-enable-dra-one-driver")
