@@ -22,6 +22,23 @@ DEFAULT_TAINTS: dict[Family, str] = {"nvidia": "nvidia.com/gpu", "neuron": "aws.
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 DISCOVERY_TAG = "karpenter.sh/discovery"
 
+# Labels nodes carry without the toolkit asking (knowledge/node_labels.py says who sets each), and
+# the ones the device charts' default affinities select on (NFD's NVIDIA PCI / CPU-vendor labels,
+# eks-charts' Auto Mode exclusion).
+ARCH_LABEL = "kubernetes.io/arch"
+OS_LABEL = "kubernetes.io/os"
+REGION_LABEL = "topology.kubernetes.io/region"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
+KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+KARPENTER_REGISTERED_LABEL = "karpenter.sh/registered"
+KARPENTER_INITIALIZED_LABEL = "karpenter.sh/initialized"
+KARPENTER_INSTANCE_PREFIX = "karpenter.k8s.aws/instance-"
+NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
+NODEGROUP_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
+COMPUTE_TYPE_LABEL = "eks.amazonaws.com/compute-type"
+NFD_PREFIX = "feature.node.kubernetes.io/"
+
 # Component type tokens: `<package>:index:<Component>`.
 TYPE_PACKAGE = "eks-devices"
 PLATFORM_TYPE = f"{TYPE_PACKAGE}:index:Platform"
