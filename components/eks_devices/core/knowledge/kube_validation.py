@@ -105,8 +105,9 @@ def requirement_problems(expr: Any, at: str) -> list[Problem]:
 def _term_problems(term: Any, at: str) -> list[Problem]:
     if not isinstance(term, dict):
         return [(at, "a node selector term must be a mapping of matchExpressions and matchFields")]
-    out = [(f"{at}.{k}", f"unknown field {k!r}: a node selector term has only matchExpressions and matchFields")
-           for k in term if k not in TERM_FIELDS]
+    unknown = [k for k in term if k not in TERM_FIELDS]
+    out = [(at, f"unknown field(s) {', '.join(repr(k) for k in unknown)}: a node selector term has only "
+                "matchExpressions and matchFields")] if unknown else []
     for i, expr in enumerate(term.get("matchExpressions") or []):
         out += requirement_problems(expr, f"{at}.matchExpressions[{i}]")
     for i, field in enumerate(term.get("matchFields") or []):

@@ -34,7 +34,11 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
       "agent on every instance type with the device (the other side of `one-manager-per-node`)",
       modes=("karpenter", "managed-node-groups"))
 def _device_software_unserved(plan: Plan) -> Iterator[Verdict]:
+    grouped: dict[tuple[str, str, str, str, tuple[str, ...]], list[str]] = {}
     for gap in scope.unserved(plan):
+        grouped.setdefault((gap.pool, gap.family, gap.manager, gap.release, gap.reasons), []).append(gap.instance_type)
+    for (pool, family, manager, release, reasons), types in grouped.items():
+        gap = scope.Unserved(pool, family, manager, ", ".join(types), release, reasons)
         path = (f"helmValues.{gap.release}" if gap.release in plan.spec.helm_values
                 else f"nodePools.{gap.pool}.devices.{gap.family}")
         yield error(path, gap.problem,
