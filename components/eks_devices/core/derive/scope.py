@@ -108,14 +108,18 @@ def agent_runs_on(agent: charts.Agent, values: dict[str, Any], node: Node) -> bo
     return daemonsets.render(agent, values).lands_on(node.labels, node.taints)
 
 
-def agents_on(plan: Plan, node: Node, releases: dict[str, Release] | None = None) -> list[Running]:
+def rendered(plan: Plan, releases: dict[str, Release] | None = None) -> list[tuple[Running, daemonsets.DaemonSet]]:
+    """Every agent of every release, with its DaemonSet as rendered (once per proof, not per node)."""
+    return [(Running(agent.family, agent.manager, release.key), daemonsets.render(agent, release.values))
+            for release in (releases if releases is not None else plan.releases).values()
+            for agent in charts.CHARTS[release.key].agents]
+
+
+def agents_on(plan: Plan, node: Node, releases: dict[str, Release] | None = None,
+              agents: list[tuple[Running, daemonsets.DaemonSet]] | None = None) -> list[Running]:
     """Every device agent whose DaemonSet lands on the node, device or not."""
-    out: list[Running] = []
-    for release in (releases if releases is not None else plan.releases).values():
-        for agent in charts.CHARTS[release.key].agents:
-            if agent_runs_on(agent, release.values, node):
-                out.append(Running(agent.family, agent.manager, release.key))
-    return out
+    agents = agents if agents is not None else rendered(plan, releases)
+    return [r for r, ds in agents if ds.lands_on(node.labels, node.taints)]
 
 
 def _auto_mode(pool: PoolPlan, instance_type: str | None) -> list[Running]:
@@ -148,15 +152,18 @@ def running_on(plan: Plan, pool: PoolPlan, releases: dict[str, Release] | None =
     if plan.mode == "auto-mode":
         return _auto_mode(pool, instance_type)
     out: list[Running] = []
+    agents = rendered(plan, releases)
     for node in pool_nodes(plan, pool, instance_type):
-        for r in agents_on(plan, node, releases):
+        for r in agents_on(plan, node, agents=agents):
             if node.has(r.family) and r not in out:
                 out.append(r)
     return out + _bundled(pool, [instance_type] if instance_type else list(pool.instance_types))
 
 
-def _managing(plan: Plan, pool: PoolPlan, node: Node, releases: dict[str, Release] | None) -> list[Running]:
-    return [r for r in agents_on(plan, node, releases) if node.has(r.family)] + _bundled(pool, [node.instance_type])
+def _managing(plan: Plan, pool: PoolPlan, node: Node, agents: list[tuple[Running, daemonsets.DaemonSet]]
+              ) -> list[Running]:
+    return [r for r in agents_on(plan, node, agents=agents) if node.has(r.family)] + _bundled(
+        pool, [node.instance_type])
 
 
 @dataclass(frozen=True)
@@ -238,13 +245,14 @@ def _strays(plan: Plan, releases: dict[str, Release] | None) -> list[Overlap]:
     """Agents that land where no pool chose them: on a pool's nodes without the device when the pool
     chose `none` for the family (with the device it is an overlap), or on the system nodes."""
     out = []
+    agents = rendered(plan, releases)
     for pool in plan.pools.values():
         for node in pool_nodes(plan, pool):
-            for r in agents_on(plan, node, releases):
+            for r in agents_on(plan, node, agents=agents):
                 if pool.manager(r.family) == "none" and not node.has(r.family):
                     out.append(Overlap(pool.name, r.family, "none", (r,), instance_type=node.instance_type))
     for node in system_nodes(plan):
-        for r in agents_on(plan, node, releases):
+        for r in agents_on(plan, node, agents=agents):
             out.append(Overlap("*", r.family, "none", (r,),
                                f"release {r.source} would run its {r.family} {r.manager} on {SYSTEM_NODES} "
                                f"({node.where}), which has no {r.family} device", node.instance_type))
@@ -258,6 +266,7 @@ def overlaps(plan: Plan, releases: dict[str, Release] | None = None) -> list[Ove
     if plan.mode == "auto-mode":
         return []
     out = []
+    agents = rendered(plan, releases)
     for pool in plan.pools.values():
         for family in FAMILIES:
             expected = pool.manager(family)
@@ -265,7 +274,7 @@ def overlaps(plan: Plan, releases: dict[str, Release] | None = None) -> list[Ove
             for node in pool_nodes(plan, pool):
                 if not node.has(family):
                     continue
-                mine = tuple(r for r in _managing(plan, pool, node, releases) if r.family == family)
+                mine = tuple(r for r in _managing(plan, pool, node, agents) if r.family == family)
                 wrong = len(mine) > 1 or any(r.manager != expected for r in mine)
                 if wrong and mine not in seen:
                     seen.add(mine)
@@ -304,6 +313,7 @@ def unserved(plan: Plan, releases: dict[str, Release] | None = None) -> list[Uns
     if plan.mode == "auto-mode":
         return []
     releases = releases if releases is not None else plan.releases
+    agents = rendered(plan, releases)
     out = []
     for pool in plan.pools.values():
         for family in FAMILIES:
@@ -313,12 +323,12 @@ def unserved(plan: Plan, releases: dict[str, Release] | None = None) -> list[Uns
             for node in pool_nodes(plan, pool):
                 if not node.has(family):
                     continue
-                if any(r.family == family for r in _managing(plan, pool, node, releases)):
+                if any(r.family == family for r in _managing(plan, pool, node, agents)):
                     continue
                 release = releases.get(key)
-                agents = [a for a in charts.CHARTS[key].agents if (a.family, a.manager) == (family, expected)] \
+                serving = [a for a in charts.CHARTS[key].agents if (a.family, a.manager) == (family, expected)] \
                     if key in charts.CHARTS else []
-                reasons = [r for a in agents for r in why_not(a, release.values, node)] if release else []
+                reasons = [r for a in serving for r in why_not(a, release.values, node)] if release else []
                 if not reasons and key in charts.CHARTS:
                     reasons = ["the release is not installed"] if release is None else \
                         ["no DaemonSet of the chart manages it"]
