@@ -150,6 +150,12 @@ def test_node_labels() -> None:
         "karpenter.k8s.aws/instance-family": "p5", "karpenter.k8s.aws/instance-category": "p",
         "karpenter.k8s.aws/instance-generation": "5", "karpenter.k8s.aws/instance-size": "48xlarge",
         "karpenter.k8s.aws/instance-gpu-count": "8", "karpenter.sh/nodepool": "gpu"}
+    trn = node_labels.karpenter(catalog.instance_types()["trn1.32xlarge"], "trn", "reserved")
+    assert (trn["karpenter.k8s.aws/instance-accelerator-count"], trn["karpenter.k8s.aws/instance-category"],
+            trn["karpenter.sh/capacity-type"]) == ("16", "trn", "reserved")
+    assert "karpenter.k8s.aws/instance-gpu-count" not in trn
+    assert node_labels.node_group("gpu-abc", "CAPACITY_BLOCK") == {
+        "eks.amazonaws.com/nodegroup": "gpu-abc", "eks.amazonaws.com/capacityType": "CAPACITY_BLOCK"}
     assert node_labels.image("al2023", p5) == {"nvidia.com/gpu.present": "true"}
     assert node_labels.image("bottlerocket", p5) == {}
     assert node_labels.image("al2023", catalog.instance_types()["trn1.32xlarge"]) == {}

@@ -7,12 +7,14 @@ judged as the scheduler would judge it. Where each label comes from:
   `amd64` or `arm64`, `linux`), `node.kubernetes.io/instance-type`, `topology.kubernetes.io/region`
   and `topology.kubernetes.io/zone` (the AWS cloud provider's node controller); Kubernetes
   documents all five under "Well-Known Labels, Annotations and Taints";
-- Karpenter nodes (aws/karpenter-provider-aws v1.14.1 `pkg/apis/v1/labels.go`,
-  `pkg/providers/instancetype/types.go` `computeRequirements`): `karpenter.sh/nodepool`,
-  `karpenter.sh/capacity-type` (`on-demand`, `spot`, `reserved`), `karpenter.sh/registered` and
-  `karpenter.sh/initialized`, and the instance labels `karpenter.k8s.aws/instance-family`,
-  `-category`, `-generation`, `-size`, plus `-gpu-count` and `-gpu-manufacturer` on GPU types
-  (CPU, memory and accelerator-name labels are not modelled: the catalogue does not hold them);
+- Karpenter nodes (aws/karpenter-provider-aws v1.14.1 `pkg/apis/v1/labels.go` lines 148-162,
+  `pkg/providers/instancetype/types.go` `computeRequirements` lines 246-290):
+  `karpenter.sh/nodepool`, `karpenter.sh/capacity-type` (`on-demand`, `spot`, `reserved`),
+  `karpenter.sh/registered` and `karpenter.sh/initialized`, and the instance labels
+  `karpenter.k8s.aws/instance-family` and `-size` (the name split at the dot), `-category` and
+  `-generation` (its `instanceTypeScheme` regexp), `-gpu-count` and `-gpu-manufacturer` on GPU
+  types, `-accelerator-count` and `-accelerator-manufacturer` (`aws`) on Neuron types (CPU, memory,
+  GPU- and accelerator-name labels are not modelled: the catalogue does not hold their values);
 - managed node groups (EKS user guide, "Create a managed node group": the labels EKS applies):
   `eks.amazonaws.com/nodegroup` (the group's name) and `eks.amazonaws.com/capacityType`
   (`ON_DEMAND`, `SPOT`, `CAPACITY_BLOCK`);
@@ -79,6 +81,9 @@ def karpenter(itype: InstanceType, node_pool: str, capacity_type: str) -> dict[s
     if itype.gpu_count:
         labels[f"{KARPENTER_INSTANCE_PREFIX}gpu-count"] = str(itype.gpu_count)
         labels[f"{KARPENTER_INSTANCE_PREFIX}gpu-manufacturer"] = "nvidia"
+    if itype.neuron_count:
+        labels[f"{KARPENTER_INSTANCE_PREFIX}accelerator-count"] = str(itype.neuron_count)
+        labels[f"{KARPENTER_INSTANCE_PREFIX}accelerator-manufacturer"] = "aws"
     return labels
 
 
