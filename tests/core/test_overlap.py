@@ -313,3 +313,12 @@ def test_an_equal_toleration_with_an_empty_value_matches_a_taint_without_one() -
     assert kube_scheduling.tolerates({"key": "dedicated", "value": ""}, taint)
     assert not kube_scheduling.tolerates({"key": "dedicated", "operator": "Equal", "value": "x"}, taint)
     assert not kube_scheduling.tolerates({"key": "other", "operator": "Exists"}, taint)
+
+
+def test_auto_mode_pool_label_contradicting_the_plan_is_an_overlap() -> None:
+    """Auto Mode has no releases: the proof reads the label its runtime picks the manager by."""
+    cfg = config("auto-mode", {"g": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                     "labels": {"eks.amazonaws.com/device-manager-nvidia": "device-plugin"}}})
+    [overlap] = scope.overlaps(build(cfg))
+    assert (overlap.pool, overlap.expected, [r.manager for r in overlap.running]) == ("g", "dra", ["device-plugin"])
+    assert scope.unserved(build(cfg)) == []

@@ -259,12 +259,30 @@ def _strays(plan: Plan, releases: dict[str, Release] | None) -> list[Overlap]:
     return list(dict.fromkeys(out))
 
 
+def _auto_mode_overlaps(plan: Plan) -> list[Overlap]:
+    """Auto Mode picks per node from the pool's labels: a pool's label must name its manager (a
+    pool label that contradicts it, or a dynamic pool without one, is caught here)."""
+    out = []
+    for pool in plan.pools.values():
+        for family in FAMILIES:
+            expected = pool.manager(family)
+            for itype in pool.instance_types:
+                if expected == "none" or not catalog.instance_types()[itype].has(family):
+                    continue
+                mine = tuple(r for r in _auto_mode(pool, itype) if r.family == family)
+                if [r.manager for r in mine] != [expected]:
+                    out.append(Overlap(pool.name, family, expected, mine, instance_type=itype))
+                    break
+    return out
+
+
 def overlaps(plan: Plan, releases: dict[str, Release] | None = None) -> list[Overlap]:
     """Nodes where a family runs more than one manager or another manager than planned (a `none`
     pool's included) — checked on a node of each of the pool's instance types and zones — agents
-    on nodes that chose none of them, and releases that lost their scope."""
+    on nodes that chose none of them, and releases that lost their scope. (In Auto Mode: pools
+    whose labels do not give them the planned manager.)"""
     if plan.mode == "auto-mode":
-        return []
+        return _auto_mode_overlaps(plan)
     out = []
     agents = rendered(plan, releases)
     for pool in plan.pools.values():
