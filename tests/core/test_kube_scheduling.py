@@ -4,11 +4,12 @@ of an affinity value into a chart default (derive/daemonsets.py)."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eks_devices.core.derive import daemonsets
 from eks_devices.core.knowledge import catalog, charts, kube_scheduling, kube_validation, node_labels
+from eks_devices.core.values import merge
 
 K = kube_scheduling
 
@@ -160,3 +161,37 @@ def test_node_labels() -> None:
     assert node_labels.image("bottlerocket", p5) == {}
     assert node_labels.image("al2023", catalog.instance_types()["trn1.32xlarge"]) == {}
     assert node_labels.architecture_of("m7g.large") == "arm64" and node_labels.architecture_of("m7i.large") == "x86_64"
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                         st.sampled_from(["nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                                          "nodeSelectorTerms", "matchExpressions", "matchFields", "key", "operator",
+                                          "values", "value", "effect", "weight", "preference"]), inner, max_size=3),
+                     max_leaves=12)
+
+
+AGENTS = [a for c in charts.CHARTS.values() for a in c.agents]
+
+
+def at(path: str | None, value: object) -> dict:
+    if not path:
+        return {}
+    *parents, leaf = path.split(".")
+    out: dict = {leaf: value}
+    for part in reversed(parents):
+        out = {part: out}
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(AGENTS), _json, _json, _json)
+def test_any_override_shape_renders_and_validates_without_a_traceback(agent: charts.Agent, affinity_value: object,
+                                                                      tolerations: object, keys: object) -> None:
+    """Whatever the overrides hold, the proof answers (placed or not, valid or not) instead of crashing."""
+    values = merge(merge(at(agent.affinity, affinity_value), at(agent.tolerations, tolerations)),
+                   merge(at(agent.instance_label_keys, keys), at(agent.enabled, True)))
+    rendered = daemonsets.render(agent, values)
+    rendered.lands_on({"nvidia.com/gpu.present": "true"}, ({"key": "nvidia.com/gpu", "effect": "NoSchedule"},))
+    assert all(isinstance(path, str) and isinstance(problem, str)
+               for path, problem in daemonsets.invalid_fields(agent, values))
