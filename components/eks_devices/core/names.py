@@ -38,6 +38,8 @@ NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
 NODEGROUP_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
 COMPUTE_TYPE_LABEL = "eks.amazonaws.com/compute-type"
 NFD_PREFIX = "feature.node.kubernetes.io/"
+# Taints the node lifecycle controller sets from node conditions (Kubernetes' well-known taints).
+NODE_CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
 
 # Component type tokens: `<package>:index:<Component>`.
 TYPE_PACKAGE = "eks-devices"

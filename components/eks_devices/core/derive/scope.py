@@ -12,7 +12,7 @@ intent. Two sides:
   pool, the system nodes), and no release lost its scope label;
 - `unserved`: every pool whose plan says family F is managed by M runs M's agent on every node
   of every instance type that has the device.
-The `one-manager-per-node` and `device-software-unserved` rules and the preview read it.
+The `one-manager-per-node` and `device-software-unserved` rules read it.
 """
 
 from __future__ import annotations

@@ -21,18 +21,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from eks_devices.core.names import NODE_CONDITION_TAINT_PREFIX
+
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
-# What the DaemonSet controller adds to every daemon pod, and to host-network ones the last.
-DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = (
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
-)
-HOST_NETWORK_TOLERATION = {"key": "node.kubernetes.io/network-unavailable", "operator": "Exists",
+# What the DaemonSet controller adds to every daemon pod (condition, effect), and to host-network
+# ones the last.
+_AUTOMATIC = (("not-ready", "NoExecute"), ("unreachable", "NoExecute"), ("disk-pressure", "NoSchedule"),
+              ("memory-pressure", "NoSchedule"), ("pid-pressure", "NoSchedule"), ("unschedulable", "NoSchedule"))
+DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = tuple(
+    {"key": f"{NODE_CONDITION_TAINT_PREFIX}{condition}", "operator": "Exists", "effect": effect}
+    for condition, effect in _AUTOMATIC)
+HOST_NETWORK_TOLERATION = {"key": f"{NODE_CONDITION_TAINT_PREFIX}network-unavailable", "operator": "Exists",
                            "effect": "NoSchedule"}
 
 
