@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from eks_devices import iam
+from eks_devices.core.knowledge.node_labels import architecture_of
 from eks_devices.core.model import Plan
 from eks_devices.core.names import CLUSTER_TYPE, DISCOVERY_TAG, SECURITY_GROUP_TAG, SYSTEM_LABEL
 from eks_devices.core.spec import stack as specs
@@ -35,12 +35,11 @@ from eks_devices.karpenter import Karpenter, KarpenterArgs
 from eks_devices.network import Network
 
 SYSTEM_LABELS = {SYSTEM_LABEL: "true"}
-GRAVITON = re.compile(r"^[a-z]+\d+g[a-z]*\.")  # m7g.large, c7gn.xlarge, t4g.medium, r8gd.large
 
 
 def system_ami_type(instance_type: str) -> str:
     """The EKS AL2023 AMI type for the system node group's instance type (Arm for Graviton)."""
-    return "AL2023_ARM_64_STANDARD" if GRAVITON.match(instance_type) else "AL2023_x86_64_STANDARD"
+    return "AL2023_ARM_64_STANDARD" if architecture_of(instance_type) == "arm64" else "AL2023_x86_64_STANDARD"
 
 
 def kubeconfig_with_profile(kubeconfig: str | dict[str, Any], profile: str) -> str:

@@ -1,7 +1,7 @@
-"""The overlap proof (`components/scope.py`): on the shipped stacks and on mixed stacks, every node
-runs at most one manager per device family, and every pool with a manager runs exactly that one —
-computed from the releases' rendered values, not from the configuration. And the proof fails
-when the values stop scoping the releases."""
+"""The overlap proof (`core/derive/scope.py`), both sides: on the shipped stacks and on mixed stacks,
+every node runs at most one manager per device family, and every pool with a manager runs exactly
+that one — computed from the releases' rendered values, not from the configuration. And the proof
+fails when the values stop scoping the releases, or stop reaching a pool."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from eks_devices.core import planner as plan
 from eks_devices.core.derive import scope
-from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.knowledge import catalog, charts, kube_scheduling
 from eks_devices.core.model import Release
 from eks_devices.core.spec.stack import FAMILIES, parse
 from support import stacks
@@ -177,9 +177,10 @@ def test_a_release_that_enables_the_other_mode_is_caught() -> None:
 def test_missing_tolerations_leave_a_pool_without_its_manager() -> None:
     p = stacks.shipped_plan("staging")
     values = {**p.releases["aws-dranet"].values, "tolerations": []}
-    found = scope.overlaps(p, with_values(p, "aws-dranet", values))
-    assert {(o.pool, o.family) for o in found} == {("gpu-dra", "efa"), ("trn-static", "efa")}
-    assert all(o.running == () and "nothing" in o.problem for o in found)
+    assert scope.overlaps(p, with_values(p, "aws-dranet", values)) == []
+    found = scope.unserved(p, with_values(p, "aws-dranet", values))
+    assert {(u.pool, u.family) for u in found} == {("gpu-dra", "efa"), ("trn-static", "efa")}
+    assert all(u.release == "aws-dranet" and "no toleration at tolerations" in u.problem for u in found)
 
 
 def test_an_nvidia_dra_driver_with_gpus_off_manages_no_gpus() -> None:
@@ -187,17 +188,17 @@ def test_an_nvidia_dra_driver_with_gpus_off_manages_no_gpus() -> None:
     DRA pools' GPUs would have no manager."""
     p = stacks.shipped_plan("staging")
     values = {**p.releases["nvidia-dra-driver"].values, "resources": {"gpus": {"enabled": False}}}
-    found = scope.overlaps(p, with_values(p, "nvidia-dra-driver", values))
-    assert {(o.pool, o.family) for o in found} == {("gpu-dra", "nvidia"), ("gpu-mig", "nvidia")}
-    assert all(o.running == () for o in found)
-    assert not scope.overlaps(p)
+    found = scope.unserved(p, with_values(p, "nvidia-dra-driver", values))
+    assert {(u.pool, u.family) for u in found} == {("gpu-dra", "nvidia"), ("gpu-mig", "nvidia")}
+    assert all(u.reasons == ("resources.gpus.enabled is off",) for u in found)
+    assert not scope.unserved(p)
 
 
 def test_an_instance_type_list_is_checked_per_node_type() -> None:
     p = stacks.shipped_plan("staging")
     values = {**p.releases["aws-dranet"].values, "supportedInstanceLabels": {"values": ["p5.48xlarge"]}}
-    found = scope.overlaps(p, with_values(p, "aws-dranet", values))
-    assert {(o.pool, o.instance_type) for o in found} == {("gpu-dra", "p5e.48xlarge"), ("trn-static", "trn2.48xlarge")}
+    found = scope.unserved(p, with_values(p, "aws-dranet", values))
+    assert {(u.pool, u.instance_type) for u in found} == {("gpu-dra", "p5e.48xlarge"), ("trn-static", "trn2.48xlarge")}
 
 
 def test_bottlerocket_bundled_plugin_counts() -> None:
@@ -230,6 +231,11 @@ NEURON_DRA = charts.CHARTS["neuron-dra-driver"].agents[0]
 NVIDIA_DRA = charts.CHARTS["nvidia-dra-driver"].agents[0]
 
 
+def lands(agent: charts.Agent, values: dict[str, Any], p: plan.Plan, pool: Any, itype: str | None = None) -> bool:
+    """Whether the agent's DaemonSet lands on some node of the pool (of one instance type)."""
+    return any(scope.agent_runs_on(agent, values, n) for n in scope.pool_nodes(p, pool, itype))
+
+
 @pytest.fixture(scope="module")
 def neuron_pools() -> plan.Plan:
     return build(MIXED["mng-neuron-both-modes"])
@@ -243,9 +249,9 @@ def neuron_dra_values(**dra: Any) -> dict[str, Any]:
 
 def test_neuron_default_affinity_lists_instances_and_drops_inferentia(neuron_pools: plan.Plan) -> None:
     values = neuron_dra_values()
-    assert scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-dra"])
-    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-plugin"])  # not listed
-    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["inf-plugin"])  # inf* dropped
+    assert lands(NEURON_DRA, values, neuron_pools, neuron_pools.pools["trn-dra"])
+    assert not lands(NEURON_DRA, values, neuron_pools, neuron_pools.pools["trn-plugin"])  # not listed
+    assert not lands(NEURON_DRA, values, neuron_pools, neuron_pools.pools["inf-plugin"])  # inf* dropped
 
 
 def test_a_neuron_affinity_with_own_terms_replaces_the_instance_list(neuron_pools: plan.Plan) -> None:
@@ -255,10 +261,10 @@ def test_a_neuron_affinity_with_own_terms_replaces_the_instance_list(neuron_pool
         {"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
                                "values": ["inf2.xlarge", "trn1.32xlarge"]}]}]}}}
     values = neuron_dra_values(affinity=own)
-    assert scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["inf-plugin"], "inf2.xlarge")
-    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["inf-plugin"], "inf2.8xlarge")
-    assert scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-plugin"])
-    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-dra"])
+    assert lands(NEURON_DRA, values, neuron_pools, neuron_pools.pools["inf-plugin"], "inf2.xlarge")
+    assert not lands(NEURON_DRA, values, neuron_pools, neuron_pools.pools["inf-plugin"], "inf2.8xlarge")
+    assert lands(NEURON_DRA, values, neuron_pools, neuron_pools.pools["trn-plugin"])
+    assert not lands(NEURON_DRA, values, neuron_pools, neuron_pools.pools["trn-dra"])
 
 
 def test_a_neuron_affinity_with_the_placeholders_gets_the_filtered_list(neuron_pools: plan.Plan) -> None:
@@ -266,13 +272,13 @@ def test_a_neuron_affinity_with_the_placeholders_gets_the_filtered_list(neuron_p
         {"matchExpressions": [{"key": charts.NEURON_INSTANCE_TYPE_KEY, "operator": "In",
                                "values": charts.NEURON_INSTANCES}]}]}}}
     values = neuron_dra_values(affinity=own)
-    assert scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["trn-dra"])
-    assert not scope.agent_runs_on(NEURON_DRA, values, neuron_pools.pools["inf-plugin"])
+    assert lands(NEURON_DRA, values, neuron_pools, neuron_pools.pools["trn-dra"])
+    assert not lands(NEURON_DRA, values, neuron_pools, neuron_pools.pools["inf-plugin"])
 
 
 def test_a_null_neuron_affinity_admits_every_neuron_node(neuron_pools: plan.Plan) -> None:
     values = neuron_dra_values(affinity=None)
-    assert all(scope.agent_runs_on(NEURON_DRA, values, pool) for pool in neuron_pools.pools.values())
+    assert all(lands(NEURON_DRA, values, neuron_pools, pool) for pool in neuron_pools.pools.values())
 
 
 def test_an_unscoped_neuron_dra_release_with_a_null_affinity_lands_on_inferentia(neuron_pools: plan.Plan) -> None:
@@ -290,18 +296,29 @@ def test_default_tolerations_are_the_charts_list_with_its_effects(neuron_pools: 
     CriticalAddonsOnly, and NVIDIA's tolerates nvidia.com/gpu for NoSchedule only."""
     trn = dataclasses.replace(neuron_pools.pools["trn-dra"],
                               taints=({"key": "CriticalAddonsOnly", "value": "true", "effect": "NoExecute"},))
-    assert scope.agent_runs_on(NEURON_DRA, {"draDriver": {"enabled": True}}, trn)
-    gpu = build(MIXED["karpenter-nvidia-dra-and-plugin"]).pools["gpu-dra"]
+    assert lands(NEURON_DRA, {"draDriver": {"enabled": True}, "neuronInstances": ["trn2.48xlarge"]}, neuron_pools, trn)
+    gpus = build(MIXED["karpenter-nvidia-dra-and-plugin"])
+    gpu = gpus.pools["gpu-dra"]
     no_execute = dataclasses.replace(gpu, taints=({"key": "nvidia.com/gpu", "value": "true", "effect": "NoExecute"},))
     no_schedule = dataclasses.replace(gpu, taints=({"key": "nvidia.com/gpu", "effect": "NoSchedule"},))
     scoped = {"kubeletPlugin": {"nodeSelector": {}}}
-    assert scope.agent_runs_on(NVIDIA_DRA, scoped, no_schedule)
-    assert not scope.agent_runs_on(NVIDIA_DRA, scoped, no_execute)
+    assert lands(NVIDIA_DRA, scoped, gpus, no_schedule)
+    assert not lands(NVIDIA_DRA, scoped, gpus, no_execute)
 
 
 def test_an_equal_toleration_with_an_empty_value_matches_a_taint_without_one() -> None:
     taint = {"key": "dedicated", "effect": "NoSchedule"}
-    assert scope.tolerates([{"key": "dedicated", "operator": "Equal", "value": "", "effect": "NoSchedule"}], (), taint)
-    assert scope.tolerates([{"key": "dedicated", "value": ""}], (), taint)
-    assert not scope.tolerates([{"key": "dedicated", "operator": "Equal", "value": "x"}], (), taint)
-    assert not scope.tolerates([{"key": "other", "operator": "Exists"}], (), taint)
+    assert kube_scheduling.tolerates({"key": "dedicated", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+                                     taint)
+    assert kube_scheduling.tolerates({"key": "dedicated", "value": ""}, taint)
+    assert not kube_scheduling.tolerates({"key": "dedicated", "operator": "Equal", "value": "x"}, taint)
+    assert not kube_scheduling.tolerates({"key": "other", "operator": "Exists"}, taint)
+
+
+def test_auto_mode_pool_label_contradicting_the_plan_is_an_overlap() -> None:
+    """Auto Mode has no releases: the proof reads the label its runtime picks the manager by."""
+    cfg = config("auto-mode", {"g": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                     "labels": {"eks.amazonaws.com/device-manager-nvidia": "device-plugin"}}})
+    [overlap] = scope.overlaps(build(cfg))
+    assert (overlap.pool, overlap.expected, [r.manager for r in overlap.running]) == ("g", "dra", ["device-plugin"])
+    assert scope.unserved(build(cfg)) == []

@@ -97,9 +97,9 @@ def test_inferentia_stays_on_the_neuron_plugin() -> None:
     assert p.pools["trn"].manager("neuron") == "dra"
     forced = stacks.plan("managed-node-groups", pools={
         "inf": {"instanceTypes": ["inf2.8xlarge"], **STATIC, "devices": {"neuron": "dra"}}})
-    [overlap] = scope.overlaps(forced)
-    assert (overlap.pool, overlap.family, overlap.expected, overlap.running) == ("inf", "neuron", "dra", ())
-    assert any(f.slug == "one-manager-per-node" and f.severity == "error" for f in forced.findings)
+    [gap] = scope.unserved(forced)
+    assert (gap.pool, gap.family, gap.manager, gap.instance_type) == ("inf", "neuron", "dra", "inf2.8xlarge")
+    assert any(f.slug == "device-software-unserved" and f.severity == "error" for f in forced.findings)
 
 
 def test_auto_mode_installs_nothing_and_creates_upstream_classes() -> None:

@@ -47,6 +47,22 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}},
                            "b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
              helmValues={"nvidia-device-plugin": {"priorityClassName": "system-node-critical"}})),
+    "device-software-unserved": (
+        case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+             helmValues={"nvidia-device-plugin": {"affinity": {"nodeAffinity": {
+                 "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": []}]}}}}}),
+        "error", "helmValues.nvidia-device-plugin",
+        case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+             helmValues={"nvidia-device-plugin": {"affinity": {"nodeAffinity": {
+                 "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                     {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]}}}}})),
+    "device-software-installable": (
+        case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+             helmValues={"nvidia-device-plugin": {"tolerations": [
+                 {"key": "nvidia.com/gpu", "operator": "Exists", "value": "true"}]}}),
+        "error", "helmValues.nvidia-device-plugin.tolerations[0].value",
+        case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+             helmValues={"nvidia-device-plugin": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}})),
     "bottlerocket-bundled-plugin": (
         case("managed-node-groups", {"p": {**P5, **STATIC, "ami": "bottlerocket", "devices": {"nvidia": "dra"},
                                            "bottlerocketSettings": {"kubelet-device-plugins": {"nvidia": {"enabled": True}}}}}),

@@ -23,6 +23,25 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 INSTANCE_FAMILY_LABEL = "karpenter.k8s.aws/instance-family"  # a Karpenter NodePool requirement key
 DISCOVERY_TAG = "karpenter.sh/discovery"
 
+# Labels nodes carry without the toolkit asking (knowledge/node_labels.py says who sets each), and
+# the ones the device charts' default affinities select on (NFD's NVIDIA PCI / CPU-vendor labels,
+# eks-charts' Auto Mode exclusion).
+ARCH_LABEL = "kubernetes.io/arch"
+OS_LABEL = "kubernetes.io/os"
+REGION_LABEL = "topology.kubernetes.io/region"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
+KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+KARPENTER_REGISTERED_LABEL = "karpenter.sh/registered"
+KARPENTER_INITIALIZED_LABEL = "karpenter.sh/initialized"
+KARPENTER_INSTANCE_PREFIX = "karpenter.k8s.aws/instance-"
+NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
+NODEGROUP_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
+COMPUTE_TYPE_LABEL = "eks.amazonaws.com/compute-type"
+NFD_PREFIX = "feature.node.kubernetes.io/"
+# Taints the node lifecycle controller sets from node conditions (Kubernetes' well-known taints).
+NODE_CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
+
 # Component type tokens: `<package>:index:<Component>`.
 TYPE_PACKAGE = "eks-devices"
 PLATFORM_TYPE = f"{TYPE_PACKAGE}:index:Platform"

@@ -1,12 +1,18 @@
-"""The overlap proof: which device managers a node of each pool would actually run.
+"""The overlap proof: which device managers a node of each pool would actually run, both ways.
 
-The answer is computed from what would be deployed — each release's merged values (node
-selector, required node affinity, tolerations, enabled switches, instance-type lists) matched
-against each pool's node labels, taints and instance types, plus what the node image runs by
-itself (Bottlerocket's bundled NVIDIA plugin, Auto Mode's built-in drivers) — not from the
-configuration's intent. Values follow Helm's merge: a `null` deletes a key, so a nodeSelector
-entry set to null no longer scopes anything. The `one-manager-per-node` rule and the preview
-both read it.
+The answer is computed from what would be deployed — each release's DaemonSets as their chart
+templates render them from the merged values (`daemonsets.py`), placed as Kubernetes places them
+(`knowledge/kube_scheduling.py`) on every node the plan creates: a node per pool, instance type
+and zone, with the labels it really carries (`knowledge/node_labels.py`, plus the pool's own) and
+the pool's taints, and the system node group's nodes — plus what the node image runs by itself
+(Bottlerocket's bundled NVIDIA plugin, Auto Mode's built-in drivers). Not the configuration's
+intent. Two sides:
+
+- `overlaps`: no node runs two managers for a family, or one its pool did not choose (a `none`
+  pool, the system nodes), and no release lost its scope label;
+- `unserved`: every pool whose plan says family F is managed by M runs M's agent on every node
+  of every instance type that has the device.
+The `one-manager-per-node` and `device-software-unserved` rules read it.
 """
 
 from __future__ import annotations
@@ -14,13 +20,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.derive import daemonsets
+from eks_devices.core.knowledge import catalog, charts, kube_scheduling, node_labels
+from eks_devices.core.manifests.launch_templates import CAPACITY_TYPES as NODE_GROUP_CAPACITY
+from eks_devices.core.manifests.launch_templates import node_group_name
+from eks_devices.core.manifests.nodes import CAPACITY_TYPES as KARPENTER_CAPACITY
+from eks_devices.core.manifests.nodes import node_pool_name
 from eks_devices.core.model import Plan, PoolPlan, Release
-from eks_devices.core.names import eks_manager_label
+from eks_devices.core.names import SYSTEM_LABEL, eks_manager_label
 from eks_devices.core.spec.stack import FAMILIES, Family
 from eks_devices.core.values import dig
 
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+SYSTEM_NODES = "the system node group"
 
 
 @dataclass(frozen=True)
@@ -32,142 +43,83 @@ class Running:
     source: str  # release key, "bottlerocket" or "auto-mode"
 
 
-def _expression_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:
-    key, op, wanted = expr.get("key"), expr.get("operator"), [str(v) for v in expr.get("values") or []]
-    present = key in labels
-    if op == "In":
-        return present and labels[key] in wanted
-    if op == "NotIn":
-        return not present or labels[key] not in wanted
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    return False  # Gt/Lt on pool labels are not modelled: treat as not matching
+@dataclass(frozen=True)
+class Node:
+    """A node the plan creates: its pool (None for the system node group), type, labels and taints."""
+
+    pool: str | None
+    instance_type: str
+    labels: dict[str, str]
+    taints: tuple[dict[str, str], ...]
+
+    def has(self, family: Family) -> bool:
+        known = catalog.instance_types().get(self.instance_type)
+        return bool(known and known.has(family))
+
+    @property
+    def where(self) -> str:
+        zone = self.labels.get(node_labels.ZONE_LABEL)
+        return f"{self.instance_type} nodes" + (f" in {zone}" if zone else "")
 
 
-def affinity_matches(affinity: dict[str, Any] | None, labels: dict[str, str]) -> bool:
-    """Required node affinity: any term matches when all its expressions match."""
-    terms = dig(affinity or {}, "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms")
-    if not terms:
-        return True
-    return any(all(_expression_matches(e, labels) for e in term.get("matchExpressions") or [])
-               for term in terms)
+def _zones(plan: Plan, pool: PoolPlan | None) -> list[str | None]:
+    """The zones a pool's nodes land in, where the stack names them (else one node, zone unknown)."""
+    if pool is not None and pool.config.availability_zone:
+        return [pool.config.availability_zone]
+    listed = plan.spec.network.availability_zones
+    return list(listed) if isinstance(listed, list) else [None]
 
 
-def tolerates(tolerations: list[dict[str, Any]], builtin: tuple[str, ...], taint: dict[str, str]) -> bool:
-    """Kubernetes' toleration match: an `Exists` toleration on the key (or on every key), or an
-    `Equal` one with the taint's value (a missing value is the empty string), of the taint's effect
-    or of every effect. PreferNoSchedule taints never keep a pod off."""
-    if taint["effect"] == "PreferNoSchedule" or taint["key"] in builtin:
-        return True
-    for tol in tolerations:
-        if tol.get("effect") not in (None, "", taint["effect"]):
-            continue
-        if tol.get("operator") == "Exists":
-            if tol.get("key") in (None, "", taint["key"]):
-                return True
-        elif tol.get("key") == taint["key"] and (tol.get("value") or "") == (taint.get("value") or ""):
-            return True
-    return False
+def _mode_labels(plan: Plan, pool: PoolPlan, itype: catalog.InstanceType) -> dict[str, str]:
+    if plan.mode == "karpenter":
+        return node_labels.karpenter(itype, node_pool_name(pool), KARPENTER_CAPACITY[pool.capacity])
+    if plan.mode == "managed-node-groups":
+        return node_labels.node_group(node_group_name(pool), NODE_GROUP_CAPACITY[pool.capacity])
+    return {}
 
 
-def node_selector(values: dict[str, Any], path: str) -> dict[str, str]:
-    """The nodeSelector a template renders: Helm drops keys whose value is null."""
-    selector = dig(values, path) or {}
-    return {k: str(v) for k, v in selector.items() if v is not None}
-
-
-def agent_enabled(agent: charts.Agent, values: dict[str, Any]) -> bool:
-    return not agent.enabled or bool(dig(values, agent.enabled, agent.enabled_default))
-
-
-_UNSET = object()
-
-
-def agent_tolerations(agent: charts.Agent, values: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tolerations list the template renders: the value, or the chart's default while unset."""
-    value = dig(values, agent.tolerations, _UNSET) if agent.tolerations else _UNSET
-    if value is _UNSET:
-        return [t.render() for t in agent.default_tolerations]
-    return list(value or [])
-
-
-def _required_terms(affinity: Any) -> list[dict[str, Any]] | None:
-    terms = dig(affinity, "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms") \
-        if isinstance(affinity, dict) else None
-    return terms if isinstance(terms, list) else None
-
-
-def _listed_types(agent: charts.Agent, values: dict[str, Any]) -> list[str] | None:
-    """The chart's instance-type list as its template renders it (Inferentia dropped where the
-    template drops it), or None when the values carry no list."""
-    listed = dig(values, agent.instance_types) if agent.instance_types else None
-    if listed is None:
-        return None
-    return [t for t in listed if not str(t).startswith(agent.excluded_prefixes)]
-
-
-def _fill_placeholders(agent: charts.Agent, values: dict[str, Any],
-                       terms: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Affinity terms with the Neuron chart's placeholders filled in as its template does."""
-    listed = _listed_types(agent, values) or []
+def pool_nodes(plan: Plan, pool: PoolPlan, instance_type: str | None = None) -> list[Node]:
+    """A node of each of the pool's instance types (or of one) in each of its zones."""
     out = []
-    for term in terms:
-        exprs = []
-        for e in term.get("matchExpressions") or []:
-            e = dict(e)
-            if e.get("key") == charts.NEURON_INSTANCE_TYPE_KEY:
-                e["key"] = INSTANCE_TYPE_LABEL
-            if e.get("values") == charts.NEURON_INSTANCES:
-                e["values"] = listed
-            exprs.append(e)
-        out.append({**term, "matchExpressions": exprs})
+    for name in [instance_type] if instance_type else pool.instance_types:
+        itype = catalog.instance_types()[name]
+        for zone in _zones(plan, pool):
+            labels = {**pool.labels, **node_labels.common(itype.name, itype.architecture, plan.spec.region, zone),
+                      **_mode_labels(plan, pool, itype), **node_labels.image(pool.ami, itype)}
+            out.append(Node(pool.name, name, labels, pool.taints))
     return out
 
 
-def admits_type(agent: charts.Agent, values: dict[str, Any], labels: dict[str, str], itype: str) -> bool:
-    """Whether the DaemonSet's required node affinity admits a node of `itype` with `labels`.
-
-    Helm merges an affinity value into the chart's default, so the default's required terms stay
-    unless the value brings its own list of terms (lists replace) or is null (no affinity at all).
-    While they stay, the chart's affinity is modelled as "has the device" plus its instance-type
-    list. A hard-coded list (the eks-charts templates) applies whatever the affinity value says."""
-    if not catalog.instance_types()[itype].has(agent.family):
-        return False
-    if agent.instance_types and not agent.instance_types_in_affinity:
-        listed = _listed_types(agent, values)
-        if listed is not None and itype not in listed:
-            return False
-    affinity = dig(values, agent.affinity, _UNSET) if agent.affinity else _UNSET
-    terms = _required_terms(affinity)
-    if terms is not None:  # the value's own terms replace the chart's default ones
-        if agent.instance_types_in_affinity:
-            terms = _fill_placeholders(agent, values, terms)
-        node = {**labels, INSTANCE_TYPE_LABEL: itype}
-        return affinity_matches({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": terms}}}, node)
-    if affinity is None:  # null: the template renders no affinity at all
-        return True
-    if agent.instance_types_in_affinity:  # the chart's default affinity with its list filled in
-        listed = _listed_types(agent, values)
-        if itype.startswith(agent.excluded_prefixes) or (listed is not None and itype not in listed):
-            return False
-    return True
+def system_nodes(plan: Plan) -> list[Node]:
+    """The system node group's nodes (karpenter and managed-node-groups modes): AL2023 without
+    accelerators, labelled eks-devices.io/system, untainted. Its EKS-generated group name is not
+    known to the plan, so the nodegroup label is left out."""
+    if plan.mode == "auto-mode":
+        return []
+    name = plan.spec.cluster.system_node_group.instance_type
+    arch = node_labels.architecture_of(name)
+    return [Node(None, name, {SYSTEM_LABEL: "true", **node_labels.common(name, arch, plan.spec.region, zone),
+                              node_labels.NODEGROUP_CAPACITY_LABEL: "ON_DEMAND"}, ())
+            for zone in _zones(plan, None)]
 
 
-def agent_runs_on(agent: charts.Agent, values: dict[str, Any], pool: PoolPlan,
-                  instance_type: str | None = None) -> bool:
-    """Whether one chart DaemonSet, with these values, lands on the pool's nodes (of one
-    instance type, or of any of the pool's types when `instance_type` is None)."""
-    if not agent_enabled(agent, values):
-        return False
-    if any(pool.labels.get(k) != v for k, v in node_selector(values, agent.node_selector).items()):
-        return False
-    if not all(tolerates(agent_tolerations(agent, values), agent.builtin_tolerations, t) for t in pool.taints):
-        return False
-    types = [instance_type] if instance_type else list(pool.instance_types)
-    return any(admits_type(agent, values, pool.labels, t) for t in types)
+def agent_runs_on(agent: charts.Agent, values: dict[str, Any], node: Node) -> bool:
+    """Whether one chart DaemonSet, with these values, puts a pod on the node."""
+    return daemonsets.render(agent, values).lands_on(node.labels, node.taints)
+
+
+def rendered(plan: Plan, releases: dict[str, Release] | None = None) -> list[tuple[Running, daemonsets.DaemonSet]]:
+    """Every agent of every release, with its DaemonSet as rendered (once per proof, not per node)."""
+    return [(Running(agent.family, agent.manager, release.key), daemonsets.render(agent, release.values))
+            for release in (releases if releases is not None else plan.releases).values()
+            for agent in charts.CHARTS[release.key].agents]
+
+
+def agents_on(plan: Plan, node: Node, releases: dict[str, Release] | None = None,
+              agents: list[tuple[Running, daemonsets.DaemonSet]] | None = None) -> list[Running]:
+    """Every device agent whose DaemonSet lands on the node, device or not."""
+    agents = agents if agents is not None else rendered(plan, releases)
+    return [r for r, ds in agents if ds.lands_on(node.labels, node.taints)]
 
 
 def _auto_mode(pool: PoolPlan, instance_type: str | None) -> list[Running]:
@@ -188,22 +140,32 @@ def _auto_mode(pool: PoolPlan, instance_type: str | None) -> list[Running]:
     return out
 
 
+def _bundled(pool: PoolPlan, types: list[str]) -> list[Running]:
+    """Bottlerocket's bundled NVIDIA plugin, unless the node settings switch it off."""
+    on = dig(pool.bottlerocket_settings, "kubelet-device-plugins.nvidia.enabled", True) is not False
+    nvidia = any(catalog.instance_types()[t].has_nvidia for t in types)
+    return [Running("nvidia", "device-plugin", "bottlerocket")] if pool.ami == "bottlerocket" and nvidia and on else []
+
+
 def running_on(plan: Plan, pool: PoolPlan, releases: dict[str, Release] | None = None,
                instance_type: str | None = None) -> list[Running]:
-    """Every device manager a node of `pool` runs (a node of `instance_type`, or any node of the pool)."""
+    """Every device manager that manages a device on some node of `pool` (of `instance_type`, or
+    of any of its types): an agent counts for a family on the nodes that have the device."""
     if plan.mode == "auto-mode":
         return _auto_mode(pool, instance_type)
     out: list[Running] = []
-    for release in (releases if releases is not None else plan.releases).values():
-        for agent in charts.CHARTS[release.key].agents:
-            if agent_runs_on(agent, release.values, pool, instance_type):
-                out.append(Running(agent.family, agent.manager, release.key))
-    types = [instance_type] if instance_type else list(pool.instance_types)
-    if pool.ami == "bottlerocket" and any(catalog.instance_types()[t].has_nvidia for t in types):
-        enabled = dig(pool.bottlerocket_settings, "kubelet-device-plugins.nvidia.enabled", True)
-        if enabled is not False:
-            out.append(Running("nvidia", "device-plugin", "bottlerocket"))
-    return out
+    agents = rendered(plan, releases)
+    for node in pool_nodes(plan, pool, instance_type):
+        for r in agents_on(plan, node, agents=agents):
+            if node.has(r.family) and r not in out:
+                out.append(r)
+    return out + _bundled(pool, [instance_type] if instance_type else list(pool.instance_types))
+
+
+def _managing(plan: Plan, pool: PoolPlan, node: Node, agents: list[tuple[Running, daemonsets.DaemonSet]]
+              ) -> list[Running]:
+    return [r for r in agents_on(plan, node, agents=agents) if node.has(r.family)] + _bundled(
+        pool, [node.instance_type])
 
 
 @dataclass(frozen=True)
@@ -226,14 +188,33 @@ class Overlap:
         return f"pool {self.pool}: {self.family} expects {self.expected}, {nodes} would run {found}"
 
 
+@dataclass(frozen=True)
+class Unserved:
+    """A pool that chose `manager` for `family` whose nodes of `instance_type` get no agent of it."""
+
+    pool: str
+    family: Family
+    manager: str
+    instance_type: str
+    release: str
+    reasons: tuple[str, ...]
+
+    @property
+    def problem(self) -> str:
+        return (f"pool {self.pool}: its {self.instance_type} nodes get no {self.family} {self.manager} "
+                f"from release {self.release}: {'; '.join(self.reasons)}")
+
+
 def _requires(agent: charts.Agent, values: dict[str, Any], key: str, value: str) -> bool:
     """Whether the agent's rendered node selection admits only nodes labelled key=value."""
-    if node_selector(values, agent.node_selector).get(key) == value:
+    rendered = daemonsets.render(agent, values)
+    if str(rendered.node_selector.get(key)) == value:
         return True
-    affinity = dig(values, agent.affinity) if agent.affinity else None
-    terms = dig(affinity or {}, "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms")
+    terms = kube_scheduling.required_terms(rendered.affinity)
     return bool(terms) and all(
-        any(e.get("key") == key and e.get("operator") == "In" and [str(v) for v in e.get("values") or []] == [value]
+        isinstance(term, dict) and any(
+            isinstance(e, dict) and e.get("key") == key and e.get("operator") == "In"
+            and [str(v) for v in e.get("values") or []] == [value]
             for e in term.get("matchExpressions") or [])
         for term in terms)
 
@@ -245,7 +226,7 @@ def scope_problems(plan: Plan, releases: dict[str, Release] | None = None) -> li
     out = []
     for release in (releases if releases is not None else plan.releases).values():
         for agent in charts.CHARTS[release.key].agents:
-            if not agent_enabled(agent, release.values):
+            if not daemonsets.enabled(agent, release.values):
                 continue
             running = (Running(agent.family, agent.manager, release.key),)
             if (agent.family, agent.manager) != (release.family, release.manager):
@@ -262,24 +243,119 @@ def scope_problems(plan: Plan, releases: dict[str, Release] | None = None) -> li
     return out
 
 
-def overlaps(plan: Plan, releases: dict[str, Release] | None = None) -> list[Overlap]:
-    """Pools where a family runs more than one manager, another manager than planned, or none —
-    checked for a node of each of the pool's instance types — and releases that lost their scope."""
+def _strays(plan: Plan, releases: dict[str, Release] | None) -> list[Overlap]:
+    """Agents that land where no pool chose them: on a pool's nodes without the device when the pool
+    chose `none` for the family (with the device it is an overlap), or on the system nodes."""
+    out = []
+    agents = rendered(plan, releases)
+    for pool in plan.pools.values():
+        for node in pool_nodes(plan, pool):
+            for r in agents_on(plan, node, agents=agents):
+                if pool.manager(r.family) == "none" and not node.has(r.family):
+                    out.append(Overlap(pool.name, r.family, "none", (r,), instance_type=node.instance_type))
+    for node in system_nodes(plan):
+        for r in agents_on(plan, node, agents=agents):
+            out.append(Overlap("*", r.family, "none", (r,),
+                               f"release {r.source} would run its {r.family} {r.manager} on {SYSTEM_NODES} "
+                               f"({node.where}), which has no {r.family} device", node.instance_type))
+    return list(dict.fromkeys(out))
+
+
+def _auto_mode_overlaps(plan: Plan) -> list[Overlap]:
+    """Auto Mode picks per node from the pool's labels: a pool's label must name its manager (a
+    pool label that contradicts it, or a dynamic pool without one, is caught here)."""
     out = []
     for pool in plan.pools.values():
         for family in FAMILIES:
             expected = pool.manager(family)
-            seen: set[tuple[Running, ...]] = set()
             for itype in pool.instance_types:
-                if not catalog.instance_types()[itype].has(family):
+                if expected == "none" or not catalog.instance_types()[itype].has(family):
                     continue
-                mine = tuple(r for r in running_on(plan, pool, releases, itype) if r.family == family)
-                managers = {r.manager for r in mine}
-                ok = (len(mine) <= 1 and managers <= {expected}) if expected == "none" else (
-                    len(mine) == 1 and managers == {expected})
-                if plan.mode == "auto-mode" and expected == "none":
-                    ok = True
-                if not ok and mine not in seen:
-                    seen.add(mine)
+                mine = tuple(r for r in _auto_mode(pool, itype) if r.family == family)
+                if [r.manager for r in mine] != [expected]:
                     out.append(Overlap(pool.name, family, expected, mine, instance_type=itype))
-    return out + scope_problems(plan, releases)
+                    break
+    return out
+
+
+def overlaps(plan: Plan, releases: dict[str, Release] | None = None) -> list[Overlap]:
+    """Nodes where a family runs more than one manager or another manager than planned (a `none`
+    pool's included) — checked on a node of each of the pool's instance types and zones — agents
+    on nodes that chose none of them, and releases that lost their scope. (In Auto Mode: pools
+    whose labels do not give them the planned manager.)"""
+    if plan.mode == "auto-mode":
+        return _auto_mode_overlaps(plan)
+    out = []
+    agents = rendered(plan, releases)
+    for pool in plan.pools.values():
+        for family in FAMILIES:
+            expected = pool.manager(family)
+            seen: set[tuple[Running, ...]] = set()
+            for node in pool_nodes(plan, pool):
+                if not node.has(family):
+                    continue
+                mine = tuple(r for r in _managing(plan, pool, node, agents) if r.family == family)
+                wrong = len(mine) > 1 or any(r.manager != expected for r in mine)
+                if wrong and mine not in seen:
+                    seen.add(mine)
+                    out.append(Overlap(pool.name, family, expected, mine, instance_type=node.instance_type))
+    return out + _strays(plan, releases) + scope_problems(plan, releases)
+
+
+def why_not(agent: charts.Agent, values: dict[str, Any], node: Node) -> list[str]:
+    """Why the agent's DaemonSet puts no pod on the node, in the scheduler's terms."""
+    rendered = daemonsets.render(agent, values)
+    if not rendered.enabled:
+        return [f"{agent.enabled} is off"]
+    out = []
+    for key, value in rendered.node_selector.items():
+        if node.labels.get(key) != str(value):
+            have = node.labels.get(key)
+            out.append(f"its nodeSelector {key}={value} does not match the node's "
+                       + (f"{key}={have}" if have is not None else f"labels (no {key})"))
+    if not kube_scheduling.affinity_matches(rendered.affinity, node.labels):
+        terms = kube_scheduling.required_terms(rendered.affinity) or []
+        empty = [i for i, t in enumerate(terms) if not (isinstance(t, dict) and t.get("matchExpressions"))]
+        detail = (f"term {empty[0]} is null or empty, which matches no node" if empty and len(empty) == len(terms)
+                  else "no term matches the node's labels" if terms else "it has no node selector terms")
+        out.append(f"its required node affinity admits no such node ({detail})")
+    tolerations = kube_scheduling.daemonset_tolerations(
+        [t for t in rendered.tolerations if isinstance(t, dict)], agent.host_network)
+    for taint in kube_scheduling.blocking_taints(tolerations, list(node.taints)):
+        value = f"={taint['value']}" if taint.get("value") else ""
+        out.append(f"no toleration at {agent.tolerations} for the pool's taint {taint['key']}{value}:{taint['effect']}")
+    return out
+
+
+def unserved(plan: Plan, releases: dict[str, Release] | None = None) -> list[Unserved]:
+    """Pools (outside Auto Mode) whose nodes of some instance type with the device run no agent of
+    the manager the pool chose, with the reasons from the serving release's DaemonSet."""
+    if plan.mode == "auto-mode":
+        return []
+    releases = releases if releases is not None else plan.releases
+    agents = rendered(plan, releases)
+    out = []
+    for pool in plan.pools.values():
+        for family in FAMILIES:
+            expected, key = pool.manager(family), pool.releases.get(family)
+            if expected == "none" or key is None:
+                continue
+            for node in pool_nodes(plan, pool):
+                if not node.has(family):
+                    continue
+                if any(r.family == family for r in _managing(plan, pool, node, agents)):
+                    continue
+                release = releases.get(key)
+                serving = [a for a in charts.CHARTS[key].agents if (a.family, a.manager) == (family, expected)] \
+                    if key in charts.CHARTS else []
+                reasons = [r for a in serving for r in why_not(a, release.values, node)] if release else []
+                if not reasons and key in charts.CHARTS:
+                    reasons = ["the release is not installed"] if release is None else \
+                        ["no DaemonSet of the chart manages it"]
+                if key == "bottlerocket":
+                    reasons = ["bottlerocketSettings turn the bundled NVIDIA plugin off"]
+                found = Unserved(pool.name, family, expected, node.instance_type, key, tuple(reasons))
+                if not any((u.pool, u.family, u.instance_type) == (found.pool, family, node.instance_type)
+                           for u in out):
+                    out.append(found)
+    return out

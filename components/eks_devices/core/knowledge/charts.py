@@ -5,13 +5,16 @@ Versions are the upstream releases listed below; a stack overrides any of them w
 Each `Agent` records what the chart's templates do with the values (checked against the chart
 sources: dra-driver-nvidia-gpu 0.4.1, nvidia-device-plugin 0.20.0, eks-charts aws-dranet 1.0.0
 and aws-efa-k8s-device-plugin v0.5.30, neuron-helm-chart), so the overlap proof in `scope.py`
-can tell where each DaemonSet lands from the merged values alone.
+can tell where each DaemonSet lands from the merged values alone: the chart's default affinity
+as data (each term as the chart's values.yaml writes it), or the terms its template builds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from eks_devices.core.names import INSTANCE_TYPE_LABEL, NFD_PREFIX, NVIDIA_GPU_PRESENT_LABEL
 from eks_devices.core.vocabulary import Family
 
 ManagerName = str  # "dra" | "device-plugin"
@@ -39,17 +42,19 @@ class Toleration:
 class Agent:
     """A DaemonSet in a chart that manages one device family with one manager.
 
-    `enabled` / `node_selector` / `affinity` / `tolerations` / `instance_types` are dotted paths
-    into the release's values. `builtin_tolerations` are taints the template tolerates whatever
-    the values say (hard-coded in the template, not list defaults a value would replace).
-    `enabled_default` is the chart's default for the `enabled` path; `default_tolerations` the
-    chart's default `tolerations` list while the value is unset (a null removes them, as Helm
-    deletes null keys). `instance_types` names a list of instance types the template's required
-    affinity admits (None: the chart's own affinity admits every node with the device, which the
-    proof models as "has the hardware"). With `instance_types_in_affinity` that list reaches the
-    DaemonSet only through the chart's default `affinity` value (a placeholder the template fills
-    in), so an affinity value with its own required terms, or a null, drops it; otherwise the
-    template hard-codes it. `excluded_prefixes` are instance types the template drops from it.
+    `enabled` / `node_selector` / `affinity` / `tolerations` / `instance_types` /
+    `instance_label_keys` are dotted paths into the release's values. `builtin_tolerations` are
+    taints the template tolerates whatever the values say (hard-coded in the template, not list
+    defaults a value would replace). `enabled_default` is the chart's default for the `enabled`
+    path; `default_tolerations` the chart's default `tolerations` list while the value is unset (a
+    null removes them, as Helm deletes null keys). `default_affinity` is the chart's default
+    `affinity` value, which Helm merges the release's value into (maps merge, a list of terms
+    replaces, null removes it). With `instance_types_in_affinity` it carries the Neuron chart's
+    placeholders, which the template fills with the label key and the `instance_types` list
+    (`excluded_prefixes` dropped from it). `instance_label_keys` marks the eks-charts templates,
+    which build the required affinity themselves from that list of label keys × the
+    `instance_types` list (`affinity` is then None); `host_network` pods get the DaemonSet
+    controller's network-unavailable toleration.
     """
 
     family: Family
@@ -64,6 +69,10 @@ class Agent:
     default_tolerations: tuple[Toleration, ...] = ()
     excluded_prefixes: tuple[str, ...] = ()
     instance_types_in_affinity: bool = False
+    default_affinity: dict[str, Any] | None = None
+    instance_label_keys: str | None = None
+    default_instance_label_keys: tuple[str, ...] = ()
+    host_network: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,36 @@ INFERENTIA = ("inf", "ml.inf")  # instance-type prefixes the Neuron chart keeps 
 NEURON_INSTANCE_TYPE_KEY = "__INSTANCE_TYPE_KEY__"
 NEURON_INSTANCES = "__NEURON_INSTANCES__"
 
+
+def required(*terms: list[dict[str, Any]]) -> dict[str, Any]:
+    """A required node affinity with these terms (each a list of match expressions)."""
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]}}}
+
+
+def _label_in(key: str, value: str) -> list[dict[str, Any]]:
+    return [{"key": key, "operator": "In", "values": [value]}]
+
+
+# NVIDIA's default kubelet-plugin / plugin affinity: NFD's NVIDIA PCI labels, NFD's Tegra CPU
+# vendor, or the `nvidia.com/gpu.present` label (dra-driver-nvidia-gpu v0.4.1
+# `deployments/helm/dra-driver-nvidia-gpu/values.yaml` lines 288-322; k8s-device-plugin v0.20.0
+# `deployments/helm/nvidia-device-plugin/values.yaml` lines 64-85, without the two PCI-class terms).
+_NFD = NFD_PREFIX
+NVIDIA_DRA_AFFINITY = required(
+    _label_in(f"{_NFD}pci-10de.present", "true"), _label_in(f"{_NFD}pci-0302_10de.present", "true"),
+    _label_in(f"{_NFD}pci-0300_10de.present", "true"), _label_in(f"{_NFD}cpu-model.vendor_id", "NVIDIA"),
+    _label_in(NVIDIA_GPU_PRESENT_LABEL, "true"))
+NVIDIA_PLUGIN_AFFINITY = required(
+    _label_in(f"{_NFD}pci-10de.present", "true"), _label_in(f"{_NFD}cpu-model.vendor_id", "NVIDIA"),
+    _label_in(NVIDIA_GPU_PRESENT_LABEL, "true"))
+# The Neuron chart's default affinity: the instance-type label In the placeholder list.
+NEURON_AFFINITY = required([{"key": NEURON_INSTANCE_TYPE_KEY, "operator": "In", "values": NEURON_INSTANCES}])
+# eks-charts aws-efa-k8s-device-plugin v0.5.30 and aws-dranet 1.0.0 (`values.yaml`
+# `supportedInstanceLabels.keys`): one term per key, `key In supportedInstanceLabels.values`; the
+# template appends `eks.amazonaws.com/compute-type NotIn [auto]` after the loop, so to the last term.
+EKS_CHARTS_INSTANCE_KEYS = (INSTANCE_TYPE_LABEL,)
+
 # The Neuron chart (1.10.0): both DaemonSets take their tolerations only from the values list,
 # which defaults to CriticalAddonsOnly, the Neuron taint (NoSchedule) and SageMaker's
 # node-health taint. Both modes' default required affinity admits only the instance types listed in
@@ -101,11 +140,11 @@ _NEURON_TOLERATIONS = (Toleration("CriticalAddonsOnly"), Toleration("aws.amazon.
 _NEURON_DRA = Agent("neuron", "dra", "draDriver.nodeSelector", "draDriver.affinity", "draDriver.tolerations",
                     enabled="draDriver.enabled", enabled_default=False, instance_types="neuronInstances",
                     default_tolerations=_NEURON_TOLERATIONS, excluded_prefixes=INFERENTIA,
-                    instance_types_in_affinity=True)
+                    instance_types_in_affinity=True, default_affinity=NEURON_AFFINITY)
 _NEURON_PLUGIN = Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", "devicePlugin.affinity",
                        "devicePlugin.tolerations", enabled="devicePlugin.enabled", enabled_default=True,
                        instance_types="neuronInstances", default_tolerations=_NEURON_TOLERATIONS,
-                       instance_types_in_affinity=True)
+                       instance_types_in_affinity=True, default_affinity=NEURON_AFFINITY)
 
 CHARTS: dict[str, Chart] = {
     c.key: c
@@ -119,23 +158,30 @@ CHARTS: dict[str, Chart] = {
               "0.4.1", "nvidia",
               (Agent("nvidia", "dra", "kubeletPlugin.nodeSelector", "kubeletPlugin.affinity",
                      "kubeletPlugin.tolerations", enabled="resources.gpus.enabled", enabled_default=True,
-                     default_tolerations=(Toleration("nvidia.com/gpu", "NoSchedule"),)),)),
+                     default_tolerations=(Toleration("nvidia.com/gpu", "NoSchedule"),),
+                     default_affinity=NVIDIA_DRA_AFFINITY),)),
         # tolerations defaults to [CriticalAddonsOnly, nvidia.com/gpu NoSchedule]; a value replaces both.
         Chart("nvidia-device-plugin", "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin",
               "0.20.0", "nvidia",
               (Agent("nvidia", "device-plugin", "nodeSelector", "affinity", "tolerations",
                      enabled="devicePlugin.enabled",
                      default_tolerations=(Toleration("CriticalAddonsOnly"),
-                                          Toleration("nvidia.com/gpu", "NoSchedule"))),)),
-        # Both eks-charts templates hard-code CriticalAddonsOnly and append `tolerations`, and
-        # require the node's instance type to be in supportedInstanceLabels.values.
+                                          Toleration("nvidia.com/gpu", "NoSchedule")),
+                     default_affinity=NVIDIA_PLUGIN_AFFINITY),)),
+        # Both eks-charts templates hard-code CriticalAddonsOnly and append `tolerations`, run on the
+        # host network, and build their required affinity from supportedInstanceLabels.keys × .values
+        # (aws-dranet `templates/daemonset.yaml` lines 35-66, aws-efa-k8s-device-plugin lines 34-64).
         Chart("aws-dranet", "aws-dranet", "https://aws.github.io/eks-charts", "1.0.0", "kube-system",
               (Agent("efa", "dra", "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",),
-                     instance_types="supportedInstanceLabels.values"),)),
+                     instance_types="supportedInstanceLabels.values", host_network=True,
+                     instance_label_keys="supportedInstanceLabels.keys",
+                     default_instance_label_keys=EKS_CHARTS_INSTANCE_KEYS),)),
         Chart("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "https://aws.github.io/eks-charts",
               "v0.5.30", "kube-system",
               (Agent("efa", "device-plugin", "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",),
-                     instance_types="supportedInstanceLabels.values"),)),
+                     instance_types="supportedInstanceLabels.values", host_network=True,
+                     instance_label_keys="supportedInstanceLabels.keys",
+                     default_instance_label_keys=EKS_CHARTS_INSTANCE_KEYS),)),
         # One chart, two releases: DRA mode and plugin mode are exclusive per release (neuron-helm-chart 1.10.0).
         # In DRA mode the chart itself renders the `neuron-dra-driver` Namespace its DaemonSet runs in
         # (`draDriver.namespaceOverride`, no switch to turn that off), so the release lives in

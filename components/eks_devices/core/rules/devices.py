@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.derive import scope
+from eks_devices.core.derive import daemonsets, scope
+from eks_devices.core.knowledge import charts
 from eks_devices.core.model import Plan
 from eks_devices.core.names import eks_manager_label
 from eks_devices.core.rules.registry import Verdict, at, error, rule, warning
 from eks_devices.core.values import dig
 
 
-@rule("one-manager-per-node", "no node runs a DRA driver and a plugin for one family (computed from the releases' "
-      "merged values, overrides included)")
+@rule("one-manager-per-node", "the overlap proof, both sides, from the charts' rendered DaemonSets (overrides "
+      "included) placed as Kubernetes places them on every pool × instance type: no node runs two managers for a "
+      "family or an agent its pool did not choose (`none` pools, system nodes); `device-software-unserved` "
+      "reports pools left without theirs")
 def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
     for overlap in scope.overlaps(plan):
         pool = plan.pools.get(overlap.pool)  # None for a release that lost its scope ("*")
@@ -41,6 +44,41 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
                     "keep each release's nodeSelector on its eks-devices.io/device-manager-<family> label "
                     "(do not override nodeSelector/affinity/enabled in helmValues) and keep the pool's "
                     "device-manager labels as planned")
+
+
+@rule("device-software-unserved", "every pool that chose a DRA driver or a device plugin for a family runs that "
+      "agent on every instance type with the device (the other side of `one-manager-per-node`)",
+      modes=("karpenter", "managed-node-groups"))
+def _device_software_unserved(plan: Plan) -> Iterator[Verdict]:
+    grouped: dict[tuple[str, str, str, str, tuple[str, ...]], list[str]] = {}
+    for gap in scope.unserved(plan):
+        grouped.setdefault((gap.pool, gap.family, gap.manager, gap.release, gap.reasons), []).append(gap.instance_type)
+    for (pool, family, manager, release, reasons), types in grouped.items():
+        gap = scope.Unserved(pool, family, manager, ", ".join(types), release, reasons)
+        path = (f"helmValues.{gap.release}" if gap.release in plan.spec.helm_values
+                else f"nodePools.{gap.pool}.devices.{gap.family}")
+        yield error(path, gap.problem,
+                    f"let release {gap.release}'s DaemonSet reach the pool: drop or fix the helmValues override "
+                    "of its nodeSelector, affinity, tolerations or instance list (a node selector term needs at "
+                    "least one expression; labels a node carries are listed in docs/device-software.md), or "
+                    f"choose another manager for {gap.family} on pool {gap.pool}")
+
+
+@rule("device-software-installable", "overridden device releases render DaemonSets the API server accepts "
+      "(tolerations, node affinity, nodeSelector)", modes=("karpenter", "managed-node-groups"))
+def _device_software_installable(plan: Plan) -> Iterator[Verdict]:
+    """Only overridden releases: the toolkit's own values are valid wherever a pool can use them (a
+    pool no agent can serve is device-software-unserved's)."""
+    for release in plan.releases.values():
+        if release.key not in plan.spec.helm_values:
+            continue
+        for agent in charts.CHARTS[release.key].agents:
+            for field, problem in daemonsets.invalid_fields(agent, release.values):
+                yield error(f"helmValues.{release.key}.{field}",
+                            f"release {release.key} cannot install: the API server refuses its "
+                            f"{agent.family} {agent.manager} DaemonSet ({problem})",
+                            "fix the override so the rendered field is valid Kubernetes (see the message), "
+                            "or remove it")
 
 
 @rule("bottlerocket-bundled-plugin", "Bottlerocket's bundled NVIDIA plugin is off on NVIDIA DRA pools")

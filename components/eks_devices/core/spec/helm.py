@@ -24,6 +24,7 @@ EXTRA: dict[str, dict[str, str]] = {
 ACCEPTED = {
     "mapping": "a mapping",
     "text": "text",
+    "label-keys": "a list of node label keys",
     "texts": "a non-empty list of instance type names (the chart renders it into an `In` term, which needs a value)",
     "node-selector": "a mapping of label keys to text values (null removes a key)",
     "tolerations": "a list of tolerations, each a mapping with text key, operator, value and effect",
@@ -45,6 +46,8 @@ def read_paths(key: str) -> dict[str, str]:
             out[agent.tolerations] = "tolerations"
         if agent.instance_types:
             out[agent.instance_types] = "texts"
+        if agent.instance_label_keys:
+            out[agent.instance_label_keys] = "label-keys"
     return {**out, **EXTRA.get(key, {})}
 
 
@@ -53,6 +56,8 @@ def _fits(shape: str, value: Any) -> bool:
         return isinstance(value, dict)
     if shape == "text":
         return isinstance(value, str)
+    if shape == "label-keys":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
     if shape == "texts":
         return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
     if shape == "node-selector":
