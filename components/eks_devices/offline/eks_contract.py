@@ -5,21 +5,23 @@ provider, which builds the cluster at construct time. Under the mock engine noth
 inputs, so this module does what pulumi-eks would:
 
 - *What is sent.* The real engine supports output values, so the Python SDK sends a remote
-  component's `Output` inputs as output values (pulumi `sdk/python/lib/pulumi/runtime/resource.py`,
-  `prepare_resource`: `keep_output_values=remote`); the SDK's mock monitor turns that feature off.
-  `with_output_values` and `for_mocks` let the recording monitor keep the wire form while the
-  mocks keep seeing what they always saw.
-- *What pulumi-eks reads.* Its provider wraps a top-level input in an `Output` when it is a
-  secret, or has dependencies and holds no output value (pulumi/pulumi
-  `sdk/nodejs/provider/server.ts`, `deserializeInputs`, ~639-672); an output value stays an
-  `Output` wherever it sits. pulumi-eks reads plain-only inputs (`autoMode`, `skipDefaultNodeGroup`,
-  …) with plain JavaScript (`args.autoMode?.enabled`), and every field of an `Output` is a truthy
-  lifted `Output`: such an input must arrive plain.
+  component's `Output` inputs as output values, each with its dependencies (pulumi 3.272.0
+  `pulumi/runtime/resource.py` `prepare_resource`, ~236: `keep_output_values=remote`); the SDK's
+  mock monitor reports no such support (`pulumi/runtime/mocks.py` `SupportsFeature` and
+  `GetDeploymentInfo`, ~357-381). `with_output_values` and `for_mocks` let the recording monitor
+  keep the wire form while the mocks keep seeing what they always saw.
+- *What pulumi-eks reads.* Its provider hands a top-level input over as is when it is no secret and
+  has no dependencies or holds output values, else wrapped in an `Output` (pulumi/pulumi
+  `sdk/nodejs/provider/server.ts` `deserializeInputs`, lines 639-672 at v3.259.0-14-g1b59498); an
+  output value is an `Output` wherever it sits. pulumi-eks reads plain-only inputs (`autoMode`,
+  `skipDefaultNodeGroup`, …) with plain JavaScript (`args.autoMode?.enabled`), and every field of
+  an `Output` is a truthy lifted `Output`: such an input must arrive plain.
 - *Types.* Every input against the installed `pulumi_eks` SDK's `<Name>Args`: property names,
   plain vs `pulumi.Input`, nested shapes, enums, required fields.
 - *Cross-field rules* pulumi-eks enforces at construct time, and the resources it then creates on
-  its own (`effects`), read from pulumi/pulumi-eks v4.3.0 (the newest tag in the source snapshot;
-  the requirements pin the 4.4.0 SDK), `nodejs/eks/cluster/cluster.ts` and `authenticationMode.ts`.
+  its own (`effects`), read from pulumi/pulumi-eks v4.3.0 `nodejs/eks/cluster/cluster.ts` and
+  `authenticationMode.ts` (the newest tag in the source snapshot, whose later commits change no
+  TypeScript; the requirements pin the 4.4.0 SDK, whose types are read from the install).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import functools
 import inspect
 import typing
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 import pulumi_eks
@@ -189,7 +192,8 @@ def check(type_token: str, wire: dict[str, Any]) -> list[Violation]:
     """Every problem pulumi-eks has with one `eks:` resource's inputs, as sent on the wire."""
     args = args_class(type_token)
     if args is None:
-        return [Violation(type_token, f"pulumi_eks {pulumi_eks.__name__} has no args type for this resource")]
+        return [Violation(type_token, f"the installed pulumi_eks ({metadata.version('pulumi_eks')}) has no "
+                                      f"{type_token.rsplit(':', 1)[-1]}Args for this resource type")]
     out: list[Violation] = []
     _object(wire, args, type_token.rsplit(":", 1)[-1], out)
     if type_token == "eks:index:Cluster":
@@ -215,7 +219,7 @@ def _value(value: Any, shape: Shape, path: str, out: list[Violation]) -> None:
         if not shape.output_ok:
             out.append(Violation(path, f"plain-only in pulumi_eks ({describe(shape)}) but sent as {what}; pulumi-eks "
                                        "then reads an Output, every field of which is truthy",
-                                 "pulumi/pulumi sdk/nodejs/provider/server.ts deserializeInputs"))
+                                 "pulumi/pulumi sdk/nodejs/provider/server.ts:639-672"))
         if "value" in value and value["value"] != rpc.UNKNOWN:
             _value(value["value"], Shape(**{**shape.__dict__, "output_ok": True}), path, out)
         return
@@ -378,7 +382,8 @@ def cluster_rules(a: Constructed) -> list[Violation]:
 
 
 def effects(a: Constructed) -> set[str]:
-    """What pulumi-eks creates on its own from these inputs (beyond the EKS cluster and its service role)."""
+    """What pulumi-eks creates on its own from these inputs (beyond the EKS cluster, its service role,
+    OIDC provider and Kubernetes provider)."""
     auto = truthy(a.get("autoMode", "enabled"))
     skip_group = a.get("skipDefaultNodeGroup")
     out: set[str] = set()
@@ -398,4 +403,17 @@ def effects(a: Constructed) -> set[str]:
     wanted = truthy(a.get("fargate")) or not truthy(skip_group) or auto
     if explicit or (wanted and truthy(True if coredns_enabled is None else coredns_enabled)):  # cluster.ts:1175-1184
         out.add("coredns-addon")
+    kube_proxy = a.get("kubeProxyAddonOptions", "enabled")
+    if truthy(not auto if kube_proxy is None else kube_proxy):  # cluster.ts:764-765
+        out.add("kube-proxy-addon")
+    vpc_cni = a.get("useDefaultVpcCni")
+    if (not auto) if vpc_cni is None else not truthy(vpc_cni):  # cluster.ts:1090-1093
+        out.add("vpc-cni-addon")
     return out
+
+
+# what the toolkit leaves to pulumi-eks: outside Auto Mode the VPC CNI and kube-proxy add-ons (Auto Mode
+# runs both on its nodes itself); nothing else (no default node group, instance role, Auto Mode node role,
+# CoreDNS add-on or extra security groups: the toolkit makes its own or needs none)
+LEFT_TO_PULUMI_EKS = {"auto-mode": frozenset(), "karpenter": frozenset({"kube-proxy-addon", "vpc-cni-addon"}),
+                      "managed-node-groups": frozenset({"kube-proxy-addon", "vpc-cni-addon"})}
