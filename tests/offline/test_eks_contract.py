@@ -11,6 +11,8 @@ from typing import Any
 import pulumi
 import pulumi_eks as eks
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from eks_devices.offline import eks_contract as contract
 from support import engine, stacks
@@ -70,11 +72,12 @@ def test_mocks_and_preview_still_see_plain_inputs(auto: engine.Recording) -> Non
 
 # the shipped stacks cover each mode with a created VPC and generated key (dev and staging with the
 # public endpoint, prod private only); these add a brought VPC, the public endpoint alone, a brought
-# key and an AWS profile in every mode
+# key, an AWS profile, no control-plane logs and tags in every mode (and Auto Mode's general-purpose pool)
 VARIANTS = {f"{mode}-brought-public-kms-profile": stacks.config(
     mode, pools={}, network=BROUGHT, cluster={
         "endpoint": {"privateAccess": False, "publicAccessCidrs": [OFFICE]},
-        "kmsKeyArn": "arn:aws:kms:us-west-2:123456789012:key/mine", "logging": ["api"]},
+        "kmsKeyArn": "arn:aws:kms:us-west-2:123456789012:key/mine", "logging": [], "tags": {"team": "ml"},
+        **({"autoMode": {"generalPurposePool": True}} if mode == "auto-mode" else {})},
     overrides={"aws:profile": "ml-prod"}) for mode in stacks.VERSIONS}
 
 
@@ -104,6 +107,9 @@ def test_generated_stacks_keep_the_pulumi_eks_contract(variant: str) -> None:
     constructed = contract.as_constructed(wire)
     assert contract.resolved(constructed.get("subnetIds")) == BROUGHT["privateSubnetIds"]
     assert wire["providerCredentialOpts"] == {"profileName": "ml-prod"}
+    assert wire["enabledClusterLogTypes"] == [] and wire["tags"] == {"team": "ml"}
+    if variant.startswith("auto-mode"):
+        assert wire["autoMode"]["computeConfig"]["nodePools"] == ["system", "general-purpose"]
     assert contract.resolved(constructed.get("encryptionConfigKeyArn")) == "arn:aws:kms:us-west-2:123456789012:key/mine"
 
 
@@ -219,3 +225,24 @@ def test_the_sdk_types_are_read_from_the_installed_pulumi_eks() -> None:
     assert contract.properties(eks.AutoModeOptionsArgs)["enabled"].required
     assert contract.args_class("eks:index:Nope") is None
     assert contract.check("eks:index:Nope", {})[0].path == "eks:index:Nope"
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                    max_leaves=8)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.sampled_from([*sorted(contract.properties(eks.ClusterArgs)), "extra"]), value=JSON,
+       wrap=st.sampled_from(["plain", "output", "secret"]))
+def test_the_checker_reports_and_never_raises(karpenter: engine.Recording, key: str, value: Any, wrap: str) -> None:
+    """Any value at any input: violations naming their paths, never an exception; an unknown input and
+    a plain-only input sent as an Output or secret are always among them."""
+    sent = {"plain": value, "output": output(value), "secret": {SIG: SECRET, "value": value}}[wrap]
+    wire = {**cluster_wire(karpenter), key: sent}  # a null stays, as the engine would send it
+    paths = [p.path for p in contract.check(CLUSTER, wire)]
+    assert all(path.startswith("Cluster.") for path in paths)
+    props = contract.properties(eks.ClusterArgs)
+    if key not in props or (wrap != "plain" and not props[key].shape.output_ok):
+        assert f"Cluster.{key}" in paths
+    contract.effects(contract.as_constructed(wire))

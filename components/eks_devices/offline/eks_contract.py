@@ -351,7 +351,7 @@ def cluster_rules(a: Constructed) -> list[Violation]:
 
     def rule(fires: bool, path: str, message: str, where: str) -> None:
         if fires:
-            out.append(Violation(path, message, f"{SOURCE}/{where}"))
+            out.append(Violation(f"Cluster.{path}", message, f"{SOURCE}/{where}"))
 
     for key in ("roleMappings", "userMappings", "instanceRoles"):  # checked on the resolved value
         rule(mode == "API" and bool(resolved(a.get(key))), key,
