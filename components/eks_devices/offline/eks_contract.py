@@ -62,7 +62,10 @@ def sent(struct: Any) -> dict[str, Any]:
 
 def for_mocks(request: Any) -> Any:
     """A copy of a registration with each output value as an engine without output values gets it
-    (its value, a secret, or unknown), so the mocks see exactly what they saw before."""
+    (its value, a secret, or unknown), so the mocks see exactly what they saw before. Only remote
+    components are sent output values (`keep_output_values=remote`)."""
+    if not request.remote:
+        return request
     wire = sent(request.object)
     plain = _without_output_values(wire)
     if plain == wire:
