@@ -15,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eks_devices.offline import eks_contract as contract
+from eks_devices.offline import eks_types, output_values
 from support import engine, stacks
 
-SIG, OUTPUT, SECRET = contract._SIG, contract._OUTPUT, contract._SECRET
+SIG, OUTPUT, SECRET = output_values.SIG, output_values.OUTPUT, output_values.SECRET
 CLUSTER = "eks:index:Cluster"
 OFFICE = "203.0.113.0/24"
 BROUGHT = {"vpcId": "vpc-0123", "privateSubnetIds": ["subnet-p1", "subnet-p2", "subnet-p3"],
@@ -185,14 +186,14 @@ RULE_CASES = {
     "authenticationMode.ts:41-54": {"authenticationMode": "CONFIG_MAP", "accessEntries": {"x": {
         "principalArn": "arn:aws:iam::1:role/x"}}},
     "cluster.ts:426-430": {"authenticationMode": "API_AND_CONFIG_MAP",
-                           "instanceRole": {SIG: contract._RESOURCE, "urn": "urn:r"},
-                           "instanceRoles": [{SIG: contract._RESOURCE, "urn": "urn:s"}]},
+                           "instanceRole": {SIG: output_values.RESOURCE, "urn": "urn:r"},
+                           "instanceRoles": [{SIG: output_values.RESOURCE, "urn": "urn:s"}]},
     "cluster.ts:432-436": {"privateSubnetIds": ["subnet-a"]},
     "cluster.ts:438-456": {"nodeGroupOptions": {"minSize": 1}, "instanceType": "m7i.large"},
     "cluster.ts:458-463": {"authenticationMode": None},
     "cluster.ts:708-716": {"endpointPublicAccess": False, "publicAccessCidrs": []},
-    "cluster.ts:2273-2278": {"creationRoleProvider": {"role": {SIG: contract._RESOURCE, "urn": "urn:r"},
-                                                      "provider": {SIG: contract._RESOURCE, "urn": "urn:p"}}},
+    "cluster.ts:2273-2278": {"creationRoleProvider": {"role": {SIG: output_values.RESOURCE, "urn": "urn:r"},
+                                                      "provider": {SIG: output_values.RESOURCE, "urn": "urn:p"}}},
 }
 
 
@@ -225,12 +226,12 @@ def test_what_pulumi_eks_creates_on_its_own(effect: str, auto: engine.Recording,
 
 
 def test_the_sdk_types_are_read_from_the_installed_pulumi_eks() -> None:
-    props = contract.properties(eks.ClusterArgs)
+    props = eks_types.properties(eks.ClusterArgs)
     assert not props["autoMode"].shape.output_ok and props["autoMode"].shape.args is eks.AutoModeOptionsArgs
     assert props["subnetIds"].shape.output_ok and props["subnetIds"].shape.item.kind == "str"
     assert props["authenticationMode"].shape.values == ("CONFIG_MAP", "API", "API_AND_CONFIG_MAP")
-    assert contract.properties(eks.AutoModeOptionsArgs)["enabled"].required
-    assert contract.args_class("eks:index:Nope") is None
+    assert eks_types.properties(eks.AutoModeOptionsArgs)["enabled"].required
+    assert eks_types.args_class("eks:index:Nope") is None
     assert contract.check("eks:index:Nope", {})[0].path == "eks:index:Nope"
 
 
@@ -240,7 +241,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(key=st.sampled_from([*sorted(contract.properties(eks.ClusterArgs)), "extra"]), value=JSON,
+@given(key=st.sampled_from([*sorted(eks_types.properties(eks.ClusterArgs)), "extra"]), value=JSON,
        wrap=st.sampled_from(["plain", "output", "secret"]))
 def test_the_checker_reports_and_never_raises(karpenter: engine.Recording, key: str, value: Any, wrap: str) -> None:
     """Any value at any input: violations naming their paths, never an exception; an unknown input and
@@ -249,7 +250,7 @@ def test_the_checker_reports_and_never_raises(karpenter: engine.Recording, key: 
     wire = {**cluster_wire(karpenter), key: sent}  # a null stays, as the engine would send it
     paths = [p.path for p in contract.check(CLUSTER, wire)]
     assert all(path.startswith("Cluster.") for path in paths)
-    props = contract.properties(eks.ClusterArgs)
+    props = eks_types.properties(eks.ClusterArgs)
     if key not in props or (wrap != "plain" and not props[key].shape.output_ok):
         assert f"Cluster.{key}" in paths
     contract.effects(contract.as_constructed(wire))

@@ -4,20 +4,16 @@
 provider, which builds the cluster at construct time. Under the mock engine nothing reads those
 inputs, so this module does what pulumi-eks would:
 
-- *What is sent.* The real engine supports output values, so the Python SDK sends a remote
-  component's `Output` inputs as output values, each with its dependencies (pulumi 3.272.0
-  `pulumi/runtime/resource.py` `prepare_resource`, ~236: `keep_output_values=remote`); the SDK's
-  mock monitor reports no such support (`pulumi/runtime/mocks.py` `SupportsFeature` and
-  `GetDeploymentInfo`, ~357-381). `with_output_values` and `for_mocks` let the recording monitor
-  keep the wire form while the mocks keep seeing what they always saw.
+- *What is sent.* The inputs as the real engine receives them, output values included (the mock
+  engine records them so, see `output_values`).
 - *What pulumi-eks reads.* Its provider hands a top-level input over as is when it is no secret and
   has no dependencies or holds output values, else wrapped in an `Output` (pulumi/pulumi
   `sdk/nodejs/provider/server.ts` `deserializeInputs`, lines 639-672 at v3.259.0-14-g1b59498); an
   output value is an `Output` wherever it sits. pulumi-eks reads plain-only inputs (`autoMode`,
   `skipDefaultNodeGroup`, …) with plain JavaScript (`args.autoMode?.enabled`), and every field of
   an `Output` is a truthy lifted `Output`: such an input must arrive plain.
-- *Types.* Every input against the installed `pulumi_eks` SDK's `<Name>Args`: property names,
-  plain vs `pulumi.Input`, nested shapes, enums, required fields.
+- *Types.* Every input against the installed `pulumi_eks` SDK's `<Name>Args` (`eks_types`): input
+  names, plain vs `pulumi.Input`, nested shapes, enums, required fields.
 - *Cross-field rules* pulumi-eks enforces at construct time, and the resources it then creates on
   its own (`effects`), read from pulumi/pulumi-eks v4.3.0 `nodejs/eks/cluster/cluster.ts` and
   `authenticationMode.ts` (the newest tag in the source snapshot, whose later commits change no
@@ -26,154 +22,14 @@ inputs, so this module does what pulumi-eks would:
 
 from __future__ import annotations
 
-import collections.abc
-import enum
-import functools
-import inspect
-import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from typing import Any
 
-import pulumi_eks
-from google.protobuf import json_format
-from pulumi.runtime import rpc
-from pulumi.runtime.proto import resource_pb2
+from eks_devices.offline.eks_types import Shape, args_class, describe, properties
+from eks_devices.offline.output_values import OUTPUT, RESOURCE, SECRET, SIG, UNKNOWN, values_of
 
-OUTPUT_VALUES = resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES
 SOURCE = "pulumi/pulumi-eks v4.3.0 nodejs/eks/cluster"
-_SIG, _SECRET, _RESOURCE, _OUTPUT = (rpc._special_sig_key, rpc._special_secret_sig, rpc._special_resource_sig,
-                                     rpc._special_output_value_sig)
-
-
-# --- the hook: record what the engine is sent, hand the mocks what they always got ---------------------------
-
-
-def with_output_values(info: Any) -> Any:
-    """The mock monitor's deployment info, plus output values (as the real engine reports)."""
-    features = set(info.supportedFeatures) | {OUTPUT_VALUES}
-    return resource_pb2.DeploymentInfo(supportedFeatures=sorted(features))
-
-
-def sent(struct: Any) -> dict[str, Any]:
-    """A request's inputs exactly as on the wire: output values, secrets and references keep their markers."""
-    return json_format.MessageToDict(struct)
-
-
-def for_mocks(request: Any) -> Any:
-    """A copy of a registration with each output value as an engine without output values gets it
-    (its value, a secret, or unknown), so the mocks see exactly what they saw before. Only remote
-    components are sent output values (`keep_output_values=remote`)."""
-    if not request.remote:
-        return request
-    wire = sent(request.object)
-    plain = _without_output_values(wire)
-    if plain == wire:
-        return request
-    copy = type(request)()
-    copy.CopyFrom(request)
-    copy.object.Clear()
-    json_format.ParseDict(plain, copy.object)
-    return copy
-
-
-def _without_output_values(value: Any) -> Any:
-    if isinstance(value, dict):
-        if value.get(_SIG) == _OUTPUT:
-            inner = _without_output_values(value["value"]) if "value" in value else rpc.UNKNOWN
-            return {_SIG: _SECRET, "value": inner} if value.get("secret") else inner
-        return {k: _without_output_values(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_output_values(v) for v in value]
-    return value
-
-
-# --- the SDK's types -----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Shape:
-    """One input's declared type: its kind, whether an `Output` may stand there, and what it holds."""
-
-    kind: str  # bool, str, number, any, enum, list, map, object, resource, union
-    output_ok: bool = False
-    name: str = ""  # enum, object and resource types
-    item: Shape | None = None  # list items, map values
-    values: tuple[str, ...] = ()  # enum values
-    args: type | None = None  # object: the SDK's `...Args` class
-    options: tuple[Shape, ...] = ()  # union members
-
-
-@dataclass(frozen=True)
-class Prop:
-    python: str
-    shape: Shape
-    required: bool
-
-
-_SCALARS = {bool: "bool", str: "str", int: "number", float: "number"}
-
-
-def _is_output(a: Any) -> bool:
-    if isinstance(a, typing.ForwardRef):
-        return a.__forward_arg__.startswith("Output")
-    return typing.get_origin(a) is not None and getattr(typing.get_origin(a), "__name__", "") == "Output"
-
-
-def shape_of(annotation: Any) -> Shape:
-    """The shape of an SDK annotation (`pulumi.Input[...]` is a union with `Output`, flattened by typing)."""
-    origin, members = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is typing.Union:
-        output_ok = any(_is_output(m) for m in members)
-        kept = [m for m in members if m is not type(None) and not _is_output(m)
-                and typing.get_origin(m) is not collections.abc.Awaitable]
-        inner = [shape_of(m) for m in kept]
-        one = inner[0] if len(inner) == 1 else Shape("union", options=tuple(inner))
-        return Shape(one.kind, output_ok or one.output_ok, one.name, one.item, one.values, one.args, one.options)
-    if origin in (collections.abc.Sequence, list):
-        return Shape("list", item=shape_of(members[0]))
-    if origin in (collections.abc.Mapping, dict):
-        return Shape("map", item=shape_of(members[1]))
-    if isinstance(annotation, typing.ForwardRef):
-        return _named(annotation.__forward_arg__)
-    if annotation in _SCALARS:
-        return Shape(_SCALARS[annotation])
-    return Shape("any", output_ok=True)
-
-
-def _named(name: str) -> Shape:
-    if "." in name:  # e.g. 'pulumi_aws.ec2.SecurityGroup': a resource, sent as a reference
-        return Shape("resource", name=name)
-    found = getattr(pulumi_eks, name)
-    if isinstance(found, type) and issubclass(found, enum.Enum):
-        return Shape("enum", name=name, values=tuple(str(m.value) for m in found))
-    return Shape("object", name=name, args=found)
-
-
-def describe(shape: Shape) -> str:
-    """A shape as a reader would write it: `Input[...]` where an Output may stand, else plain."""
-    inner = {"list": lambda: f"list[{describe(shape.item)}]", "map": lambda: f"map[{describe(shape.item)}]",
-             "union": lambda: " | ".join(describe(o) for o in shape.options)}.get(shape.kind, lambda: shape.name
-                                                                                  or shape.kind)()
-    return f"Input[{inner}]" if shape.output_ok else inner
-
-
-@functools.cache
-def properties(args: type) -> dict[str, Prop]:
-    """An SDK `...Args` class's inputs by wire name (the `@pulumi.getter(name=...)` of each)."""
-    out: dict[str, Prop] = {}
-    for name, param in inspect.signature(args.__init__).parameters.items():
-        if name == "__self__" or param.kind is not inspect.Parameter.KEYWORD_ONLY:
-            continue
-        getter = getattr(args, name).fget
-        wire = getattr(getter, "_pulumi_name", name)
-        out[wire] = Prop(name, shape_of(param.annotation), param.default is inspect.Parameter.empty)
-    return out
-
-
-def args_class(type_token: str) -> type | None:
-    """The SDK's args class of an `eks:` resource type (`eks:index:Cluster` → `ClusterArgs`)."""
-    return getattr(pulumi_eks, f"{type_token.rsplit(':', 1)[-1]}Args", None)
 
 
 # --- checking ------------------------------------------------------------------------------------------------
@@ -217,16 +73,16 @@ def _object(value: dict[str, Any], args: type, path: str, out: list[Violation]) 
 
 
 def _value(value: Any, shape: Shape, path: str, out: list[Violation]) -> None:
-    if isinstance(value, dict) and value.get(_SIG) in (_OUTPUT, _SECRET):
-        what = "a secret" if value.get(_SIG) == _SECRET or value.get("secret") else "an Output"
+    if isinstance(value, dict) and value.get(SIG) in (OUTPUT, SECRET):
+        what = "a secret" if value.get(SIG) == SECRET or value.get("secret") else "an Output"
         if not shape.output_ok:
             out.append(Violation(path, f"plain-only in pulumi_eks ({describe(shape)}) but sent as {what}; pulumi-eks "
                                        "then reads an Output, every field of which is truthy",
                                  "pulumi/pulumi sdk/nodejs/provider/server.ts:639-672"))
-        if "value" in value and value["value"] != rpc.UNKNOWN:
-            _value(value["value"], Shape(**{**shape.__dict__, "output_ok": True}), path, out)
+        if "value" in value and value["value"] != UNKNOWN:
+            _value(value["value"], replace(shape, output_ok=True), path, out)
         return
-    if value is None or value == rpc.UNKNOWN or shape.kind == "any":
+    if value is None or value == UNKNOWN or shape.kind == "any":
         return
     wrong = _kind_problem(value, shape)
     if wrong:
@@ -241,7 +97,7 @@ def _value(value: Any, shape: Shape, path: str, out: list[Violation]) -> None:
     elif shape.kind == "object":
         _object(value, shape.args, path, out)  # type: ignore[arg-type]
     elif shape.kind == "union":
-        trials = [[] for _ in shape.options]  # type: list[list[Violation]]
+        trials: list[list[Violation]] = [[] for _ in shape.options]
         for option, found in zip(shape.options, trials, strict=True):
             _value(value, option, path, found)
         if all(trials):
@@ -261,9 +117,9 @@ def _kind_problem(value: Any, shape: Shape) -> str:
         return f"{given}; accepted: {', '.join(shape.values)}"
     if shape.kind == "list" and not isinstance(value, list):
         return f"{given}, not a list"
-    if shape.kind in ("map", "object") and (not isinstance(value, dict) or _SIG in value):
+    if shape.kind in ("map", "object") and (not isinstance(value, dict) or SIG in value):
         return f"{given}, not an object"
-    if shape.kind == "resource" and not (isinstance(value, dict) and value.get(_SIG) == _RESOURCE):
+    if shape.kind == "resource" and not (isinstance(value, dict) and value.get(SIG) == RESOURCE):
         return f"{given}, not a resource reference"
     return ""
 
@@ -314,25 +170,14 @@ def as_constructed(wire: dict[str, Any]) -> Constructed:
 
 def _constructed(value: Any) -> Any:
     if isinstance(value, dict):
-        if value.get(_SIG) in (_OUTPUT, _SECRET):
+        if value.get(SIG) in (OUTPUT, SECRET):
             inner = value.get("value")
-            return Lifted(None if inner == rpc.UNKNOWN else _without_markers(inner))
-        if value.get(_SIG) == _RESOURCE:
+            return Lifted(None if inner == UNKNOWN else values_of(inner))
+        if value.get(SIG) == RESOURCE:
             return value
         return {k: _constructed(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return [_constructed(v) for v in value]
-    return value
-
-
-def _without_markers(value: Any) -> Any:
-    """A resolved value: output values and secrets by their value."""
-    if isinstance(value, dict):
-        if value.get(_SIG) in (_OUTPUT, _SECRET):
-            return _without_markers(value.get("value"))
-        return {k: _without_markers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_markers(v) for v in value]
     return value
 
 
@@ -420,3 +265,4 @@ def effects(a: Constructed) -> set[str]:
 # CoreDNS add-on or extra security groups: the toolkit makes its own or needs none)
 LEFT_TO_PULUMI_EKS = {"auto-mode": frozenset(), "karpenter": frozenset({"kube-proxy-addon", "vpc-cni-addon"}),
                       "managed-node-groups": frozenset({"kube-proxy-addon", "vpc-cni-addon"})}
+

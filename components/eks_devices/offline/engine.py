@@ -22,7 +22,7 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from eks_devices.offline import eks_contract
+from eks_devices.offline import output_values
 
 ACCOUNT_ID = "123456789012"
 
@@ -245,21 +245,21 @@ def _kubeconfig(name: str, region: str) -> dict[str, Any]:
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """The mock monitor, keeping the resource options that `MockResourceArgs` leaves out, and
-    supporting output values as the real engine does (see `eks_contract`)."""
+    supporting output values as the real engine does (see `output_values`)."""
 
     def __init__(self, mocks: OfflineMocks, recording: Recording):
         super().__init__(mocks)
         self.recording = recording
 
     def GetDeploymentInfo(self, request: Any) -> Any:  # gRPC method name
-        return eks_contract.with_output_values(super().GetDeploymentInfo(request))
+        return output_values.with_output_values(super().GetDeploymentInfo(request))
 
     def RegisterResource(self, request: Any) -> Any:  # gRPC method name
-        response = super().RegisterResource(eks_contract.for_mocks(request))
+        response = super().RegisterResource(output_values.for_mocks(request))
         if request.type == "pulumi:pulumi:Stack":
             return response
         if request.remote:
-            self.recording.sent[response.urn] = eks_contract.sent(request.object)
+            self.recording.sent[response.urn] = output_values.sent(request.object)
         inputs = wire_inputs(request.object)
         state = self.resources[response.urn].state if response.urn in self.resources else {}
         self.recording.resources.append(Registered(
