@@ -1,7 +1,7 @@
 """The pulumi-eks contract: `eks:` inputs are recorded as the engine sends them (output values on),
 every shipped stack and a spread of generated ones pass pulumi-eks's types and construct-time rules
-and make pulumi-eks create nothing on its own, and each rule and type check fires on input built to
-break it."""
+and leave pulumi-eks to create only what the toolkit means it to, and each check fires on input built
+to break it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from typing import Any
 import pulumi
 import pulumi_eks as eks
 import pytest
+from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pulumi.runtime.proto import resource_pb2
 
 from eks_devices.offline import eks_contract as contract
 from eks_devices.offline import eks_types, output_values
@@ -66,6 +68,20 @@ def test_mocks_and_preview_still_see_plain_inputs(auto: engine.Recording) -> Non
     assert cluster.inputs["autoMode"]["computeConfig"]["nodeRoleArn"].startswith("arn:aws:iam::")
     assert cluster.inputs["vpcId"] == cluster_wire(auto)["vpcId"]["value"]
     assert cluster.outputs["autoModeNodeRoleName"] == ""
+
+
+def test_the_mocks_get_each_output_value_as_an_engine_without_them_would() -> None:
+    """Its value; a secret stays a secret; no value is unknown; nested ones too. Other registrations
+    (never sent output values) pass through untouched."""
+
+    wire = {"a": output("x"), "b": {"c": [{SIG: OUTPUT, "secret": True, "value": 1}]}, "d": {SIG: OUTPUT}, "e": 2}
+    request = resource_pb2.RegisterResourceRequest(type=CLUSTER, name="c", remote=True)
+    json_format.ParseDict(wire, request.object)
+    assert output_values.sent(output_values.for_mocks(request).object) == {
+        "a": "x", "b": {"c": [{SIG: SECRET, "value": 1}]}, "d": output_values.UNKNOWN, "e": 2}
+    assert output_values.sent(request.object) == wire  # the original is left as sent
+    custom = resource_pb2.RegisterResourceRequest(type="aws:iam/role:Role", name="r", custom=True)
+    assert output_values.for_mocks(custom) is custom
 
 
 # --- the toolkit keeps the contract ---------------------------------------------------------------------------
