@@ -189,11 +189,19 @@ def truthy(value: Any) -> bool:
 
 
 def _access_entries_supported(mode: Any) -> bool:
-    return mode in ("API", "API_AND_CONFIG_MAP")  # authenticationMode.ts supportsAccessEntries
+    return mode in ("API", "API_AND_CONFIG_MAP")  # authenticationMode.ts:111-113
+
+
+def _config_map_supported(mode: Any) -> bool:
+    return not truthy(mode) or mode in ("CONFIG_MAP", "API_AND_CONFIG_MAP")  # authenticationMode.ts:102-109
 
 
 def cluster_rules(a: Constructed) -> list[Violation]:
-    """The checks `createCluster`/`createCore` make before creating anything (they throw)."""
+    """The checks `createCluster`/`createCore` make before creating anything (they throw). Not here:
+    an invalid `authenticationMode` (authenticationMode.ts:14-23; the SDK's enum check covers it) and
+    an explicit AWS provider without `providerCredentialOpts` (cluster.ts:2096-2100), which reads
+    `opts.provider`, never set when pulumi-eks is constructed through its provider (pulumi/pulumi
+    sdk/nodejs/provider/server.ts:437-448 builds `opts` with `providers` only)."""
     out: list[Violation] = []
     mode = a.get("authenticationMode")
 
@@ -202,8 +210,8 @@ def cluster_rules(a: Constructed) -> list[Violation]:
             out.append(Violation(f"Cluster.{path}", message, f"{SOURCE}/{where}"))
 
     for key in ("roleMappings", "userMappings", "instanceRoles"):  # checked on the resolved value
-        rule(mode == "API" and bool(resolved(a.get(key))), key,
-             f"non-empty {key} is refused with authenticationMode API", "authenticationMode.ts:25-39")
+        rule(not _config_map_supported(mode) and bool(resolved(a.get(key))), key,
+             f"non-empty {key} is refused with authenticationMode {mode!r}", "authenticationMode.ts:25-39")
     rule(truthy(a.get("accessEntries")) and not _access_entries_supported(mode), "accessEntries",
          f"access entries need authenticationMode API or API_AND_CONFIG_MAP (given {mode or 'none'})",
          "authenticationMode.ts:41-54")
