@@ -6,6 +6,8 @@ to break it."""
 from __future__ import annotations
 
 import copy
+import inspect
+import re
 from typing import Any
 
 import pulumi
@@ -270,3 +272,11 @@ def test_the_checker_reports_and_never_raises(karpenter: engine.Recording, key: 
     if key not in props or (wrap != "plain" and not props[key].shape.output_ok):
         assert f"Cluster.{key}" in paths
     contract.effects(contract.as_constructed(wire))
+
+
+def test_every_rule_and_effect_has_a_case_above() -> None:
+    """A rule or effect added to the checker without a case that makes it fire fails here."""
+    rules = set(re.findall(r'"((?:cluster|authenticationMode)\.ts:[\d-]+)"', inspect.getsource(contract.cluster_rules)))
+    effects = set(re.findall(r'out\.add\("([a-z-]+)"\)', inspect.getsource(contract.effects)))
+    assert len(rules) == 8 and rules == set(RULE_CASES)
+    assert len(effects) == 7 and effects == {e.strip() for e in EFFECT_CASES}
