@@ -22,6 +22,8 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from eks_devices.offline import output_values
+
 ACCOUNT_ID = "123456789012"
 
 
@@ -51,6 +53,7 @@ class Registered:
 class Recording:
     resources: list[Registered] = field(default_factory=list)
     exports: dict[str, Any] = field(default_factory=dict)
+    sent: dict[str, dict[str, Any]] = field(default_factory=dict)  # remote components' inputs on the wire, by URN
 
     def of_type(self, type_: str) -> list[Registered]:
         return [r for r in self.resources if r.type == type_]
@@ -244,18 +247,24 @@ def _kubeconfig(name: str, region: str) -> dict[str, Any]:
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """The mock monitor, keeping the resource options that `MockResourceArgs` leaves out."""
+    """The mock monitor, keeping the resource options that `MockResourceArgs` leaves out, and
+    supporting output values as the real engine does (see `output_values`)."""
 
     def __init__(self, mocks: OfflineMocks, recording: Recording):
         super().__init__(mocks)
         self.recording = recording
         self._root = ""
 
+    def GetDeploymentInfo(self, request: Any) -> Any:  # gRPC method name
+        return output_values.with_output_values(super().GetDeploymentInfo(request))
+
     def RegisterResource(self, request: Any) -> Any:  # gRPC method name
-        response = super().RegisterResource(request)
+        response = super().RegisterResource(output_values.for_mocks(request))
         if request.type == "pulumi:pulumi:Stack":
             self._root = response.urn  # what "no parent" means here: the stack's resources are its children
             return response
+        if request.remote:
+            self.recording.sent[response.urn] = output_values.sent(request.object)
         inputs = wire_inputs(request.object)
         state = self.resources[response.urn].state if response.urn in self.resources else {}
         self.recording.resources.append(Registered(
