@@ -42,6 +42,8 @@ class Registered:
     delete_before_replace: bool
     protect: bool
     depends_on: list[str]
+    aliases: list[str] = field(default_factory=list)  # previous URNs the engine would carry state over from
+    retain_on_delete: bool = False
 
 
 @dataclass
@@ -259,9 +261,23 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             inputs=_plain(inputs), outputs=_plain(state),
             replace_on_changes=list(request.replaceOnChanges),
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
-            depends_on=list(request.dependencies),
+            depends_on=list(request.dependencies), aliases=self._alias_urns(request),
+            retain_on_delete=bool(request.retainOnDelete),
         ))
         return response
+
+    def _alias_urns(self, request: Any) -> list[str]:
+        """The URNs a registration's aliases stand for: a spec's missing name, type or parent is the
+        resource's own (`noParent`: the stack), as the engine reads them."""
+        urns = []
+        for alias in request.aliases:
+            if alias.WhichOneof("alias") == "urn":
+                urns.append(alias.urn)
+                continue
+            spec = alias.spec
+            parent = "" if spec.noParent else (spec.parentUrn or request.parent)
+            urns.append(self.make_urn(parent, spec.type or request.type, spec.name or request.name))
+        return urns
 
 
 _SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-value signature key on the wire

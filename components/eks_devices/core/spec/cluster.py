@@ -123,6 +123,9 @@ class Cluster(Model):
     auto_mode: AutoMode = AutoMode()
     karpenter: Karpenter = Karpenter()
     tags: dict[str, str] = Field(default_factory=dict)
+    # the EKS cluster, VPC, subnets, KMS key and log group are protected (Pulumi `protect`, EKS
+    # deletion protection) unless this is false
+    protect: bool = True
 
     @field_validator("version", mode="before")
     @classmethod
