@@ -12,10 +12,9 @@ import pulumi
 import pytest
 
 from eks_devices.core import planner as planning
-from eks_devices.platform import Platform
-from eks_devices.program import PlanRejected
 from eks_devices.offline.engine import aws_id
-from eks_devices.platform import PROGRAM_NAME
+from eks_devices.platform import PROGRAM_NAME, Platform
+from eks_devices.program import PlanRejected
 from support import engine, stacks
 
 NETWORK_SINGLE_NAT = {
