@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
+from eks_devices.cluster import KMS_KEY_FIXED
 from eks_devices.core.spec.stack import ConfigError, parse
 from eks_devices.identity import moved, renamed
 from eks_devices.network import Network, NetworkArgs
@@ -219,3 +220,18 @@ def test_a_changed_claim_template_spec_replaces_it() -> None:
     old, new = before[changed[0]], after[changed[0]]
     assert [k for k in old.inputs if old.inputs[k] != new.inputs[k]] == ["spec"]
     assert new.replace_on_changes == ["spec"] and new.delete_before_replace
+
+
+# --- the secrets key ------------------------------------------------------------------------------------
+
+def test_a_brought_kms_key_says_a_cluster_keeps_the_key_it_was_created_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `kmsKeyArn` no key is generated, and the program says why switching an existing cluster
+    to it stops at the protected cluster and key (EKS cannot re-key a cluster)."""
+    warnings: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warnings.append(message))
+    arn = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    rec = engine.main(stacks.config("managed-node-groups", cluster={"kmsKeyArn": arn}), stack="id")
+    assert rec.of_type("aws:kms/key:Key") == []
+    assert engine.one(rec.of_type("eks:index:Cluster")).inputs["encryptionConfigKeyArn"] == arn
+    assert [w for w in warnings if w.startswith("cluster.kmsKeyArn")] == [KMS_KEY_FIXED]
+    assert "cannot re-key" in KMS_KEY_FIXED
