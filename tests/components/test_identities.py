@@ -235,3 +235,11 @@ def test_a_brought_kms_key_says_a_cluster_keeps_the_key_it_was_created_with(monk
     assert engine.one(rec.of_type("eks:index:Cluster")).inputs["encryptionConfigKeyArn"] == arn
     assert [w for w in warnings if w.startswith("cluster.kmsKeyArn")] == [KMS_KEY_FIXED]
     assert "cannot re-key" in KMS_KEY_FIXED
+
+
+def test_a_zone_listed_twice_is_a_config_problem() -> None:
+    """Listed zones name their subnets: a zone twice is refused, with its place in the list."""
+    config = stacks.config("karpenter", network={"availabilityZones": [*ZONES, "us-west-2a"]})
+    with pytest.raises(ConfigError) as caught:
+        parse(config)
+    assert [(p.path, p.given) for p in caught.value.problems] == [("network.availabilityZones.3", "'us-west-2a'")]

@@ -298,6 +298,9 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             if not _region_zone(zone, spec.region):
                 problems.append(ConfigProblem(f"network.availabilityZones.{i}", repr(zone),
                                               f"a zone of region {spec.region} such as {spec.region}a"))
+            elif zone in spec.network.availability_zones[:i]:  # each zone's subnets are named after it
+                problems.append(ConfigProblem(f"network.availabilityZones.{i}", repr(zone),
+                                              "each zone once (a zone gets one public and one private subnet)"))
     problems.extend(_registry_problems(spec))
     if spec.network.vpc_id is None:
         try:
