@@ -162,8 +162,10 @@ def test_reordering_listed_zones_keeps_every_subnet_and_route() -> None:
     assert nat_subnets == {r.urn: r.inputs["subnetId"] for r in before.of_type("aws:ec2/natGateway:NatGateway")}
 
 
-@pytest.mark.parametrize(("zones", "more"), [(3, 4), (ZONES, [*ZONES, "us-west-2d"])], ids=["count", "list"])
+@pytest.mark.parametrize(("zones", "more"), [(3, 4), (ZONES, ["us-west-2a", "us-west-2d", "us-west-2b", "us-west-2c"])],
+                         ids=["count", "list"])
 def test_adding_a_zone_keeps_every_existing_subnet(zones: int | list[str], more: int | list[str]) -> None:
+    """Wherever the new zone is written in a list, the existing subnets keep their names and CIDRs."""
     before, after = layout(network(zones)), layout(network(more))
     assert len(after) == len(before) + 2
     assert {urn: after[urn] for urn in before} == before
