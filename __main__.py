@@ -4,10 +4,14 @@ import pulumi
 
 from eks_devices import Platform
 from eks_devices.cli.report import plan_data
+from eks_devices.identity import renamed
+from eks_devices.platform import PROGRAM_NAME
 from eks_devices.program import device_plan_output, plan_for_stack
 
 plan = plan_for_stack()
-platform = Platform.from_plan(plan.spec.cluster.name, plan)
+# stacks deployed before names stopped following the cluster's know every resource by the cluster's
+# name: the aliases make the first `pulumi up` after upgrading a rename in the state, nothing in AWS
+platform = Platform.from_plan(PROGRAM_NAME, plan, opts=renamed(plan.spec.cluster.name, PROGRAM_NAME))
 network, cluster = platform.network, platform.cluster
 
 pulumi.export("clusterName", cluster.name)

@@ -35,6 +35,11 @@ from eks_devices.karpenter import Karpenter, KarpenterArgs
 from eks_devices.network import Network
 
 SYSTEM_LABELS = {SYSTEM_LABEL: "true"}
+# EKS cannot change the key of a cluster whose secrets are encrypted (EKS User Guide, "Encrypt
+# Kubernetes secrets with KMS on existing clusters": once enabled it cannot be disabled or changed).
+KMS_KEY_FIXED = ("cluster.kmsKeyArn: a cluster created with the key eks-devices generated keeps it: EKS cannot "
+                 "re-key a cluster, so on such a stack `pulumi up` stops at the protected cluster and key "
+                 "instead of replacing the cluster; set kmsKeyArn only when the cluster is created")
 
 
 def system_ami_type(instance_type: str) -> str:
@@ -116,6 +121,9 @@ class Cluster(pulumi.ComponentResource):
         self._network = network
         self._tags = dict(self._spec.tags)
         self._child = pulumi.ResourceOptions(parent=self)
+        # the secrets key and the audit logs cannot be got back: protected unless `cluster.protect:
+        # false`, and never deleted with the stack or on replacement (Pulumi drops them from the state)
+        self._kept = pulumi.ResourceOptions(parent=self, protect=self._spec.protect, retain_on_delete=True)
         modes: dict[str, tuple[Callable[[], tuple[dict[str, Any], list[pulumi.Resource]]], Callable[[], None]]] = {
             "auto-mode": (self._auto_mode_args, self._auto_mode_nodes),
             "karpenter": (self._self_managed_args, self._karpenter_nodes),
@@ -166,7 +174,8 @@ class Cluster(pulumi.ComponentResource):
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             enabled_cluster_log_types=list(spec.logging),
             encryption_config_key_arn=self.kms_key_arn, tags=self._tags, **endpoint_args(spec.endpoint),
-            **mode_args, opts=pulumi.ResourceOptions(parent=self, depends_on=prerequisites))
+            deletion_protection=spec.protect, **mode_args,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=prerequisites, protect=spec.protect))
 
     def _kubeconfig(self) -> pulumi.Output[str]:
         """The kubeconfig the toolkit's Kubernetes provider uses: with the stack's `aws:profile` it
@@ -184,7 +193,7 @@ class Cluster(pulumi.ComponentResource):
         return aws.cloudwatch.LogGroup(
             f"{self._base}-control-plane-logs", name=self._log_group_name,
             retention_in_days=self._spec.log_retention_days, kms_key_id=key_arn, tags=self._tags,
-            opts=self._child)
+            opts=self._kept)
 
     @property
     def _log_group_name(self) -> str:
@@ -195,12 +204,13 @@ class Cluster(pulumi.ComponentResource):
         configured key): a new key with yearly rotation whose policy also lets CloudWatch Logs
         encrypt the control-plane log group."""
         if self._spec.kms_key_arn:
+            pulumi.log.warn(KMS_KEY_FIXED, resource=self)
             return pulumi.Output.from_input(self._spec.kms_key_arn), None
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         policy = account.apply(lambda a: json.dumps(iam.secrets_key_policy(self._region, a, self._log_group_name)))
         key = aws.kms.Key(f"{self._base}-secrets", description=f"EKS secrets encryption for {self._spec.name}",
                           enable_key_rotation=True, deletion_window_in_days=30, policy=policy, tags=self._tags,
-                          opts=self._child)
+                          opts=self._kept)
         aws.kms.Alias(f"{self._base}-secrets-alias", name=f"alias/eks/{self._spec.name}", target_key_id=key.key_id,
                       opts=self._child)
         return key.arn, key.arn
@@ -251,7 +261,8 @@ class Cluster(pulumi.ComponentResource):
             metadata_options={"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 1},
             block_device_mappings=[{"device_name": "/dev/xvda",
                                     "ebs": {"volume_size": 50, "volume_type": "gp3", "encrypted": "true"}}],
-            tag_specifications=[{"resource_type": "instance", "tags": {**self._tags, "Name": f"{name}-system"}}],
+            tag_specifications=[{"resource_type": "instance",
+                                 "tags": {**self._tags, "Name": f"{self._spec.name}-system"}}],
             tags=self._tags, opts=self._child)
         group = aws.eks.NodeGroup(
             f"{name}-system", cluster_name=self.name, node_role_arn=role.role.arn,

@@ -17,6 +17,7 @@ import pulumi
 import pulumi_aws as aws
 from pydantic import ValidationError
 
+from eks_devices import identity
 from eks_devices.core.names import DISCOVERY_TAG, NETWORK_TYPE, SECURITY_GROUP_TAG
 from eks_devices.core.spec import stack as specs
 from eks_devices.core.spec.errors import from_validation
@@ -37,13 +38,15 @@ class NetworkArgs:
       the validated model): a CIDR and zones to create, or a VPC to bring;
     - `tags`: AWS tags on everything created;
     - `required_zones`: zones node pools are pinned to; a VPC created from a zone count takes them
-      first and fills up with the region's other zones.
+      first and fills up with the region's other zones;
+    - `protect`: the VPC and subnets are protected (Pulumi refuses to delete or replace them).
     """
 
     cluster_name: str
     config: specs.Network | Mapping[str, Any] = field(default_factory=dict)
     tags: Mapping[str, str] = field(default_factory=dict)
     required_zones: Sequence[str] = ()
+    protect: bool = True
 
     def validated(self) -> specs.Network:
         """The network configuration, or InputPropertiesError naming every problem."""
@@ -90,6 +93,8 @@ class Network(pulumi.ComponentResource):
         self._cluster_name = args.cluster_name
         self._tags = dict(args.tags)
         self._child = pulumi.ResourceOptions(parent=self)
+        # what cannot be recreated without taking the cluster down with it
+        self._stateful = pulumi.ResourceOptions(parent=self, protect=args.protect)
         if network.vpc_id:
             self._bring(network)
         else:
@@ -127,67 +132,99 @@ class Network(pulumi.ComponentResource):
 
         return found.names.apply(first)
 
+    def _slots(self, network: specs.Network) -> list[tuple[str, int, str | None]]:
+        """Per zone, in slot order: the key its resources are named by, its slot in the CIDR layout,
+        and the key they had when subnets were keyed by position. Listed zones are keyed by name
+        and take the slot of their place in name order, so reordering the list keeps every subnet
+        and CIDR, and a zone added after the others in name order keeps the existing ones; a zone
+        count keeps position keys (the zones are the region's first in name order, unknown until
+        deploy), which adding zones only extends."""
+        if isinstance(network.availability_zones, int):
+            return [(str(i), i, None) for i in range(network.availability_zones)]
+        listed = list(network.availability_zones)
+        return [(zone, slot, str(listed.index(zone))) for slot, zone in enumerate(sorted(listed))]
+
     def _create(self, network: specs.Network) -> None:
-        name, child = self._name, self._child
+        name, child, stateful = self._name, self._child, self._stateful
         try:
             layout = subnet_layout(network.cidr, network.zone_count)
         except ValueError as exc:
             raise pulumi.RunError(str(exc)) from None
         zones = self._zones(network)
+        label = self._cluster_name
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=network.cidr, enable_dns_hostnames=True,
-                          enable_dns_support=True, tags=self._tagged(f"{name}-vpc"), opts=child)
-        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=self._tagged(f"{name}-igw"), opts=child)
-        public_rt = aws.ec2.RouteTable(f"{name}-public-rt", vpc_id=vpc.id, tags=self._tagged(f"{name}-public"),
+                          enable_dns_support=True, tags=self._tagged(f"{label}-vpc"), opts=stateful)
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=self._tagged(f"{label}-igw"), opts=child)
+        public_rt = aws.ec2.RouteTable(f"{name}-public-rt", vpc_id=vpc.id, tags=self._tagged(f"{label}-public"),
                                        opts=child)
         self.public_egress = [aws.ec2.Route(f"{name}-public-default", route_table_id=public_rt.id,
                                             destination_cidr_block="0.0.0.0/0", gateway_id=igw.id, opts=child)]
         self.private_egress = []
+        slots = self._slots(network)
         public, private = [], []
-        for i, (private_cidr, public_cidr) in enumerate(layout):
-            zone = zones.apply(lambda names, i=i: names[i])
-            pub = aws.ec2.Subnet(f"{name}-public-{i}", vpc_id=vpc.id, cidr_block=public_cidr, availability_zone=zone,
-                                 map_public_ip_on_launch=True,
-                                 tags=self._tagged(f"{name}-public-{i}", **{PUBLIC_ELB_TAG: "1"}), opts=child)
+        for key, slot, was in slots:
+            private_cidr, public_cidr = layout[slot]
+            zone = pulumi.Output.from_input(key) if was is not None else zones.apply(lambda z, i=slot: z[i])
+            pub = aws.ec2.Subnet(f"{name}-public-{key}", vpc_id=vpc.id, cidr_block=public_cidr,
+                                 availability_zone=zone, map_public_ip_on_launch=True,
+                                 tags=self._tagged(f"{label}-public-{key}", **{PUBLIC_ELB_TAG: "1"}),
+                                 opts=self._was(stateful, f"public-{key}", was and f"public-{was}"))
             self.public_egress.append(aws.ec2.RouteTableAssociation(
-                f"{name}-public-{i}-rta", subnet_id=pub.id, route_table_id=public_rt.id, opts=child))
-            priv = aws.ec2.Subnet(f"{name}-private-{i}", vpc_id=vpc.id, cidr_block=private_cidr,
+                f"{name}-public-{key}-rta", subnet_id=pub.id, route_table_id=public_rt.id,
+                opts=self._was(child, f"public-{key}-rta", was and f"public-{was}-rta")))
+            priv = aws.ec2.Subnet(f"{name}-private-{key}", vpc_id=vpc.id, cidr_block=private_cidr,
                                   availability_zone=zone, map_public_ip_on_launch=False,
-                                  tags=self._tagged(f"{name}-private-{i}", **{INTERNAL_ELB_TAG: "1",
-                                                                             DISCOVERY_TAG: self._cluster_name}),
-                                  opts=child)
+                                  tags=self._tagged(f"{label}-private-{key}", **{INTERNAL_ELB_TAG: "1",
+                                                                                DISCOVERY_TAG: self._cluster_name}),
+                                  opts=self._was(stateful, f"private-{key}", was and f"private-{was}"))
             public.append(pub)
             private.append(priv)
-        nats = self._nat_gateways(network, public, igw)
-        for i, subnet in enumerate(private):
-            rt = aws.ec2.RouteTable(f"{name}-private-{i}-rt", vpc_id=vpc.id, tags=self._tagged(f"{name}-private-{i}"),
-                                    opts=child)
+        nats = self._nat_gateways(network, slots, public, igw)
+        for (key, _, was), subnet in zip(slots, private, strict=True):
+            rt = aws.ec2.RouteTable(f"{name}-private-{key}-rt", vpc_id=vpc.id,
+                                    tags=self._tagged(f"{label}-private-{key}"),
+                                    opts=self._was(child, f"private-{key}-rt", was and f"private-{was}-rt"))
             if nats:
                 self.private_egress.append(aws.ec2.Route(
-                    f"{name}-private-{i}-default", route_table_id=rt.id, destination_cidr_block="0.0.0.0/0",
-                    nat_gateway_id=nats[min(i, len(nats) - 1)].id, opts=child))
+                    f"{name}-private-{key}-default", route_table_id=rt.id, destination_cidr_block="0.0.0.0/0",
+                    nat_gateway_id=nats.get(key, nats[slots[0][0]]).id,
+                    opts=self._was(child, f"private-{key}-default", was and f"private-{was}-default")))
             self.private_egress.append(aws.ec2.RouteTableAssociation(
-                f"{name}-private-{i}-rta", subnet_id=subnet.id, route_table_id=rt.id, opts=child))
+                f"{name}-private-{key}-rta", subnet_id=subnet.id, route_table_id=rt.id,
+                opts=self._was(child, f"private-{key}-rta", was and f"private-{was}-rta")))
         self.vpc_id = vpc.id
         self.availability_zones = zones
         self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public])
         self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private])
-        self.private_subnets_by_zone = pulumi.Output.all(zones, self.private_subnet_ids).apply(
+        in_slot_order = zones if isinstance(network.availability_zones, int) else pulumi.Output.from_input(
+            [key for key, _, _ in slots])
+        self.private_subnets_by_zone = pulumi.Output.all(in_slot_order, self.private_subnet_ids).apply(
             lambda args: dict(zip(args[0], args[1], strict=True)))
-        self.public_subnets_by_zone = pulumi.Output.all(zones, self.public_subnet_ids).apply(
+        self.public_subnets_by_zone = pulumi.Output.all(in_slot_order, self.public_subnet_ids).apply(
             lambda args: dict(zip(args[0], args[1], strict=True)))
 
-    def _nat_gateways(self, network: specs.Network, public: list[aws.ec2.Subnet],
-                      igw: aws.ec2.InternetGateway) -> list[aws.ec2.NatGateway]:
-        """One NAT gateway per zone (`one-per-az`), one in the first zone (`single`), or none."""
+    def _was(self, opts: pulumi.ResourceOptions, key: str, old_key: str | None) -> pulumi.ResourceOptions:
+        """`opts` with an alias from the position-keyed name the resource had (when it differs)."""
+        if not old_key or old_key == key:
+            return opts
+        return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            aliases=identity.aliases(f"{self._name}-{old_key}")))
+
+    def _nat_gateways(self, network: specs.Network, slots: list[tuple[str, int, str | None]],
+                      public: list[aws.ec2.Subnet], igw: aws.ec2.InternetGateway) -> dict[str, aws.ec2.NatGateway]:
+        """One NAT gateway per zone (`one-per-az`), one in the first zone in slot order (`single`), or
+        none; by zone key."""
         count = {"one-per-az": len(public), "single": 1, "none": 0}[network.nat_gateways]
-        nats = []
-        for i in range(count):
-            eip = aws.ec2.Eip(f"{self._name}-nat-{i}-eip", domain="vpc", tags=self._tagged(f"{self._name}-nat-{i}"),
-                              opts=self._child)
-            nats.append(aws.ec2.NatGateway(
-                f"{self._name}-nat-{i}", allocation_id=eip.id, subnet_id=public[i].id,
-                tags=self._tagged(f"{self._name}-nat-{i}"),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[igw])))
+        nats = {}
+        for (key, _, was), subnet in list(zip(slots, public, strict=True))[:count]:
+            eip = aws.ec2.Eip(f"{self._name}-nat-{key}-eip", domain="vpc",
+                              tags=self._tagged(f"{self._cluster_name}-nat-{key}"),
+                              opts=self._was(self._child, f"nat-{key}-eip", was and f"nat-{was}-eip"))
+            nats[key] = aws.ec2.NatGateway(
+                f"{self._name}-nat-{key}", allocation_id=eip.id, subnet_id=subnet.id,
+                tags=self._tagged(f"{self._cluster_name}-nat-{key}"),
+                opts=self._was(pulumi.ResourceOptions(parent=self, depends_on=[igw]), f"nat-{key}",
+                               was and f"nat-{was}"))
         return nats
 
     def _bring(self, network: specs.Network) -> None:
@@ -223,7 +260,8 @@ class Network(pulumi.ComponentResource):
         sg = aws.ec2.SecurityGroup(
             f"{self._name}-efa", vpc_id=self.vpc_id,
             description="EFA: all traffic between interfaces that carry this group",
-            tags=self._tagged(f"{self._name}-efa", **{DISCOVERY_TAG: self._cluster_name, SECURITY_GROUP_TAG: "efa"}),
+            tags=self._tagged(f"{self._cluster_name}-efa",
+                              **{DISCOVERY_TAG: self._cluster_name, SECURITY_GROUP_TAG: "efa"}),
             opts=self._child)
         aws.vpc.SecurityGroupIngressRule(f"{self._name}-efa-ingress-self", security_group_id=sg.id,
                                          ip_protocol="-1", referenced_security_group_id=sg.id,

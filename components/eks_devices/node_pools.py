@@ -20,6 +20,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi_kubernetes.apiextensions import CustomResource
 
+from eks_devices import identity
 from eks_devices.core.manifests import launch_templates
 from eks_devices.core.manifests import nodes as manifests
 from eks_devices.core.model import Plan, PoolPlan
@@ -114,9 +115,14 @@ class NodePools(pulumi.ComponentResource):
         (render writes it as known after deploy)."""
         group = aws.ec2.PlacementGroup(f"{self._name}-{pool.name}", strategy="cluster",
                                        tags=manifests.pool_tags(self._tags, pool),
-                                       opts=pulumi.ResourceOptions(parent=self))
+                                       opts=pulumi.ResourceOptions(parent=self, aliases=self._was(pool)))
         self.placement_groups[pool.name] = group
         return group
+
+    def _was(self, pool: PoolPlan, suffix: str = "") -> list[pulumi.Input[str | pulumi.Alias]] | None:
+        """An alias from the name the pool's resource had before it was renamed (`renamedFrom`)."""
+        old = pool.config.renamed_from
+        return identity.aliases(old and f"{self._name}-{old}{suffix}")
 
     def _facts(self) -> pulumi.Output[manifests.ClusterFacts]:
         i = self._inputs
@@ -132,12 +138,13 @@ class NodePools(pulumi.ComponentResource):
                 tagged_security_groups=i.tagged_security_groups))
 
     def _k8s_options(self, after: list[pulumi.Resource] | None = None, replace_on_changes: list[str] | None = None,
-                     delete_before_replace: bool = False) -> pulumi.ResourceOptions:
+                     delete_before_replace: bool = False,
+                     aliases: list[pulumi.Input[str | pulumi.Alias]] | None = None) -> pulumi.ResourceOptions:
         """A child on the cluster's provider, after the CRDs / cluster readiness (and `after`)."""
         return pulumi.ResourceOptions(
             parent=self, provider=self._inputs.k8s_provider,
             depends_on=[*self._inputs.depends_on, *(after or [])],
-            replace_on_changes=replace_on_changes, delete_before_replace=delete_before_replace)
+            replace_on_changes=replace_on_changes, delete_before_replace=delete_before_replace, aliases=aliases)
 
     def _kubernetes_pool(self, pool: PoolPlan, facts: pulumi.Output[manifests.ClusterFacts]) -> None:
         mode = self._plan.mode
@@ -150,7 +157,8 @@ class NodePools(pulumi.ComponentResource):
                 logical, api_version=api_version, kind=kind,
                 metadata=manifests.node_class_metadata(mode, pool),
                 spec=facts.apply(lambda f, p=pool: manifests.node_class_spec(mode, p, f)),
-                opts=self._k8s_options(after=[g for n, g in self.placement_groups.items() if n == pool.name]))
+                opts=self._k8s_options(after=[g for n, g in self.placement_groups.items() if n == pool.name],
+                                       aliases=self._was(pool, "-class") if mode != "auto-mode" else None))
             self.node_classes[class_name] = node_class
         obj = manifests.node_pool(mode, pool)
         self.node_pools[pool.name] = CustomResource(
@@ -159,7 +167,7 @@ class NodePools(pulumi.ComponentResource):
             opts=self._k8s_options(
                 after=[node_class],
                 replace_on_changes=manifests.replacement_paths(pool, "spec.template.metadata.labels"),
-                delete_before_replace=manifests.reserves_capacity(pool)))
+                delete_before_replace=manifests.reserves_capacity(pool), aliases=self._was(pool)))
         self.physical_names[pool.name] = obj["metadata"]["name"]
 
     # --- managed node groups --------------------------------------------------------------------
@@ -171,7 +179,8 @@ class NodePools(pulumi.ComponentResource):
         if manifests.uses_placement_group(self._plan.mode, pool):
             placement_group_name = self._placement_group(pool).id
         template = aws.ec2.LaunchTemplate(
-            f"{self._name}-{pool.name}", opts=child,
+            f"{self._name}-{pool.name}", opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(aliases=self._was(pool))),
             **launch_templates.launch_template_args(
                 pool, efa_security_group_id=i.efa_security_group_id,
                 cluster_security_group_id=i.cluster_security_group_id,
@@ -196,5 +205,5 @@ class NodePools(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[*i.depends_on, *egress],
                 replace_on_changes=manifests.replacement_paths(pool, "labels"),
-                delete_before_replace=manifests.reserves_capacity(pool)))
+                delete_before_replace=manifests.reserves_capacity(pool), aliases=self._was(pool)))
         self.physical_names[pool.name] = args["node_group_name"]

@@ -83,6 +83,11 @@ def plan_args(args: PlatformArgs) -> Plan:
     return plan
 
 
+# The Pulumi program's platform name. Logical names do not follow the cluster's name, so renaming
+# the cluster replaces only what must follow the EKS cluster's own (immutable) name.
+PROGRAM_NAME = "platform"
+
+
 class Platform(pulumi.ComponentResource):
     """Everything `pulumi up` builds for a stack. Its children are named after `name`."""
 
@@ -113,7 +118,8 @@ class Platform(pulumi.ComponentResource):
         spec = plan.spec
         self.plan = plan
         self.network = Network(name, NetworkArgs(cluster_name=spec.cluster.name, config=spec.network,
-                                                 tags=spec.cluster.tags, required_zones=spec.pinned_zones), opts=child)
+                                                 tags=spec.cluster.tags, required_zones=spec.pinned_zones,
+                                                 protect=spec.cluster.protect), opts=child)
         self.cluster = cluster = Cluster(name, ClusterArgs(plan=plan, network=self.network), opts=child)
         self.node_pools = NodePools(name, NodePoolsArgs(
             plan=plan, cluster_name=cluster.name, k8s_provider=cluster.k8s_provider,

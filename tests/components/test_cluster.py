@@ -17,9 +17,11 @@ from eks_devices.core import planner as planning
 from eks_devices.core.spec.stack import parse
 from eks_devices.karpenter import INTERRUPTION_EVENTS, controller_values
 from eks_devices.network import DISCOVERY_TAG
+from eks_devices.platform import PROGRAM_NAME
 from support import engine, stacks
 
 NAME = "t"
+PREFIX = PROGRAM_NAME  # the program's resources are named after the platform, not the cluster
 OFFICE = "203.0.113.0/24"
 GPU_POOL = {"instanceTypes": ["g6e.xlarge"]}
 
@@ -133,14 +135,14 @@ def test_auto_mode_keeps_only_the_system_pool_by_default(auto: engine.Recording,
 def test_auto_mode_built_in_pools_use_a_role_the_toolkit_made(auto: engine.Recording) -> None:
     auto_mode = eks_inputs(auto)["autoMode"]
     assert auto_mode["createNodeRole"] is False
-    role = auto.named(f"{NAME}-auto-node")
+    role = auto.named(f"{PREFIX}-auto-node")
     assert auto_mode["computeConfig"]["nodeRoleArn"] == role.outputs["arn"]
     assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
     assert policies_of(auto, role) == {"AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly"}
 
 
 def test_custom_nodeclass_role_has_an_ec2_access_entry_with_the_auto_node_policy(auto: engine.Recording) -> None:
-    role = auto.named(f"{NAME}-nodeclass")
+    role = auto.named(f"{PREFIX}-nodeclass")
     assert policies_of(auto, role) == {"AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly"}
     entry = one(auto, "aws:eks/accessEntry:AccessEntry")
     assert entry.inputs["type"] == "EC2" and entry.inputs["principalArn"] == role.outputs["arn"]
@@ -260,11 +262,11 @@ def karpenter(karpenter_runs: dict[str, engine.Recording]) -> engine.Recording:
 
 
 def controller_release(rec: engine.Recording) -> engine.Registered:
-    return rec.named(f"{NAME}-karpenter-release")
+    return rec.named(f"{PREFIX}-karpenter-release")
 
 
 def crd_release(rec: engine.Recording) -> engine.Registered:
-    return rec.named(f"{NAME}-karpenter-crd-release")
+    return rec.named(f"{PREFIX}-karpenter-crd-release")
 
 
 @pytest.mark.parametrize("gates", sorted(DRA_POOLS))
@@ -310,8 +312,8 @@ def test_karpenter_charts_come_from_the_chart_table_at_the_plans_version(karpent
 def test_controller_release_waits_for_crds_identity_and_system_nodes(karpenter: engine.Recording) -> None:
     depends = controller_release(karpenter).depends_on
     for needed in (crd_release(karpenter), one(karpenter, "aws:eks/podIdentityAssociation:PodIdentityAssociation"),
-                   one(karpenter, "aws:eks/nodeGroup:NodeGroup"), karpenter.named(f"{NAME}-coredns"),
-                   karpenter.named(f"{NAME}-karpenter-pod-identity-agent")):
+                   one(karpenter, "aws:eks/nodeGroup:NodeGroup"), karpenter.named(f"{PREFIX}-coredns"),
+                   karpenter.named(f"{PREFIX}-karpenter-pod-identity-agent")):
         assert needed.urn in depends, needed.name
     provider = one(karpenter, "pulumi:providers:kubernetes")
     assert controller_release(karpenter).provider.startswith(provider.urn)
@@ -334,7 +336,7 @@ def test_interruption_queue_is_encrypted_tls_only_and_fed_by_five_rules(karpente
 
 
 def test_controller_role_is_assumed_through_pod_identity_with_six_policies(karpenter: engine.Recording) -> None:
-    role = karpenter.named(f"{NAME}-karpenter-controller")
+    role = karpenter.named(f"{PREFIX}-karpenter-controller")
     trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
     assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert trust["Action"] == ["sts:AssumeRole", "sts:TagSession"]
@@ -357,14 +359,14 @@ def test_controller_role_is_assumed_through_pod_identity_with_six_policies(karpe
 def test_controller_policies_are_scoped_to_this_cluster_queue_and_node_role(karpenter: engine.Recording) -> None:
     docs = {p.name: json.loads(p.inputs["policy"]) for p in karpenter.of_type("aws:iam/policy:Policy")}
     queue_arn = one(karpenter, "aws:sqs/queue:Queue").outputs["arn"]
-    node_role_arn = karpenter.named(f"{NAME}-karpenter-node").outputs["arn"]
-    (interruption,) = docs[f"{NAME}-karpenter-Interruption"]["Statement"]
+    node_role_arn = karpenter.named(f"{PREFIX}-karpenter-node").outputs["arn"]
+    (interruption,) = docs[f"{PREFIX}-karpenter-Interruption"]["Statement"]
     assert interruption["Resource"] == queue_arn
-    pass_role = docs[f"{NAME}-karpenter-IAMIntegration"]["Statement"][0]
+    pass_role = docs[f"{PREFIX}-karpenter-IAMIntegration"]["Statement"][0]
     assert (pass_role["Action"], pass_role["Resource"]) == ("iam:PassRole", node_role_arn)
-    (describe,) = docs[f"{NAME}-karpenter-EKSIntegration"]["Statement"]
+    (describe,) = docs[f"{PREFIX}-karpenter-EKSIntegration"]["Statement"]
     assert describe["Resource"] == f"arn:aws:eks:us-west-2:{engine.ACCOUNT_ID}:cluster/{NAME}"
-    delete = docs[f"{NAME}-karpenter-NodeLifecycle"]["Statement"][-1]
+    delete = docs[f"{PREFIX}-karpenter-NodeLifecycle"]["Statement"][-1]
     assert delete["Action"] == ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"]
     assert delete["Condition"]["StringEquals"] == {f"aws:ResourceTag/kubernetes.io/cluster/{NAME}": "owned"}
 
@@ -386,7 +388,7 @@ def test_every_controller_policy_document_is_well_formed() -> None:
 
 
 def test_karpenter_node_role_has_its_access_entry(karpenter: engine.Recording) -> None:
-    role = karpenter.named(f"{NAME}-karpenter-node")
+    role = karpenter.named(f"{PREFIX}-karpenter-node")
     assert policies_of(karpenter, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy",
                                             "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"}
     entry = one(karpenter, "aws:eks/accessEntry:AccessEntry")
@@ -413,7 +415,7 @@ def test_system_nodes_require_imdsv2_with_hop_limit_one(karpenter: engine.Record
     assert group.inputs["instanceTypes"] == ["m7i.large"]
     assert group.inputs["version"] == one(karpenter, "eks:index:Cluster").inputs["version"]  # nodes follow the control plane
     assert group.inputs["subnetIds"] == karpenter.exports["privateSubnetIds"]
-    system_role = karpenter.named(f"{NAME}-system-node")
+    system_role = karpenter.named(f"{PREFIX}-system-node")
     assert group.inputs["nodeRoleArn"] == system_role.outputs["arn"] != karpenter.exports["nodeRoleArn"]
 
 

@@ -3,13 +3,17 @@ directly, and a stack with error findings or bad configuration registering nothi
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
 from typing import Any
 
 import pulumi
 import pytest
 
 from eks_devices.core import planner as planning
-from eks_devices.platform import Platform
+from eks_devices.offline.engine import aws_id
+from eks_devices.platform import PROGRAM_NAME, Platform
 from eks_devices.program import PlanRejected
 from support import engine, stacks
 
@@ -105,6 +109,71 @@ def _platform_ready(cfg: dict[str, Any]) -> tuple[engine.Recording, planning.Pla
         pulumi.export("zones", platform.network.availability_zones)
 
     return engine.run(program, cfg, stack="direct"), plan
+
+
+# Each shipped stack's resources as main registered them before logical names stopped following the
+# cluster's name (URN; digests of the inputs without tags, and of the tags; subnets' CIDR and zone).
+BEFORE = json.loads((Path(__file__).parent / "fixtures" / "urns-before-stable-identities.json").read_text())
+STATEFUL = {"eks:index:Cluster", "aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:kms/key:Key",
+            "aws:cloudwatch/logGroup:LogGroup"}
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _as_before(value: Any, cluster: str, ids: dict[str, str]) -> Any:
+    """Inputs as they read when the program's names were the cluster's: the mock engine makes ids,
+    ARNs and generated names from logical names, where AWS keeps those of the aliased resource."""
+    if isinstance(value, dict):
+        return {k: _as_before(v, cluster, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_before(v, cluster, ids) for v in value]
+    return ids.get(value, value).replace(PROGRAM_NAME, cluster) if isinstance(value, str) else value
+
+
+def test_stacks_deployed_before_stable_identities_see_no_replacement(shipped: tuple[str, engine.Recording]) -> None:
+    """Upgrading: every resource a shipped stack had is matched, one to one, by its URN or an alias,
+    with the same inputs and tags; the only update is EKS deletion protection on the cluster."""
+    stack, rec = shipped
+    cluster = stacks.shipped(stack)["eks-devices:cluster"]["name"]
+    by_urn: dict[str, engine.Registered] = {}
+    for r in rec.resources:
+        for urn in (r.urn, *r.aliases):
+            assert urn not in by_urn
+            by_urn[urn] = r
+    before = BEFORE["stacks"][stack]
+    assert len(before) == len(rec.resources) and before
+    missing = [e["urn"] for e in before if e["urn"] not in by_urn]
+    assert not missing, f"would be created anew: {missing}"
+    assert len({by_urn[e["urn"]].urn for e in before}) == len(before)
+    ids = {aws_id(r.type, r.name): aws_id(r.type, alias.rsplit("::", 1)[1]) for r in rec.resources for alias in r.aliases}
+    for entry in before:
+        now = by_urn[entry["urn"]]
+        inputs = {k: v for k, v in now.inputs.items() if k != "tags"}
+        if now.type == "eks:index:Cluster":
+            assert inputs.pop("deletionProtection") is (stack != "dev")
+        assert _digest(_as_before(inputs, cluster, ids)) == entry["inputs"], now.name
+        assert _digest(now.inputs.get("tags")) == entry["tags"], now.name
+        if now.type == "aws:ec2/subnet:Subnet":
+            assert (now.inputs["cidrBlock"], now.inputs["availabilityZone"]) == (
+                entry["cidrBlock"], entry["availabilityZone"])
+
+
+def test_stateful_resources_are_protected_unless_the_stack_says_not(shipped: tuple[str, engine.Recording]) -> None:
+    """The EKS cluster (with EKS deletion protection), VPC, subnets, KMS key and log group are
+    protected; the dev stack says `cluster.protect: false`. The key and the log group are never
+    deleted by Pulumi either way (retainOnDelete)."""
+    stack, rec = shipped
+    protect = stacks.shipped(stack)["eks-devices:cluster"].get("protect", True)
+    assert protect is (stack != "dev")
+    stateful = [r for r in rec.resources if r.type in STATEFUL]
+    assert {r.type for r in stateful} == STATEFUL
+    assert {r.name: r.protect for r in stateful} == {r.name: protect for r in stateful}
+    assert [r.name for r in rec.resources if r.protect and r.type not in STATEFUL] == []
+    assert engine.one(rec.of_type("eks:index:Cluster")).inputs["deletionProtection"] is protect
+    kept = rec.of_type("aws:kms/key:Key") + rec.of_type("aws:cloudwatch/logGroup:LogGroup")
+    assert len(kept) == 2 and all(r.retain_on_delete for r in kept)
 
 
 @pytest.mark.parametrize("mode, expected", [

@@ -12,6 +12,7 @@ import yaml
 
 from eks_devices.core.spec import stack_file
 from eks_devices.offline import render
+from eks_devices.platform import PROGRAM_NAME
 from support import engine, stacks
 from support.cli import run as cli
 
@@ -54,7 +55,7 @@ def test_preview_is_the_program(previews: dict[str, dict], stack: str) -> None:
     # independent of the engine: one node object per planned pool and one Helm release per planned
     # release, under the components that own them
     plan = stacks.shipped_plan(stack)
-    name = plan.spec.cluster.name
+    name = PROGRAM_NAME  # logical names do not follow the cluster's name
     node_type = {"auto-mode": "kubernetes:karpenter.sh/v1:NodePool", "karpenter": "kubernetes:karpenter.sh/v1:NodePool",
                  "managed-node-groups": "aws:eks/nodeGroup:NodeGroup"}[plan.mode]
     pools = [r["name"] for r in data["resources"]
@@ -101,7 +102,7 @@ def test_preview_records_the_deploy_graph(previews: dict[str, dict]) -> None:
     template = next(r for r in resources if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate"
                     and r["name"].endswith("p5-train"))
     assert template["urn"] in group["dependsOn"]  # through its launchTemplate input
-    k8s = next(r for r in resources if r["type"] == "pulumi:providers:kubernetes" and r["name"] == "ml-prod-k8s")
+    k8s = next(r for r in resources if r["type"] == "pulumi:providers:kubernetes" and r["name"] == f"{PROGRAM_NAME}-k8s")
     releases = [r for r in resources if r["type"] == "kubernetes:helm.sh/v3:Release"]
     assert releases and {r["provider"] for r in releases} == {k8s["urn"]}
 

@@ -197,6 +197,12 @@ class PoolPlan:
         return any(catalog.instance_types()[t].has(family) for t in self.instance_types)
 
     @property
+    def stem(self) -> str:
+        """What the pool's resources are named after: its previous name when it was renamed
+        (`renamedFrom`), so that a rename keeps every resource and physical name, else its name."""
+        return self.config.renamed_from or self.name
+
+    @property
     def identity(self) -> str:
         """The pool's device-manager identity; a change must replace its nodes."""
         return ",".join(f"{f}={self.manager(f)}" for f in FAMILIES)

@@ -52,7 +52,7 @@ def node_group_name(pool: PoolPlan) -> str:
     new name, so the new group can exist beside the old one until it is deleted."""
     fixed = (pool.identity, pool.instance_types, pool.capacity, ami_type(pool), pool.config.subnets,
              pool.config.availability_zone)
-    return f"{pool.name}-{digest(*fixed)}"
+    return f"{pool.stem}-{digest(*fixed)}"
 
 
 def node_group_zone(pool: PoolPlan, zones: list[str]) -> str | None:

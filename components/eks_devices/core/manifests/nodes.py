@@ -120,7 +120,7 @@ def node_pool_name(pool: PoolPlan) -> str:
     NodePool cannot change in place. A node's device manager is fixed for its life, and the API
     rejects moving a NodePool between static and dynamic; a new name lets Pulumi create the
     replacement before deleting the old pool (or after, for reserved capacity)."""
-    return f"{pool.name}-{digest(pool.identity, pool.provisioning)}"
+    return f"{pool.stem}-{digest(pool.identity, pool.provisioning)}"
 
 
 def replacement_paths(pool: PoolPlan, prefix: str) -> list[str]:
@@ -255,7 +255,7 @@ def _auto_mode_configuration(pool: PoolPlan) -> tuple[Any, ...]:
     return (pool.config.subnets, pool.config.disk_size_gib, network_interfaces(pool),
             capacity_reservation_terms(pool) if reserves_capacity(pool) else [], uses_efa(pool),
             sorted(pool.node_class_annotations.items()),
-            pool.name if uses_placement_group("auto-mode", pool) else None)  # a group is the pool's own
+            pool.stem if uses_placement_group("auto-mode", pool) else None)  # a group is the pool's own
 
 
 def auto_mode_node_class_name(pool: PoolPlan) -> str:

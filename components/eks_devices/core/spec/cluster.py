@@ -128,6 +128,9 @@ class Cluster(Model):
     # served through DRA on DRA nodes. Unset means on (what the NVIDIA DRA chart renders, and what stacks
     # have deployed so far) and the rule dra-extended-resources asks for the choice where it matters.
     dra_extended_resources: bool | None = None
+    # the EKS cluster, VPC, subnets, KMS key and log group are protected (Pulumi `protect`, EKS
+    # deletion protection) unless this is false
+    protect: bool = True
 
     @field_validator("version", mode="before")
     @classmethod

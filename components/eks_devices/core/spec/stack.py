@@ -111,6 +111,7 @@ class NodePool(Model):
     availability_zone: str | None = None
     placement_group: bool = True
     disk_size_gib: int = Field(default=200, ge=20, le=16384)
+    renamed_from: str | None = None  # the pool's previous name: its resources keep their identity
     bottlerocket_settings: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("instance_types")
@@ -214,9 +215,32 @@ def _name_problems(data: dict[str, Any]) -> list[ConfigProblem]:
             for name in names if not (isinstance(name, str) and POOL_NAME.fullmatch(name))]
 
 
+def _rename_problems(spec: Spec) -> list[ConfigProblem]:
+    """`renamedFrom` names a previous pool name: a valid pool name that is not a pool now, given by
+    one pool only, and not itself renamed (no chains: the old name is what the deployed stack has)."""
+    problems: list[ConfigProblem] = []
+    claimed: dict[str, str] = {}
+    for name, pool in spec.node_pools.items():
+        old = pool.renamed_from
+        if old is None:
+            continue
+        at = f"nodePools.{name}.renamedFrom"
+        if not POOL_NAME.fullmatch(old) or old == name:
+            problems.append(ConfigProblem(at, repr(old), "the pool's previous name (a pool name other than "
+                                                         f"{name!r}: lower-case letters, digits and '-')"))
+        elif old in spec.node_pools:
+            problems.append(ConfigProblem(at, repr(old), f"a name that is no longer a pool ({old!r} still is: "
+                                                         "remove it, or rename from another name)"))
+        elif old in claimed:
+            problems.append(ConfigProblem(at, repr(old), f"a name only one pool was renamed from "
+                                                         f"(nodePools.{claimed[old]} is renamed from it too)"))
+        claimed.setdefault(old, name)
+    return problems
+
+
 def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     """Checks that need several fields or the catalogue; every one is a config error (exit 2)."""
-    problems: list[ConfigProblem] = []
+    problems: list[ConfigProblem] = _rename_problems(spec)
     for name, pool in spec.node_pools.items():
         at = f"nodePools.{name}"
         provisioning = spec.provisioning(pool)
@@ -276,6 +300,9 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             if not _region_zone(zone, spec.region):
                 problems.append(ConfigProblem(f"network.availabilityZones.{i}", repr(zone),
                                               f"a zone of region {spec.region} such as {spec.region}a"))
+            elif zone in spec.network.availability_zones[:i]:  # each zone's subnets are named after it
+                problems.append(ConfigProblem(f"network.availabilityZones.{i}", repr(zone),
+                                              "each zone once (a zone gets one public and one private subnet)"))
     problems.extend(_registry_problems(spec))
     if spec.network.vpc_id is None:
         try:
