@@ -67,13 +67,13 @@ def test_managed_node_groups_wait_for_their_routes_not_for_the_system_nodes() ->
     routes = {r.urn for r in engine.of_type(rec, ROUTE, ASSOCIATION) if "-private-" in r.name}
     assert len(routes) == 6  # 3 zones: a NAT route and an association each
     groups = _names(rec, NODE_GROUP)
-    assert set(groups) == {"ml-prod-system", "ml-prod-inference", "ml-prod-p5-train", "ml-prod-trn-train"}
+    assert set(groups) == {"platform-system", "platform-inference", "platform-p5-train", "platform-trn-train"}
     for name, group in groups.items():
         assert routes <= set(group.depends_on), name  # nodes pull images and join through NAT
-        if name != "ml-prod-system":
-            assert "ml-prod-system" not in waits.names(group.urn), name
-            assert "ml-prod-coredns" not in waits.names(group.urn), name
-            assert "ml-prod-eks" in waits.names(group.urn) and "ml-prod-node" in waits.names(group.urn), name
+        if name != "platform-system":
+            assert "platform-system" not in waits.names(group.urn), name
+            assert "platform-coredns" not in waits.names(group.urn), name
+            assert "platform-eks" in waits.names(group.urn) and "platform-node" in waits.names(group.urn), name
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
@@ -82,7 +82,7 @@ def test_daemonset_releases_wait_for_the_cluster_only(stack: str) -> None:
     device = {n: r for n, r in _names(rec, RELEASE).items() if "karpenter" not in n}
     assert len(device) >= 4
     for name, release in device.items():
-        assert f"ml-{stack}-eks" in waits.names(release.urn), name  # through the provider
+        assert "platform-eks" in waits.names(release.urn), name  # through the provider
         slow = waits.names(release.urn, NODE_GROUP) | waits.names(release.urn, ADDON) | {
             n for n in waits.names(release.urn, RELEASE) if "karpenter" in n}
         assert slow == set(), name
@@ -94,11 +94,11 @@ def test_karpenter_pools_wait_for_the_crds_and_the_controller() -> None:
     assert len(objects) == 8
     for obj in objects:
         # the controller too: deleted before it, so that its finalizers can let the nodes go
-        assert {"ml-staging-karpenter-crd-release", "ml-staging-karpenter-release"} <= waits.names(obj.urn), obj.name
-    controller = _names(rec, RELEASE)["ml-staging-karpenter-release"]
+        assert {"platform-karpenter-crd-release", "platform-karpenter-release"} <= waits.names(obj.urn), obj.name
+    controller = _names(rec, RELEASE)["platform-karpenter-release"]
     # the controller keeps its real prerequisites: nodes to run on, DNS, its identity and the CRDs
-    assert {"ml-staging-system", "ml-staging-coredns", "ml-staging-karpenter-crd-release",
-            "ml-staging-karpenter-controller-identity"} <= waits.names(controller.urn)
+    assert {"platform-system", "platform-coredns", "platform-karpenter-crd-release",
+            "platform-karpenter-controller-identity"} <= waits.names(controller.urn)
 
 
 def test_claim_templates_wait_for_no_release() -> None:
@@ -119,12 +119,12 @@ def test_a_release_running_a_deployment_waits_for_the_system_nodes() -> None:
     rec = engine.main(cfg, stack="cd")
     waits = Waits(rec)
     releases = _names(rec, RELEASE)
-    assert "cd-system" in waits.names(releases["cd-nvidia-dra-driver"].urn)
-    assert "cd-system" not in waits.names(releases["cd-nvidia-device-plugin"].urn)
+    assert "platform-system" in waits.names(releases["platform-nvidia-dra-driver"].urn)
+    assert "platform-system" not in waits.names(releases["platform-nvidia-device-plugin"].urn)
     # the ComputeDomain waits for the release that installs its CRD, and for its namespace
     (domain,) = [r for r in rec.resources if r.type.endswith(":ComputeDomain")]
-    assert releases["cd-nvidia-dra-driver"].urn in domain.depends_on
-    assert any(waits.by_urn[u].name == "cd-ns-train" for u in domain.depends_on)
+    assert releases["platform-nvidia-dra-driver"].urn in domain.depends_on
+    assert any(waits.by_urn[u].name == "platform-ns-train" for u in domain.depends_on)
 
 
 def test_auto_mode_claims_wait_for_the_class_they_name() -> None:
@@ -144,4 +144,4 @@ def test_auto_mode_pools_wait_for_the_cluster_and_their_node_role_access() -> No
     pools = [r for r in rec.resources if r.type.endswith(":NodePool")]
     assert len(pools) == 4
     for pool in pools:
-        assert {"ml-dev-eks", "ml-dev-nodeclass-access", "ml-dev-nodeclass-auto-node-policy"} <= waits.names(pool.urn)
+        assert {"platform-eks", "platform-nodeclass-access", "platform-nodeclass-auto-node-policy"} <= waits.names(pool.urn)
