@@ -15,6 +15,7 @@ import yaml
 from google.protobuf import json_format
 
 from eks_devices.offline.engine import Recording
+from eks_devices.platform import PROGRAM_NAME
 from support import engine as mock_engine
 from support import provider as harness
 from support.stacks import ROOT
@@ -27,8 +28,10 @@ def stack_config(stack: str) -> dict:
 
 
 def registrations(rec: Recording) -> list[dict]:
-    """What the engine is told about each resource (dependencies as a set), in URN order."""
-    out = [asdict(r) | {"outputs": None, "depends_on": sorted(r.depends_on)} for r in rec.resources]
+    """What the engine is told about each resource (dependencies as a set), in URN order; without
+    aliases: the project's program carries its stacks' names from before stable identities, a
+    package user's program starts with none."""
+    out = [asdict(r) | {"outputs": None, "depends_on": sorted(r.depends_on), "aliases": None} for r in rec.resources]
     return sorted(out, key=lambda r: r["urn"])
 
 
@@ -46,7 +49,7 @@ def constructed(served) -> dict:
     for stack in STACKS:
         config = stack_config(stack)
         recording = eng.use(stack, config.get("aws:region", "us-west-2"))
-        response = harness.construct(stub, eng, name=config["eks-devices:cluster"]["name"],
+        response = harness.construct(stub, eng, name=PROGRAM_NAME,
                                      inputs=harness.stack_inputs(config), stack=stack, config=config)
         out[stack] = (response, recording)
     return out
@@ -81,7 +84,7 @@ def test_construct_returns_the_outputs(constructed: dict, stack: str) -> None:
     assert len(state["privateSubnetIds"]) == len(state["publicSubnetIds"]) >= 2
     assert state["nodeRoleArn"].startswith("arn:aws:iam::")
     provider = [r for r in recording.resources if r.type == "pulumi:providers:kubernetes"
-                and r.parent.endswith(f"eks-devices:index:Cluster::{name}")]
+                and r.parent.endswith(f"eks-devices:index:Cluster::{PROGRAM_NAME}")]
     assert [state["kubernetesProvider"]] == [r.urn for r in provider]
     plan = state["devicePlan"]
     assert set(plan["pools"]) == set(config["eks-devices:nodePools"])

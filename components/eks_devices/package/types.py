@@ -193,6 +193,8 @@ class ClusterConfig(TypedDict):
     tags: NotRequired[dict[str, str]]
     dra_extended_resources: NotRequired[bool]
     """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
+    protect: NotRequired[bool]
+    """Protect the EKS cluster (and EKS deletion protection), VPC, subnets, KMS key and log group (default true)."""
 
 
 class DeviceManagers(TypedDict):
@@ -267,6 +269,8 @@ class NodePoolConfig(TypedDict):
     disk_size_gib: NotRequired[int]
     bottlerocket_settings: NotRequired[dict[str, Any]]
     """Bottlerocket settings tables, as in the stack file."""
+    renamed_from: NotRequired[str]
+    """The pool's previous name: its resources keep their identity (aliases), nothing is replaced."""
 
 
 class DeviceClassConfig(TypedDict):
