@@ -22,6 +22,7 @@ CB = {"capacity": "capacity-block", "capacityReservationIds": ["cr-0123456789abc
 LAYOUT_1 = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
             {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}]
 K115 = {"karpenter": {"version": "1.15.0"}}
+INFERRED = {"nvidia": "inferred", "efa": "inferred"}  # dynamic Auto Mode pools only
 
 
 class _Delete:
@@ -66,9 +67,12 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "dra-kubernetes-version": [(
         case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"nvidia": "dra"}}}, "1.32"),
         {"version": "1.34"})],
-    "auto-mode-dra-version": [(
-        case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}}}, "1.35"),
-        {"version": "1.36"})],
+    "auto-mode-dra-version": [
+        (case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}}}, "1.35"),
+         {"version": "1.36"}),
+        (case("auto-mode", {"p": {**P5, "devices": INFERRED}}, "1.35"), pool("p", devices={"nvidia": "device-plugin",
+                                                                                          "efa": "device-plugin"})),
+    ],
     "karpenter-dra-version": [(
         case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}}, cluster={"karpenter": {"version": "1.14.1"}}),
         {"cluster": K115})],
@@ -81,10 +85,63 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
          {"helmValues": {"nvidia-device-plugin": DELETE}}),
         (case("auto-mode", {"p": {**P5, **STATIC, "labels": {"eks.amazonaws.com/device-manager-efa": "device-plugin"}}}),
          pool("p", labels=Replace({}))),
+        # an unscoped plugin that tolerates everything lands on a pool that chose no NVIDIA manager and on
+        # the system nodes
+        (case("managed-node-groups", {"gpu": {"instanceTypes": ["g6e.xlarge"], **STATIC,
+                                              "devices": {"nvidia": "device-plugin"}},
+                                      "trn": {"instanceTypes": ["trn1.32xlarge"], **STATIC,
+                                              "devices": {"neuron": "device-plugin"}}},
+              helmValues={"nvidia-device-plugin": {"nodeSelector": None, "affinity": None,
+                                                   "tolerations": [{"operator": "Exists"}]}}),
+         {"helmValues": {"nvidia-device-plugin": DELETE}}),
+        # a label on an inferred pool picks one manager for every node: the toolkit sets none there
+        (case("auto-mode", {"p": {**P5, "devices": INFERRED,
+                                  "labels": {"eks.amazonaws.com/device-manager-nvidia": "device-plugin"}}}),
+         pool("p", labels=Replace({}))),
+    ],
+    "device-software-unserved": [
         # the Neuron chart keeps its DRA driver off inf* types: nothing would serve the devices
         (case("managed-node-groups", {"p": {"instanceTypes": ["inf2.xlarge"], **STATIC, "devices": {"neuron": "dra"}}}),
-         pool("p", devices={"neuron": "auto"})),
+         pool("p", devices={"neuron": "device-plugin"})),
+        # an empty node selector term matches no node
+        (case("karpenter", {"gpu": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+              helmValues={"nvidia-device-plugin": {"affinity": {"nodeAffinity": {
+                  "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": []}]}}}}}),
+         {"helmValues": {"nvidia-device-plugin": DELETE}}),
+        # a Karpenter instance-family key compared with instance type names: fix the override's values
+        (case("karpenter", {"efa": {**P5, **STATIC, "devices": {"efa": "device-plugin"}}},
+              helmValues={"aws-efa-k8s-device-plugin": {
+                  "supportedInstanceLabels": {"keys": ["karpenter.k8s.aws/instance-family"]}}}),
+         {"helmValues": {"aws-efa-k8s-device-plugin": {"supportedInstanceLabels": {"values": ["p5"]}}}}),
+        # Bottlerocket's bundled plugin is the pool's device plugin: turning it off leaves the GPUs unserved
+        (case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge"], **STATIC, "ami": "bottlerocket",
+                                            "devices": {"nvidia": "device-plugin"}, "bottlerocketSettings": {
+                                                "kubelet-device-plugins": {"nvidia": {"enabled": False}}}}}),
+         pool("p", bottlerocketSettings=DELETE)),
     ],
+    "device-software-installable": [
+        (case("karpenter", {"gpu": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}}},
+              helmValues={"nvidia-device-plugin": {"tolerations": [
+                  {"key": "nvidia.com/gpu", "operator": "Exists", "value": "true"}]}}),
+         {"helmValues": {"nvidia-device-plugin": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}}}),
+        (case("managed-node-groups", {"efa": {**P5, **STATIC, "devices": {"efa": "device-plugin"}}},
+              helmValues={"aws-efa-k8s-device-plugin": {"supportedInstanceLabels": {"keys": []}}}),
+         {"helmValues": {"aws-efa-k8s-device-plugin": {"supportedInstanceLabels": {"keys": DELETE}}}}),
+    ],
+    "dra-extended-resources": [
+        (case("karpenter", {"dra": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}},
+                            "plugin": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}}, "1.36"),
+         {"cluster": {"draExtendedResources": True}}),
+        # Auto Mode: the toolkit's own class can leave the extended resource out; an inferred pool takes
+        # plugin-style Pods too
+        (case("auto-mode", {"dra": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}},
+                            "any": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "inferred"}}}, "1.36"),
+         {"cluster": {"draExtendedResources": False}}),
+    ],
+    "dra-extended-resources-off": [(
+        case("karpenter", {"dra": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}}}, "1.36",
+             cluster={"draExtendedResources": False}),
+        {"cluster": {"draExtendedResources": True}})],
     "bottlerocket-bundled-plugin": [(
         case("managed-node-groups", {"p": {**P5, **STATIC, "ami": "bottlerocket", "devices": {"nvidia": "dra"},
                                            "bottlerocketSettings": {"kubelet-device-plugins": {"nvidia": {"enabled": True}}}}}),
@@ -107,6 +164,9 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
          pool("p", labels=Replace({}))),
         (case("auto-mode", {"p": {**P5, "labels": {"eks.amazonaws.com/device-manager-nvidia": "device-plugin"}}}),
          pool("p", labels=Replace({}))),
+        (case("auto-mode", {"p": {**P5, "devices": INFERRED,
+                                  "labels": {"eks.amazonaws.com/device-manager-efa": "dra"}}}),
+         pool("p", labels=Replace({}))),
     ],
     "efa-interfaces-dynamic-aligned": [(
         case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu", "networkInterfaces": LAYOUT_1}}}),
@@ -123,9 +183,12 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
                             for c in range(16))]})),
     ],
     "efa-private-subnets": [(case("karpenter", {"p": {**P5, "subnets": "public"}}), pool("p", subnets="private"))],
-    "efa-unsupported-instance-type": [(
-        case("karpenter", {"p": {"instanceTypes": ["g6.8xlarge", "g6.xlarge"], "devices": {"efa": "device-plugin"}}}),
-        pool("p", devices={"efa": "none"}))],
+    "efa-unsupported-instance-type": [
+        (case("karpenter", {"p": {"instanceTypes": ["g6.8xlarge", "g6.xlarge"], "devices": {"efa": "device-plugin"}}}),
+         pool("p", devices={"efa": "none"})),
+        (case("auto-mode", {"p": {"instanceTypes": ["g6.8xlarge", "g6.xlarge"], "devices": {"efa": "inferred"}}}),
+         pool("p", instanceTypes=["g6.8xlarge"])),
+    ],
     "topology-alignment-needs-dra": [
         (case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu"}, "devices": {"efa": "device-plugin"}}}),
          pool("p", devices={"efa": "dra"})),
@@ -184,16 +247,26 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "node-pool-karpenter-labels": [(
         case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "labels": {"team.karpenter.sh/owner": "ml"}}}),
         pool("p", labels=Replace({"team.example.com/owner": "ml"})))],
-    "device-family-absent": [(
-        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"neuron": "dra"}}}),
-        pool("p", devices={"neuron": "auto"}))],
-    "device-classes-present": [(
-        case("auto-mode", {"p": P5}, cluster={"autoMode": {"createDeviceClasses": False}}),
-        {"cluster": {"autoMode": {"createDeviceClasses": True}}})],
-    "gpu-sharing-needs-nvidia": [(
-        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"},
-                                 "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}}),
-        pool("p", devices={"nvidia": "dra"}))],
+    "device-family-absent": [
+        (case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"neuron": "dra"}}}),
+         pool("p", devices={"neuron": "auto"})),
+        (case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"efa": "inferred"}}}),
+         pool("p", devices={"efa": "none"})),
+    ],
+    "device-classes-present": [
+        (case("auto-mode", {"p": P5}, cluster={"autoMode": {"createDeviceClasses": False}}),
+         {"cluster": {"autoMode": {"createDeviceClasses": True}}}),
+        (case("auto-mode", {"p": {**P5, "devices": INFERRED}}, cluster={"autoMode": {"createDeviceClasses": False}}),
+         {"cluster": {"autoMode": {"createDeviceClasses": True}}}),
+    ],
+    "gpu-sharing-needs-nvidia": [
+        (case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"},
+                                  "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}}),
+         pool("p", devices={"nvidia": "dra"})),
+        (case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "inferred"},
+                                  "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}}),
+         pool("p", devices={"nvidia": "dra"})),
+    ],
     "auto-mode-ignored-settings": [(
         case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "ami": "bottlerocket"}}), pool("p", ami=DELETE))],
     "placement-group-with-reservation": [(
@@ -392,3 +465,32 @@ def test_enable_dra_warns_only_when_derived_and_a_pool_runs_one_driver_on_types_
     # an NVIDIA-only DRA pool on a type without EFA offers nothing Karpenter would misjudge
     no_efa = case("karpenter", {"a": P5, "b": {"instanceTypes": ["g6e.xlarge"]}})
     assert not stacks.findings(_plan(no_efa), "karpenter-enable-dra-one-driver")
+
+
+# --- fixes of the overlap proof's second half (issue 18) ----------------------------------------
+
+def test_unserved_fix_names_only_what_applies_to_the_gap() -> None:
+    """No override to drop where the chart's own scope or the pool's Bottlerocket settings leave it out."""
+    chart, _ = FIXES["device-software-unserved"][0]
+    found = _one(chart, "device-software-unserved")
+    assert "helmValues" not in found.fix and "nodePools.p.devices.neuron: device-plugin" in found.fix
+    assert "inf2.xlarge" in found.fix
+    override, _ = FIXES["device-software-unserved"][1]
+    assert "helmValues.nvidia-device-plugin" in _one(override, "device-software-unserved").fix
+    bottlerocket, _ = FIXES["device-software-unserved"][3]
+    found = _one(bottlerocket, "device-software-unserved")
+    assert "helmValues" not in found.fix and "nodePools.p.bottlerocketSettings" in found.fix
+
+
+def test_installable_fix_names_the_field_to_fix() -> None:
+    firing, _ = FIXES["device-software-installable"][0]
+    found = _one(firing, "device-software-installable")
+    assert "helmValues.nvidia-device-plugin.tolerations[0].value" in found.fix
+
+
+@pytest.mark.parametrize(("slug", "index"), [("one-manager-per-node", 3), ("static-pool-device-manager-label", 2)])
+def test_label_fixes_on_an_inferred_pool_do_not_promise_a_label(slug: str, index: int) -> None:
+    """An inferred family gets no device-manager label from the toolkit: Auto Mode decides per node."""
+    firing, _ = FIXES[slug][index]
+    fixes = " ".join(f.fix for f in stacks.findings(_plan(firing), slug))
+    assert "inferred" in fixes and "sets them from" not in fixes and "sets it from" not in fixes

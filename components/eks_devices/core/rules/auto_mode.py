@@ -68,9 +68,11 @@ def _static_pool_label(plan: Plan) -> Iterator[Verdict]:
             if wrong:
                 why = (" (a static pool without it runs the device plugin)" if manager == "dra" and static else
                        f": Auto Mode would run the {family} {actual} on every node of the pool")
+                sets = (f"sets none for devices.{family}: inferred (Auto Mode picks per node)"
+                        if manager == "inferred" else f"sets it from devices.{family}")
                 yield error(at(pool, f"labels.{label}"),
                             f"the pool's {family} manager is {manager} but its label {label} is {actual!r}{why}",
-                            f"remove {label} from the pool's labels; the toolkit sets it from devices.{family}")
+                            f"remove {label} from the pool's labels; the toolkit {sets}")
 
 
 @rule("auto-mode-ignored-settings", "`ami` / `bottlerocketSettings` have no effect in Auto Mode (warning)",

@@ -26,9 +26,11 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
             label = eks_manager_label(overlap.family) if overlap.family in ("nvidia", "efa") else None
             path = (f"nodePools.{overlap.pool}.labels.{label}" if pool and label and label in pool.config.labels
                     else f"nodePools.{overlap.pool}.devices.{overlap.family}")
+            sets = (f"sets none for devices.{overlap.family}: inferred (Auto Mode picks per node)"
+                    if pool and pool.manager(overlap.family) == "inferred" else
+                    f"sets them from devices.{overlap.family}")
             yield error(path, overlap.problem,
-                        f"remove the device-manager labels from nodePools.{overlap.pool}.labels; the toolkit sets "
-                        f"them from devices.{overlap.family}")
+                        f"remove the device-manager labels from nodePools.{overlap.pool}.labels; the toolkit {sets}")
             continue
         serving = pool.releases.get(overlap.family) if pool else None
         overridden = [r.source for r in overlap.running if r.source in plan.spec.helm_values] + (
@@ -57,11 +59,24 @@ def _device_software_unserved(plan: Plan) -> Iterator[Verdict]:
         gap = scope.Unserved(pool, family, manager, ", ".join(types), release, reasons)
         path = (f"helmValues.{gap.release}" if gap.release in plan.spec.helm_values
                 else f"nodePools.{gap.pool}.devices.{gap.family}")
-        yield error(path, gap.problem,
-                    f"let release {gap.release}'s DaemonSet reach the pool: drop or fix the helmValues override "
-                    "of its nodeSelector, affinity, tolerations or instance list (a node selector term needs at "
-                    "least one expression; labels a node carries are listed in docs/device-software.md), or "
-                    f"choose another manager for {gap.family} on pool {gap.pool}")
+        yield error(path, gap.problem, _unserved_fix(plan, gap))
+
+
+def _unserved_fix(plan: Plan, gap: scope.Unserved) -> str:
+    """What reaches the pool again: the user's override, the pool's Bottlerocket settings, or (where the
+    chart's own node selection leaves the types out) another manager or other instance types."""
+    other = f"nodePools.{gap.pool}.devices.{gap.family}"
+    if gap.release == "bottlerocket":
+        return (f"remove kubelet-device-plugins.nvidia.enabled: false from nodePools.{gap.pool}.bottlerocketSettings "
+                f"(the bundled plugin is the pool's device plugin), or choose another manager in {other}")
+    if gap.release in plan.spec.helm_values:
+        return (f"let release {gap.release}'s DaemonSet reach the pool: drop or fix the override in "
+                f"helmValues.{gap.release} of its nodeSelector, affinity, tolerations or instance list (a node "
+                "selector term needs at least one expression; labels a node carries are listed in "
+                f"docs/device-software.md), or choose another manager in {other}")
+    alternative = "device-plugin" if gap.manager == "dra" else "dra"
+    return (f"the {gap.release} chart itself does not run on {gap.instance_type}: set {other}: {alternative} "
+            "(or none), or allow only instance types the chart runs on")
 
 
 @rule("device-software-installable", "overridden device releases render DaemonSets the API server accepts "
@@ -77,8 +92,8 @@ def _device_software_installable(plan: Plan) -> Iterator[Verdict]:
                 yield error(f"helmValues.{release.key}.{field}",
                             f"release {release.key} cannot install: the API server refuses its "
                             f"{agent.family} {agent.manager} DaemonSet ({problem})",
-                            "fix the override so the rendered field is valid Kubernetes (see the message), "
-                            "or remove it")
+                            f"fix helmValues.{release.key}.{field} so the rendered field is valid Kubernetes "
+                            "(see the message), or remove it")
 
 
 @rule("bottlerocket-bundled-plugin", "Bottlerocket's bundled NVIDIA plugin is off on NVIDIA DRA pools")

@@ -37,7 +37,7 @@ def _efa_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
         if bad:
             yield error(at(pool, "instanceTypes"),
                         f"devices.efa is {pool.manager('efa')} but {', '.join(bad)} have no EFA",
-                        "allow only EFA-capable instance types in this pool, or set devices.efa: none")
+                        "allow only EFA-capable instanceTypes in this pool, or set devices.efa: none")
 
 
 @rule("device-family-absent", "an explicit manager needs the family's devices")

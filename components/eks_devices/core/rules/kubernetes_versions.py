@@ -30,7 +30,7 @@ def _auto_mode_dra_version(plan: Plan) -> Iterator[Verdict]:
         yield error(at(pool, f"devices.{family}"),
                     f"Auto Mode includes the {family} DRA driver only from Kubernetes 1.36 "
                     f"(cluster is {plan.spec.cluster.version}){inferred}",
-                    'set cluster.version to "1.36", or use device-plugin on this pool')
+                    f'set cluster.version to "1.36", or devices.{family}: device-plugin on this pool')
 
 
 @rule("karpenter-dra-version", "dynamic DRA pools need Karpenter 1.15", modes=("karpenter",))
