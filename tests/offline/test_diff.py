@@ -65,12 +65,12 @@ def test_dev_at_136_against_135_replaces_the_flipped_node_pools() -> None:
     changes, story = compare(dev_at("1.35"), dev_at("1.36"), "dev")
     named = by_name(changes)
     for pool in ("gpu-dra", "train-efa"):
-        pool_change = named[f"ml-dev-{pool}"]
+        pool_change = named[f"platform-{pool}"]
         assert (pool_change.type, pool_change.action) == ("kubernetes:karpenter.sh/v1:NodePool", "replace")
         assert any("replace-on-change path" in r and "device-manager-nvidia" in r for r in pool_change.reasons)
         assert pool_change.stateful
-    assert named["ml-dev-eks"].action == "update" and named["ml-dev-eks"].changed == ["version"]
-    assert {c.name for c in changes if c.action == "replace"} == {"ml-dev-gpu-dra", "ml-dev-train-efa"}
+    assert named["platform-eks"].action == "update" and named["platform-eks"].changed == ["version"]
+    assert {c.name for c in changes if c.action == "replace"} == {"platform-gpu-dra", "platform-train-efa"}
     assert {(f["pool"], f["family"], f["before"], f["after"]) for f in story["flips"]} == {
         ("gpu-dra", "nvidia", "device-plugin", "dra"), ("train-efa", "nvidia", "device-plugin", "dra"),
         ("train-efa", "efa", "device-plugin", "dra")}
@@ -91,7 +91,7 @@ def test_a_vpc_cidr_change_replaces_subnets_naming_the_property_and_what_reads_t
     assert len(subnets) == 6 and all(c.action == "replace" for c in subnets)
     assert all(any(r.startswith("cidrBlock: replace-forcing property cidrBlock (hashicorp/terraform-provider-aws")
                    for r in c.reasons) for c in subnets)
-    group = by_name(changes)["ml-prod-p5-train"]
+    group = by_name(changes)["platform-p5-train"]
     assert group.type == "aws:eks/nodeGroup:NodeGroup" and group.action == "replace"
     assert any(r.startswith("the new id of aws:ec2/subnet:Subnet::") for r in group.reasons)
     assert any(r.startswith("subnetIds: replace-forcing property subnetIds") for r in group.reasons)
@@ -105,7 +105,7 @@ def test_an_update_in_place_names_the_changed_inputs() -> None:
     prod = stacks.shipped("prod")
     changes, _ = compare(prod, stacks.shipped("prod", {"inference": {"replicas": 3}}), "prod")
     assert [(c.name, c.action, c.changed) for c in changes] == [
-        ("ml-prod-inference", "update", ["scalingConfig.desiredSize", "scalingConfig.maxSize",
+        ("platform-inference", "update", ["scalingConfig.desiredSize", "scalingConfig.maxSize",
                                          "scalingConfig.minSize"])]
 
 

@@ -59,7 +59,7 @@ def test_remote_component_inputs_are_recorded_with_output_values(auto: engine.Re
     assert SIG not in wire["autoMode"] and wire["autoMode"]["createNodeRole"] is False
     arn = wire["autoMode"]["computeConfig"]["nodeRoleArn"]
     assert arn[SIG] == OUTPUT and arn["value"].startswith("arn:aws:iam::")
-    role = engine.one(r for r in auto.of_type("aws:iam/role:Role") if r.name == "test-auto-node")
+    role = engine.one(r for r in auto.of_type("aws:iam/role:Role") if r.name == "platform-auto-node")
     assert arn["dependencies"] == [role.urn]
     assert wire["vpcId"][SIG] == OUTPUT and wire["skipDefaultNodeGroup"] is True
 
