@@ -84,8 +84,10 @@ def _shared_efa_claim(res: list[Resource]) -> None:
 
 
 def _bottlerocket_bundled_plugin(res: list[Resource]) -> None:
+    """Bottlerocket for a DRA node group, with the GPU label the DRA kubelet plugin needs off AL2023."""
     group = named(res, "ml-prod-p5-train")
     group.props["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
+    group.props["labels"]["nvidia.com/gpu.present"] = "true"
 
 
 def _partial_efa_layout(res: list[Resource]) -> None:

@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from eks_devices.core.derive import scope
+from eks_devices.core.derive import daemonsets, scope
 from eks_devices.core.derive.karpenter_gates import dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
-from eks_devices.core.derive.resources import Facts, Installer, NodeShape, Resource, read
-from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.derive.resources import KARPENTER_POOL, Facts, Installer, NodeShape, Resource, nodes, read
+from eks_devices.core.knowledge import catalog, charts, kube_scheduling
 from eks_devices.core.knowledge.device_classes import EFA_CLASS
 from eks_devices.core.model import Severity
 from eks_devices.core.names import INSTANCE_TYPE_LABEL
@@ -43,29 +43,16 @@ class Check:
     severity: Severity
 
 
-@dataclass(frozen=True)
-class _Mode:
-    """The one thing `scope.running_on` reads of a Plan besides its releases: the mode."""
-
-    mode: str
-
-
-def _node_image(shape: NodeShape, itype: str) -> list[scope.Running]:
-    """What the node itself runs: Auto Mode's own managers, Bottlerocket's bundled NVIDIA plugin."""
-    found = scope.running_on(_Mode("auto-mode" if shape.auto_mode else "karpenter"), shape, {}, itype)  # type: ignore[arg-type]
-    if shape.auto_mode:  # an unlabelled dynamic Auto Mode pool: Auto Mode picks one manager per node
-        families = {r.family for r in found}
-        found += [scope.Running(f, "dra or device-plugin", "auto-mode") for f in FAMILIES
-                  if f not in families and catalog.instance_types()[itype].has(f)]
-    return found
-
-
 def running(shape: NodeShape, software: Iterable[Installer], itype: str) -> list[scope.Running]:
-    """Every device manager a node of `itype` launched by `shape` would run."""
-    out = [scope.Running(agent.family, agent.manager, inst.what)
-           for inst in software for agent in inst.agents
-           if scope.agent_runs_on(agent, inst.values, shape, itype)]  # type: ignore[arg-type]
-    return out + _node_image(shape, itype)
+    """Every device manager a node of `itype` launched by `shape` would run: each DaemonSet as its
+    template renders it, placed by Kubernetes' rules on the node's real labels and taints, and what
+    the node image runs by itself (Auto Mode's managers, Bottlerocket's bundled NVIDIA plugin)."""
+    agents = [(scope.Running(agent.family, agent.manager, inst.what), daemonsets.render(agent, inst.values))
+              for inst in software for agent in inst.agents]
+    out: list[scope.Running] = []
+    for node in nodes(shape, itype):
+        out += [r for r, ds in agents if ds.lands_on(node.labels, node.taints) and r not in out]
+    return out + scope.image_runs(shape, shape.auto_mode, itype)
 
 
 def _per_node(facts: Facts) -> list[Violation]:
@@ -88,24 +75,26 @@ def _per_node(facts: Facts) -> list[Violation]:
 
 
 def _selection(agent: charts.Agent, values: dict[str, Any]) -> dict[str, set[str]] | None:
-    """The node labels an agent's DaemonSet requires (key → allowed values), or None when it can
-    land on no node with the device at all."""
-    required: dict[str, set[str]] = {k: {v} for k, v in scope.node_selector(values, agent.node_selector).items()}
+    """The node labels an agent's rendered DaemonSet requires (key → allowed values), or None when
+    it can land on no node with the device at all. A key counts from the affinity when every
+    required term has an `In` on it (terms are alternatives: the union of their values)."""
+    rendered = daemonsets.render(agent, values)
+    required: dict[str, set[str]] = {k: {str(v)} for k, v in rendered.node_selector.items()}
 
     def narrow(key: str, allowed: Iterable[str]) -> None:
         required[key] = required.get(key, set(allowed)) & set(allowed)
 
-    listed = dig(values, agent.instance_types) if agent.instance_types else None
-    if isinstance(listed, list):
-        narrow(INSTANCE_TYPE_LABEL, [str(t) for t in listed if not str(t).startswith(agent.excluded_prefixes)])
-    terms = scope._required_terms(dig(values, agent.affinity)) if agent.affinity else None
-    if terms is not None and len(terms) == 1:  # several terms are alternatives: no single requirement
-        for e in terms[0].get("matchExpressions") or []:
-            if e.get("operator") != "In":
-                continue
-            key = INSTANCE_TYPE_LABEL if e.get("key") == charts.NEURON_INSTANCE_TYPE_KEY else str(e.get("key"))
-            vals = listed if e.get("values") == charts.NEURON_INSTANCES else e.get("values")
-            narrow(key, [str(v) for v in vals or []])
+    if agent.instance_types:  # the chart's instance-type list, whichever label keys its terms use
+        narrow(INSTANCE_TYPE_LABEL, daemonsets.listed_types(agent, values))
+    terms = kube_scheduling.required_terms(rendered.affinity)
+    if terms is not None:
+        if not any(isinstance(t, dict) and t.get("matchExpressions") for t in terms):
+            return None  # no terms, or only empty ones: no node at all
+        ins = [{str(e.get("key")): {str(v) for v in e.get("values") or []}
+                for e in (t.get("matchExpressions") or []) if isinstance(e, dict) and e.get("operator") == "In"}
+               if isinstance(t, dict) else {} for t in terms]
+        for key in set.intersection(*(set(i) for i in ins)):
+            narrow(key, set().union(*(i[key] for i in ins)))
     types = required.get(INSTANCE_TYPE_LABEL)
     if types is not None and not any(t in catalog.instance_types() and catalog.instance_types()[t].has(agent.family)
                                      for t in types):
@@ -121,7 +110,7 @@ def _per_release(facts: Facts) -> list[Violation]:
     """Pairs of device managers for one family whose node selection admits a common node, whatever
     node pools exist today: a pool added later would get both."""
     agents = [(inst, agent, sel) for inst in facts.installers for agent in inst.agents
-              if scope.agent_enabled(agent, inst.values) and (sel := _selection(agent, inst.values)) is not None]
+              if daemonsets.enabled(agent, inst.values) and (sel := _selection(agent, inst.values)) is not None]
     out = []
     for i, (inst_a, a, sel_a) in enumerate(agents):
         for inst_b, b, sel_b in agents[i + 1:]:
@@ -165,7 +154,7 @@ class _PoolManagers:
 
 
 def karpenter_dra_gates_match_drivers(facts: Facts) -> list[Violation]:
-    pools = [s for s in facts.shapes if s.source == "Karpenter NodePool"]
+    pools = [s for s in facts.shapes if s.source == KARPENTER_POOL]
     if not pools:
         return []
     found = {}
@@ -223,7 +212,7 @@ def efa_partial_interfaces(facts: Facts) -> list[Violation]:
     for shape in facts.shapes:
         if shape.provisioning != "dynamic" or shape.interface_types is None:
             continue
-        if not any(r.family == "efa" and r.manager in ("dra", "dra or device-plugin")
+        if not any(r.family == "efa" and r.manager in ("dra", "inferred")
                    for t in shape.instance_types for r in running(shape, facts.installers, t)):
             continue
         shortfall = efa_shortfall(shape.interface_types, [catalog.instance_types()[t] for t in shape.instance_types])
