@@ -20,7 +20,7 @@ from eks_devices.core.derive.resources import KARPENTER_POOL, Facts, Installer, 
 from eks_devices.core.knowledge import catalog, charts, kube_scheduling
 from eks_devices.core.knowledge.device_classes import EFA_CLASS
 from eks_devices.core.model import Severity
-from eks_devices.core.names import INSTANCE_TYPE_LABEL
+from eks_devices.core.names import INSTANCE_TYPE_LABEL, manager_label
 from eks_devices.core.rules.efa import efa_shortfall
 from eks_devices.core.spec.stack import FAMILIES
 from eks_devices.core.values import dig
@@ -43,16 +43,25 @@ class Check:
     severity: Severity
 
 
+def _agents(software: Iterable[Installer]) -> list[tuple[scope.Running, daemonsets.DaemonSet]]:
+    """Every agent of the program's device software, its DaemonSet rendered once."""
+    return [(scope.Running(agent.family, agent.manager, inst.what), daemonsets.render(agent, inst.values))
+            for inst in software for agent in inst.agents]
+
+
+def _on_node(shape: NodeShape, node: scope.Node, agents: list[tuple[scope.Running, daemonsets.DaemonSet]]
+             ) -> list[scope.Running]:
+    """The device managers one node runs: the DaemonSets that land on it, and its image's own."""
+    return [r for r, ds in agents if ds.lands_on(node.labels, node.taints)] + scope.image_runs(
+        shape, shape.auto_mode, node.instance_type)
+
+
 def running(shape: NodeShape, software: Iterable[Installer], itype: str) -> list[scope.Running]:
-    """Every device manager a node of `itype` launched by `shape` would run: each DaemonSet as its
+    """Every device manager some node of `itype` launched by `shape` would run: each DaemonSet as its
     template renders it, placed by Kubernetes' rules on the node's real labels and taints, and what
     the node image runs by itself (Auto Mode's managers, Bottlerocket's bundled NVIDIA plugin)."""
-    agents = [(scope.Running(agent.family, agent.manager, inst.what), daemonsets.render(agent, inst.values))
-              for inst in software for agent in inst.agents]
-    out: list[scope.Running] = []
-    for node in nodes(shape, itype):
-        out += [r for r, ds in agents if ds.lands_on(node.labels, node.taints) and r not in out]
-    return out + scope.image_runs(shape, shape.auto_mode, itype)
+    agents = _agents(software)
+    return list(dict.fromkeys(r for node in nodes(shape, itype) for r in _on_node(shape, node, agents)))
 
 
 def _per_node(facts: Facts) -> list[Violation]:
@@ -139,6 +148,44 @@ def karpenter_dra_gates_exclusive(facts: Facts) -> list[Violation]:
                                  f"{', '.join('settings.' + c for c in clash)}: the Karpenter chart fails to render; "
                                  "keep only settings.enableDRA"))
     return out
+
+
+def device_software_unserved(facts: Facts) -> list[Violation]:
+    """Node shapes that carry the toolkit's device-manager label for a family — the pool's choice, as
+    eks-devices writes it (a program without the label states no choice to check) — whose nodes of
+    an instance type with the device run no agent of that manager. Auto Mode picks for itself."""
+    agents = _agents(facts.installers)
+    out = []
+    for shape in (s for s in facts.shapes if not s.auto_mode):
+        for family in FAMILIES:
+            label = manager_label(family)
+            wanted = shape.labels.get(label)
+            if wanted not in ("dra", "device-plugin"):
+                continue
+            bare = [n for t in shape.instance_types if catalog.instance_types()[t].has(family)
+                    for n in nodes(shape, t)
+                    if not any((r.family, r.manager) == (family, wanted) for r in _on_node(shape, n, agents))]
+            if not bare:
+                continue
+            node = bare[0]
+            reasons = [f"{inst.what}: {why}" for inst in facts.installers for agent in inst.agents
+                       if (agent.family, agent.manager) == (family, wanted)
+                       for why in scope.why_not(agent, inst.values, node)] or [f"no {family} {wanted} is installed"]
+            out.append(Violation("device-software-unserved", shape.urn,
+                                 f"{shape.source} {shape.name}: its {node.instance_type} nodes are labelled "
+                                 f"{label}={wanted} but get no {family} {wanted}: {'; '.join(reasons)}. Let the "
+                                 "DaemonSet reach them (its nodeSelector, affinity, tolerations or instance "
+                                 "list), or label the pool for the manager that runs there"))
+    return out
+
+
+def device_software_installable(facts: Facts) -> list[Violation]:
+    """Device software whose DaemonSet, as its template renders it, the API server refuses."""
+    return [Violation("device-software-installable", inst.urn,
+                      f"{inst.what} cannot install: the API server refuses its {agent.family} {agent.manager} "
+                      f"DaemonSet ({path}: {problem}). Fix the value so the rendered field is valid Kubernetes")
+            for inst in facts.installers for agent in inst.agents
+            for path, problem in daemonsets.invalid_fields(agent, inst.values)]
 
 
 @dataclass(frozen=True)
@@ -232,6 +279,8 @@ CHECKS: dict[str, Check] = {
     "karpenter-dra-gates-match-drivers": Check(karpenter_dra_gates_match_drivers, "error"),
     "efa-not-shareable": Check(efa_not_shareable, "error"),
     "efa-partial-interfaces": Check(efa_partial_interfaces, "warning"),
+    "device-software-unserved": Check(device_software_unserved, "error"),
+    "device-software-installable": Check(device_software_installable, "error"),
 }
 
 
