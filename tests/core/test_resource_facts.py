@@ -4,6 +4,7 @@ the per-node proof on them (`core/rules/resources.py`), resource kind by resourc
 from __future__ import annotations
 
 import base64
+import copy
 
 import pytest
 
@@ -129,3 +130,33 @@ def test_a_chart_components_daemonsets_are_the_chart() -> None:
     assert [i.urn for i in read([DRA, child]).installers] == ["urn:dra"]
     orphan = Resource(child.type, child.name, child.urn, child.props)
     assert [i.urn for i in read([DRA, orphan]).installers] == ["urn:dra", "urn:ds"]
+
+
+def test_a_raw_host_network_daemonset_tolerates_what_the_controller_adds() -> None:
+    """The DaemonSet controller adds the network-unavailable toleration to host-network pods only."""
+    group = Resource("aws:eks/nodeGroup:NodeGroup", "ng", "urn:ng", {"instanceTypes": ["g6e.xlarge"], "taints": [
+        {"key": "node.kubernetes.io/network-unavailable", "effect": "NO_SCHEDULE"}]})
+    pod = {"containers": [{"image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}]}
+    daemonset = Resource("kubernetes:apps/v1:DaemonSet", "ds", "urn:ds", {"spec": {"template": {"spec": pod}}})
+    shape = read([group]).shapes[0]
+    assert running(shape, read([daemonset]).installers, "g6e.xlarge") == []
+    pod["hostNetwork"] = True
+    assert [r.manager for r in running(shape, read([daemonset]).installers, "g6e.xlarge")] == ["device-plugin"]
+
+
+def test_eks_charts_stay_off_auto_mode_nodes() -> None:
+    """The EFA plugin's template keeps it off `compute-type=auto` nodes: no second EFA manager there.
+    On a Karpenter NodePool's p5 nodes the same release (its chart's default instance list) lands."""
+    pool = Resource("kubernetes:karpenter.sh/v1:NodePool", "p5", "urn:np", {"spec": {"template": {"spec": {
+        "nodeClassRef": {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"},
+        "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}]}}}})
+    efa = Resource("kubernetes:helm.sh/v3:Release", "efa", "urn:efa", {"chart": "eks/aws-efa-k8s-device-plugin",
+                                                                       "values": {}})
+    shape = read([pool]).shapes[0]
+    assert [(r.manager, r.source) for r in running(shape, read([efa]).installers, "p5.48xlarge")
+            if r.family == "efa"] == [("inferred", "auto-mode")]
+    assert check([pool, efa]) == []
+    karpenter = copy.deepcopy(pool)
+    karpenter.props["spec"]["template"]["spec"]["nodeClassRef"] = {"group": "karpenter.k8s.aws", "name": "default"}
+    assert [r.manager for r in running(read([karpenter]).shapes[0], read([efa]).installers, "p5.48xlarge")
+            if r.family == "efa"] == ["device-plugin"]

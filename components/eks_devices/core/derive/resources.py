@@ -24,7 +24,7 @@ from eks_devices.core.derive import scope
 from eks_devices.core.knowledge import catalog, charts, installers, node_labels
 from eks_devices.core.manifests.nodes import AUTO_MODE_NODE_CLASS_API
 from eks_devices.core.names import INSTANCE_FAMILY_LABEL, INSTANCE_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL
-from eks_devices.core.values import dig
+from eks_devices.core.values import dig, merge
 
 NODE_POOL_KIND = "NodePool"
 AUTO_MODE_NODE_CLASS_GROUP = AUTO_MODE_NODE_CLASS_API.split("/")[0]  # a NodePool on Auto Mode's NodeClass
@@ -235,7 +235,6 @@ def _self_managed(res: Resource) -> NodeShape:
     props = res.props
     taints = props.get("taints") if isinstance(props.get("taints"), dict) else {}
     bottlerocket = str(props.get("amiType") or "").startswith("bottlerocket") or bool(props.get("bottlerocketSettings"))
-    # pulumi-eks v4 NodeGroupV2 `amiType` (`al2023`, `bottlerocket`; AL2023 by default)
     return NodeShape(
         name=res.name, urn=res.urn, source=SELF_MANAGED, labels=_str_map(props.get("labels")),
         taints=tuple(_taint({"key": k, **(v if isinstance(v, dict) else {})}, {}) for k, v in taints.items()),
@@ -263,12 +262,31 @@ def nodes(shape: NodeShape, instance_type: str) -> list[scope.Node]:
     return out
 
 
+def _default_instance_lists(agents: tuple[charts.Agent, ...], values: dict[str, Any]) -> dict[str, Any]:
+    """The values with each agent's instance-type list filled in where they leave it unset. The
+    chart's own default lists the instance types with the device (aws/eks-charts
+    `stable/aws-efa-k8s-device-plugin/values.yaml` and `stable/aws-dranet/values.yaml`
+    `supportedInstanceLabels.values`; aws-neuron/neuron-helm-charts 1.10.0 `values.yaml`
+    `neuronInstances`); the catalogue's types with the agent's family stand for it, as the toolkit's
+    own releases always set the list."""
+    for agent in agents:
+        if agent.instance_types and dig(values, agent.instance_types) is None:
+            listed = sorted(t for t, it in catalog.instance_types().items() if it.has(agent.family))
+            *parents, leaf = agent.instance_types.split(".")
+            override: dict[str, Any] = {leaf: listed}
+            for parent in reversed(parents):
+                override = {parent: override}
+            values = merge(values, override)
+    return values
+
+
 def _helm(res: Resource) -> Installer | None:
     key = installers.chart_key(str(res.props.get("chart") or ""))
     if key is None:
         return None
     version = res.props.get("version") or "(unpinned)"
     values = res.props.get("values") if isinstance(res.props.get("values"), dict) else {}
+    values = _default_instance_lists(charts.CHARTS[key].agents, values)
     return Installer(res.name, res.urn, f"Helm {res.kind.lower()} of {charts.CHARTS[key].chart} {version}",
                      charts.CHARTS[key].agents, values)
 
