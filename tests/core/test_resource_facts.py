@@ -160,3 +160,22 @@ def test_eks_charts_stay_off_auto_mode_nodes() -> None:
     karpenter.props["spec"]["template"]["spec"]["nodeClassRef"] = {"group": "karpenter.k8s.aws", "name": "default"}
     assert [r.manager for r in running(read([karpenter]).shapes[0], read([efa]).installers, "p5.48xlarge")
             if r.family == "efa"] == ["device-plugin"]
+
+
+def _on_types(*terms: list[str]) -> dict[str, object]:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": types}]}
+        for types in terms]}}}
+
+
+def test_charts_kept_apart_by_instance_type_affinity_pass() -> None:
+    """Terms are alternatives: a plugin on g6e types (two terms) and a DRA driver on p5 never share a
+    node, whatever pools exist; the same DRA driver on a g6e type would."""
+    plugin = Resource(PLUGIN.type, PLUGIN.name, PLUGIN.urn, {**PLUGIN.props, "values": {
+        "affinity": _on_types(["g6e.xlarge"], ["g6e.2xlarge"])}})
+    apart = Resource(DRA.type, DRA.name, DRA.urn, {**DRA.props, "values": {
+        "kubeletPlugin": {"affinity": _on_types(["p5.48xlarge"])}}})
+    assert check([plugin, apart]) == []
+    shared = Resource(DRA.type, DRA.name, DRA.urn, {**DRA.props, "values": {
+        "kubeletPlugin": {"affinity": _on_types(["p5.48xlarge", "g6e.2xlarge"])}}})
+    assert {v.urn for v in check([plugin, shared])} == {"urn:plugin", "urn:dra"}
