@@ -84,8 +84,25 @@ def _shared_efa_claim(res: list[Resource]) -> None:
 
 
 def _bottlerocket_bundled_plugin(res: list[Resource]) -> None:
+    """Bottlerocket for a DRA node group, with the GPU label the DRA kubelet plugin needs off AL2023."""
     group = named(res, "ml-prod-p5-train")
     group.props["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
+    group.props["labels"]["nvidia.com/gpu.present"] = "true"
+
+
+def _bottlerocket_without_gpu_label(res: list[Resource]) -> None:
+    """Bottlerocket for a DRA node group, without the GPU label: the DRA kubelet plugin stays off it."""
+    named(res, "ml-prod-p5-train").props["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
+
+
+def _plugin_selector_typo(res: list[Resource]) -> None:
+    named(res, "ml-staging-nvidia-device-plugin").props["values"]["nodeSelector"] = {
+        "eks-devices.io/device-manager-nvidia": "plugin"}
+
+
+def _invalid_toleration(res: list[Resource]) -> None:
+    named(res, "ml-staging-nvidia-dra-driver").props["values"]["kubeletPlugin"]["tolerations"].append(
+        {"key": "nvidia.com/gpu", "operator": "Exists", "value": "true", "effect": "NoSchedule"})
 
 
 def _partial_efa_layout(res: list[Resource]) -> None:
@@ -114,6 +131,12 @@ BROKEN: dict[str, tuple[str, Callable[[list[Resource]], None], str, set[str]]] =
     "shared-efa-claim": ("prod", _shared_efa_claim, "efa-not-shareable", {"shared-efa"}),
     "bottlerocket-nvidia-on-dra-node-group": ("prod", _bottlerocket_bundled_plugin, "one-manager-per-node",
                                               {"ml-prod-p5-train"}),
+    "bottlerocket-dra-node-group-without-gpu-label": ("prod", _bottlerocket_without_gpu_label,
+                                                      "device-software-unserved", {"ml-prod-p5-train"}),
+    "plugin-nodeSelector-typo": ("staging", _plugin_selector_typo, "device-software-unserved",
+                                 {"ml-staging-gpu-timeslice"}),
+    "dra-driver-toleration-invalid": ("staging", _invalid_toleration, "device-software-installable",
+                                      {"ml-staging-nvidia-dra-driver"}),
 }
 
 
@@ -136,6 +159,16 @@ def test_the_violation_says_what_runs_where(recorded: dict[str, list[Resource]])
     assert message.startswith("Karpenter NodePool ml-staging-gpu-dra: p5.48xlarge nodes would run 2 nvidia device "
                               "managers: device-plugin (Helm release of nvidia-device-plugin 0.20.0), dra (Helm "
                               "release of dra-driver-nvidia-gpu 0.4.1)")
+
+
+def test_an_unserved_pool_says_why(recorded: dict[str, list[Resource]]) -> None:
+    resources = copy.deepcopy(recorded["staging"])
+    _plugin_selector_typo(resources)
+    (found,) = check(resources)
+    assert found.message.startswith(
+        "Karpenter NodePool ml-staging-gpu-timeslice: its g6e.2xlarge nodes are labelled "
+        "eks-devices.io/device-manager-nvidia=device-plugin but get no nvidia device-plugin: Helm release of "
+        "nvidia-device-plugin 0.20.0: its nodeSelector eks-devices.io/device-manager-nvidia=plugin does not match")
 
 
 def test_a_program_without_eks_devices_is_flagged() -> None:

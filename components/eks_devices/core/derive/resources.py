@@ -5,9 +5,11 @@ from them the node shapes (Karpenter / Auto Mode `NodePool`s with their NodeClas
 with their launch templates, pulumi-eks node groups), the device software (Helm releases and charts
 of the known device charts, raw DaemonSets by image), Karpenter's settings and the ResourceClaims.
 The overlap proof in `scope.py` then runs on these facts exactly as it runs on a Plan's pools: a
-`NodeShape` has the attributes of a `PoolPlan` the proof reads (labels, taints, instance types, node
-image, Bottlerocket settings, provisioning). Values the engine does not know yet (preview) arrive as
-None and are treated as absent.
+`NodeShape` is a `scope.NodeSource` (labels, instance types, node image, Bottlerocket settings,
+provisioning), and `nodes()` gives the `scope.Node`s it launches with the labels they really carry
+(`knowledge/node_labels.py`), so each DaemonSet is placed by Kubernetes' rules on them. Values the
+engine does not know yet (preview) arrive as None and are treated as absent: a label whose value is
+unknown (an auto-named NodePool's or node group's name) is left off the node.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from __future__ import annotations
 import base64
 import binascii
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from eks_devices.core.knowledge import catalog, charts, installers
+from eks_devices.core.derive import scope
+from eks_devices.core.knowledge import catalog, charts, installers, node_labels
 from eks_devices.core.manifests.nodes import AUTO_MODE_NODE_CLASS_API
-from eks_devices.core.names import INSTANCE_FAMILY_LABEL, INSTANCE_TYPE_LABEL
-from eks_devices.core.values import dig
+from eks_devices.core.names import INSTANCE_FAMILY_LABEL, INSTANCE_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL
+from eks_devices.core.values import dig, merge
 
 NODE_POOL_KIND = "NodePool"
 AUTO_MODE_NODE_CLASS_GROUP = AUTO_MODE_NODE_CLASS_API.split("/")[0]  # a NodePool on Auto Mode's NodeClass
@@ -30,7 +33,13 @@ LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
 # pulumi-eks v4.4.0 components (schema.json `resources`): a managed node group and the self-managed ones.
 EKS_MANAGED_NODE_GROUP_TYPE = "eks:index:ManagedNodeGroup"
 EKS_SELF_MANAGED_TYPES = ("eks:index:NodeGroup", "eks:index:NodeGroupV2")
+AWS_PROVIDER_TYPE = "pulumi:providers:aws"
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
+# Where a shape's nodes come from (`NodeShape.source`): which labels Karpenter, Auto Mode or EKS add.
+KARPENTER_POOL, AUTO_MODE_POOL = "Karpenter NodePool", "Auto Mode NodePool"
+PULUMI_EKS_MANAGED, EKS_MANAGED, SELF_MANAGED = ("pulumi-eks managed node group", "EKS managed node group",
+                                                "pulumi-eks node group")
+KARPENTER_DEFAULT_CAPACITY = "on-demand"
 # EKS's taint effects in the node group API, and Kubernetes' names for them.
 TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
@@ -57,15 +66,18 @@ class NodeShape:
 
     name: str
     urn: str
-    source: str  # "NodePool", "node group", …
+    source: str  # KARPENTER_POOL, AUTO_MODE_POOL, EKS_MANAGED, …
     labels: dict[str, str]
     taints: tuple[dict[str, str], ...]
     instance_types: tuple[str, ...]  # catalogued accelerated types only
-    ami: str  # "bottlerocket" or "al2023" (anything else the proof treats alike)
+    ami: str  # "al2023", "bottlerocket", or another image ("al2", "custom", "" on Auto Mode)
     bottlerocket_settings: dict[str, Any]
     provisioning: str  # "static" | "dynamic"
     auto_mode: bool = False
     interface_types: tuple[str, ...] | None = None  # the NodeClass's static interface layout, if any
+    node_pool: str | None = None  # the NodePool's or node group's name in the cluster, when known
+    capacity_types: tuple[str, ...] = ()  # as the nodes' capacity-type label writes them
+    region: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,18 +151,39 @@ def _node_pool(res: Resource, node_classes: dict[tuple[str, str], Resource]) -> 
     node_class = node_classes.get((str(ref.get("group")), str(ref.get("name"))))
     class_spec = (node_class.props.get("spec") or {}) if node_class else {}
     aliases = [str(t.get("alias", "")) for t in _list(class_spec.get("amiSelectorTerms")) if isinstance(t, dict)]
-    bottlerocket = not auto and any(a.startswith("bottlerocket@") for a in aliases)
+    # The NodeClass's AMI family from its alias; a NodeClass outside the program is taken as AL2023
+    # (Karpenter's recommended `al2023@latest`), one selecting AMIs by id or tag as a custom image.
+    family = aliases[0].split("@", 1)[0] if aliases else ("custom" if class_spec.get("amiSelectorTerms") else "al2023")
+    bottlerocket = not auto and family == "bottlerocket"
+    requirements = _list(dig(template, "spec.requirements"))
     layout = dig(class_spec, "advancedNetworking.networkInterfaces" if auto else "networkInterfaces")
     return NodeShape(
-        name=res.name, urn=res.urn, source="Auto Mode NodePool" if auto else "Karpenter NodePool",
+        name=res.name, urn=res.urn, source=AUTO_MODE_POOL if auto else KARPENTER_POOL,
         labels=_str_map(dig(template, "metadata.labels")),
         taints=tuple(_taint(t, {}) for t in _list(dig(template, "spec.taints")) if isinstance(t, dict)),
-        instance_types=_types_from_requirements(_list(dig(template, "spec.requirements"))),
-        ami="" if auto else ("bottlerocket" if bottlerocket else "al2023"),
+        instance_types=_types_from_requirements(requirements),
+        ami="" if auto else family,
         bottlerocket_settings=_bottlerocket_toml(class_spec.get("userData"), encoded=False) if bottlerocket else {},
         provisioning="static" if spec.get("replicas") is not None else "dynamic", auto_mode=auto,
         interface_types=tuple(str(n.get("interfaceType")) for n in layout if isinstance(n, dict))
-        if isinstance(layout, list) else None)
+        if isinstance(layout, list) else None,
+        node_pool=_name(dig(res.props, "metadata.name")), capacity_types=_capacity_types(requirements))
+
+
+def _name(value: Any) -> str | None:
+    return str(value) if isinstance(value, str) and value else None
+
+
+def _capacity_types(requirements: list[Any]) -> tuple[str, ...]:
+    """The capacity types a NodePool's requirements admit: those an `In` on karpenter.sh/capacity-type
+    lists, else on-demand only, Karpenter's default (aws/karpenter-provider-aws
+    `website/content/en/docs/concepts/nodepools.md`, `karpenter.sh/capacity-type`)."""
+    for req in requirements:
+        if isinstance(req, dict) and req.get("key") == KARPENTER_CAPACITY_TYPE_LABEL and req.get("operator") == "In":
+            listed = tuple(str(v) for v in _list(req.get("values")))
+            if listed:
+                return listed
+    return (KARPENTER_DEFAULT_CAPACITY,)
 
 
 def _taint(taint: dict[str, Any], effects: dict[str, str]) -> dict[str, str]:
@@ -177,13 +210,24 @@ def _node_group(res: Resource, templates: dict[str, Resource], source: str) -> N
     template = _launch_template(res, templates)
     lt = template.props if template else {}
     types = _list(props.get("instanceTypes")) or ([lt["instanceType"]] if lt.get("instanceType") else [])
-    bottlerocket = str(props.get("amiType") or "").startswith("BOTTLEROCKET")
+    ami = _node_group_ami(props.get("amiType"))
     return NodeShape(
         name=res.name, urn=res.urn, source=source, labels=_str_map(props.get("labels")),
         taints=tuple(_taint(t, TAINT_EFFECTS) for t in _list(props.get("taints")) if isinstance(t, dict)),
-        instance_types=_accelerated([str(t) for t in types]), ami="bottlerocket" if bottlerocket else "al2023",
-        bottlerocket_settings=_bottlerocket_toml(lt.get("userData"), encoded=True) if bottlerocket else {},
-        provisioning="static")
+        instance_types=_accelerated([str(t) for t in types]), ami=ami,
+        bottlerocket_settings=_bottlerocket_toml(lt.get("userData"), encoded=True) if ami == "bottlerocket" else {},
+        provisioning="static", node_pool=_name(props.get("nodeGroupName")),
+        capacity_types=(str(props.get("capacityType") or "ON_DEMAND"),))
+
+
+def _node_group_ami(ami_type: Any) -> str:
+    """A managed node group's image from its `amiType` (EKS API `Nodegroup.amiType`): AL2023 when
+    unset (EKS's default from Kubernetes 1.30), `CUSTOM` when a launch template names the AMI."""
+    text = str(ami_type or "AL2023").upper()
+    for prefix, ami in (("AL2023", "al2023"), ("BOTTLEROCKET", "bottlerocket"), ("AL2_", "al2")):
+        if text.startswith(prefix):
+            return ami
+    return "custom"
 
 
 def _self_managed(res: Resource) -> NodeShape:
@@ -192,11 +236,48 @@ def _self_managed(res: Resource) -> NodeShape:
     taints = props.get("taints") if isinstance(props.get("taints"), dict) else {}
     bottlerocket = str(props.get("amiType") or "").startswith("bottlerocket") or bool(props.get("bottlerocketSettings"))
     return NodeShape(
-        name=res.name, urn=res.urn, source="pulumi-eks node group", labels=_str_map(props.get("labels")),
+        name=res.name, urn=res.urn, source=SELF_MANAGED, labels=_str_map(props.get("labels")),
         taints=tuple(_taint({"key": k, **(v if isinstance(v, dict) else {})}, {}) for k, v in taints.items()),
         instance_types=_accelerated([str(props["instanceType"])] if props.get("instanceType") else []),
         ami="bottlerocket" if bottlerocket else "al2023",
         bottlerocket_settings=dict(dig(props, "bottlerocketSettings.settings") or {}), provisioning="static")
+
+
+def nodes(shape: NodeShape, instance_type: str) -> list[scope.Node]:
+    """The shape's nodes of one instance type (one per capacity type), with the labels they carry:
+    the shape's own, the kubelet's and cloud provider's, Karpenter's, Auto Mode's or EKS's, and the
+    node image's (nodeadm's `nvidia.com/gpu.present` on AL2023 NVIDIA nodes)."""
+    itype = catalog.instance_types()[instance_type]
+    out = []
+    for capacity in shape.capacity_types or ("",):
+        labels = dict(node_labels.common(itype.name, itype.architecture, shape.region, None))
+        if shape.source == AUTO_MODE_POOL:
+            labels.update(node_labels.auto_mode(shape.node_pool, capacity))
+        elif shape.source == KARPENTER_POOL:
+            labels.update(node_labels.karpenter(itype, shape.node_pool, capacity))
+        elif shape.source in (EKS_MANAGED, PULUMI_EKS_MANAGED):
+            labels.update(node_labels.node_group(shape.node_pool, capacity))
+        labels.update(node_labels.image(shape.ami, itype))
+        out.append(scope.Node(shape.name, instance_type, {**labels, **shape.labels}, shape.taints))
+    return out
+
+
+def _default_instance_lists(agents: tuple[charts.Agent, ...], values: dict[str, Any]) -> dict[str, Any]:
+    """The values with each agent's instance-type list filled in where they leave it unset. The
+    chart's own default lists the instance types with the device (aws/eks-charts
+    `stable/aws-efa-k8s-device-plugin/values.yaml` and `stable/aws-dranet/values.yaml`
+    `supportedInstanceLabels.values`; aws-neuron/neuron-helm-charts 1.10.0 `values.yaml`
+    `neuronInstances`); the catalogue's types with the agent's family stand for it, as the toolkit's
+    own releases always set the list."""
+    for agent in agents:
+        if agent.instance_types and dig(values, agent.instance_types) is None:
+            listed = sorted(t for t, it in catalog.instance_types().items() if it.has(agent.family))
+            *parents, leaf = agent.instance_types.split(".")
+            override: dict[str, Any] = {leaf: listed}
+            for parent in reversed(parents):
+                override = {parent: override}
+            values = merge(values, override)
+    return values
 
 
 def _helm(res: Resource) -> Installer | None:
@@ -205,6 +286,7 @@ def _helm(res: Resource) -> Installer | None:
         return None
     version = res.props.get("version") or "(unpinned)"
     values = res.props.get("values") if isinstance(res.props.get("values"), dict) else {}
+    values = _default_instance_lists(charts.CHARTS[key].agents, values)
     return Installer(res.name, res.urn, f"Helm {res.kind.lower()} of {charts.CHARTS[key].chart} {version}",
                      charts.CHARTS[key].agents, values)
 
@@ -225,7 +307,8 @@ def _daemonset(res: Resource) -> Installer | None:
     namespace = dig(res.props, "metadata.namespace") or "default"
     name = dig(res.props, "metadata.name") or res.name
     return Installer(res.name, res.urn, f"DaemonSet {namespace}/{name} (image {image})",
-                     (charts.Agent(family, manager, **_DAEMONSET_AGENT),), dict(res.props))
+                     (charts.Agent(family, manager, **_DAEMONSET_AGENT, host_network=pod.get("hostNetwork") is True),),
+                     dict(res.props))
 
 
 def _under(res: Resource, urns: set[str], by_urn: dict[str, Resource]) -> bool:
@@ -257,9 +340,9 @@ def read(resources: list[Resource]) -> Facts:
         if r.type.startswith("kubernetes:karpenter.sh/") and r.kind == NODE_POOL_KIND:
             shapes.append(_node_pool(r, node_classes))
         elif r.type == EKS_MANAGED_NODE_GROUP_TYPE:
-            shapes.append(_node_group(r, templates, "pulumi-eks managed node group"))
+            shapes.append(_node_group(r, templates, PULUMI_EKS_MANAGED))
         elif r.type == NODE_GROUP_TYPE and not _under(r, managed, by_urn):  # a component's child is the same nodes
-            shapes.append(_node_group(r, templates, "EKS managed node group"))
+            shapes.append(_node_group(r, templates, EKS_MANAGED))
         elif r.type in EKS_SELF_MANAGED_TYPES:
             shapes.append(_self_managed(r))
         elif r.type in HELM_TYPES and (installer := _helm(r)) is not None:
@@ -269,6 +352,9 @@ def read(resources: list[Resource]) -> Facts:
         daemonset = r.kind == "DaemonSet" and r.type.startswith("kubernetes:apps/")
         if daemonset and not _under(r, charted, by_urn) and (installer := _daemonset(r)) is not None:
             software.append(installer)
+    regions = {str(r.props["region"]) for r in resources if r.type == AWS_PROVIDER_TYPE and r.props.get("region")}
+    if len(regions) == 1:  # the nodes' region label, when the program's AWS providers agree on one
+        shapes = [replace(s, region=next(iter(regions))) for s in shapes]
     karpenter = tuple(r for r in resources if r.type in HELM_TYPES
                       and str(r.props.get("chart") or "").rsplit("/", 1)[-1] == installers.KARPENTER_CHART)
     dra = [r for r in resources if r.type.startswith("kubernetes:resource.k8s.io/")]

@@ -17,8 +17,9 @@ The `one-manager-per-node` and `device-software-unserved` rules read it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from eks_devices.core.derive import daemonsets
 from eks_devices.core.knowledge import catalog, charts, kube_scheduling, node_labels
@@ -60,6 +61,24 @@ class Node:
     def where(self) -> str:
         zone = self.labels.get(node_labels.ZONE_LABEL)
         return f"{self.instance_type} nodes" + (f" in {zone}" if zone else "")
+
+
+class NodeSource(Protocol):
+    """What the proof reads of whatever launches nodes, beyond the labels those nodes carry: a
+    planned pool (`PoolPlan`), or a node shape read from a program's resources (`derive/resources`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def labels(self) -> dict[str, str]: ...
+    @property
+    def instance_types(self) -> Sequence[str]: ...
+    @property
+    def ami(self) -> str: ...
+    @property
+    def bottlerocket_settings(self) -> dict[str, Any]: ...
+    @property
+    def provisioning(self) -> str: ...
 
 
 def _zones(plan: Plan, pool: PoolPlan | None) -> list[str | None]:
@@ -122,7 +141,7 @@ def agents_on(plan: Plan, node: Node, releases: dict[str, Release] | None = None
     return [r for r, ds in agents if ds.lands_on(node.labels, node.taints)]
 
 
-def _auto_mode(pool: PoolPlan, instance_type: str | None) -> list[Running]:
+def _auto_mode(pool: NodeSource, instance_type: str | None) -> list[Running]:
     """Auto Mode's runtime picks one manager per family per node; the pool's label forces it."""
     types = [instance_type] if instance_type else list(pool.instance_types)
     out = []
@@ -140,11 +159,17 @@ def _auto_mode(pool: PoolPlan, instance_type: str | None) -> list[Running]:
     return out
 
 
-def _bundled(pool: PoolPlan, types: list[str]) -> list[Running]:
+def _bundled(pool: NodeSource, types: list[str]) -> list[Running]:
     """Bottlerocket's bundled NVIDIA plugin, unless the node settings switch it off."""
     on = dig(pool.bottlerocket_settings, "kubelet-device-plugins.nvidia.enabled", True) is not False
     nvidia = any(catalog.instance_types()[t].has_nvidia for t in types)
     return [Running("nvidia", "device-plugin", "bottlerocket")] if pool.ami == "bottlerocket" and nvidia and on else []
+
+
+def image_runs(source: NodeSource, auto_mode: bool, instance_type: str) -> list[Running]:
+    """What a node of `instance_type` runs by itself, with no release: Auto Mode's managers (one
+    per family; `inferred` on an unlabelled dynamic pool), or Bottlerocket's bundled NVIDIA plugin."""
+    return _auto_mode(source, instance_type) if auto_mode else _bundled(source, [instance_type])
 
 
 def running_on(plan: Plan, pool: PoolPlan, releases: dict[str, Release] | None = None,

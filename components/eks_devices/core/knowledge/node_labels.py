@@ -18,6 +18,9 @@ judged as the scheduler would judge it. Where each label comes from:
 - managed node groups (EKS user guide, "Create a managed node group": the labels EKS applies):
   `eks.amazonaws.com/nodegroup` (the group's name) and `eks.amazonaws.com/capacityType`
   (`ON_DEMAND`, `SPOT`, `CAPACITY_BLOCK`);
+- Auto Mode nodes (EKS user guide, "Auto Mode: node labels"): `eks.amazonaws.com/compute-type=auto`
+  with Karpenter's `karpenter.sh/nodepool` and `-capacity-type` (its `eks.amazonaws.com/instance-*`
+  labels are not modelled);
 - AL2023 NVIDIA nodes: `nvidia.com/gpu.present=true`, which nodeadm sets on the accelerated AL2023
   AMI (Karpenter v1.15 docs `tasks/dra.md`: the NVIDIA DRA kubelet plugin's affinity relies on it);
   other AMIs get it only from the pool's labels.
@@ -33,6 +36,7 @@ import re
 from eks_devices.core.knowledge.catalog import InstanceType
 from eks_devices.core.names import (
     ARCH_LABEL,
+    COMPUTE_TYPE_LABEL,
     INSTANCE_TYPE_LABEL,
     KARPENTER_CAPACITY_TYPE_LABEL,
     KARPENTER_INITIALIZED_LABEL,
@@ -59,22 +63,25 @@ def architecture_of(instance_type: str) -> str:
     return "arm64" if GRAVITON.match(instance_type) else "x86_64"
 
 
-def common(instance_type: str, architecture: str, region: str, zone: str | None) -> dict[str, str]:
+def common(instance_type: str, architecture: str, region: str | None, zone: str | None) -> dict[str, str]:
     """What the kubelet and the cloud provider put on every node (`architecture` as the catalogue
-    writes it: x86_64 or arm64)."""
-    labels = {ARCH_LABEL: GO_ARCH[architecture], OS_LABEL: "linux", INSTANCE_TYPE_LABEL: instance_type,
-              REGION_LABEL: region}
+    writes it: x86_64 or arm64; a region or zone not known is left out)."""
+    labels = {ARCH_LABEL: GO_ARCH[architecture], OS_LABEL: "linux", INSTANCE_TYPE_LABEL: instance_type}
+    if region:
+        labels[REGION_LABEL] = region
     if zone:
         labels[ZONE_LABEL] = zone
     return labels
 
 
-def karpenter(itype: InstanceType, node_pool: str, capacity_type: str) -> dict[str, str]:
-    """What Karpenter puts on the nodes it launches."""
-    labels = {KARPENTER_NODEPOOL_LABEL: node_pool, KARPENTER_CAPACITY_TYPE_LABEL: capacity_type,
+def karpenter(itype: InstanceType, node_pool: str | None, capacity_type: str) -> dict[str, str]:
+    """What Karpenter puts on the nodes it launches (the NodePool's name left out when not known)."""
+    labels = {KARPENTER_CAPACITY_TYPE_LABEL: capacity_type,
               KARPENTER_REGISTERED_LABEL: "true", KARPENTER_INITIALIZED_LABEL: "true",
               f"{KARPENTER_INSTANCE_PREFIX}family": itype.family,
               f"{KARPENTER_INSTANCE_PREFIX}size": itype.name.split(".", 1)[1]}
+    if node_pool:
+        labels[KARPENTER_NODEPOOL_LABEL] = node_pool
     if match := _SCHEME.match(itype.name):
         labels[f"{KARPENTER_INSTANCE_PREFIX}category"] = match.group(1)
         labels[f"{KARPENTER_INSTANCE_PREFIX}generation"] = match.group(3)
@@ -87,9 +94,15 @@ def karpenter(itype: InstanceType, node_pool: str, capacity_type: str) -> dict[s
     return labels
 
 
-def node_group(name: str, capacity_type: str) -> dict[str, str]:
-    """What EKS puts on the nodes of a managed node group."""
-    return {NODEGROUP_LABEL: name, NODEGROUP_CAPACITY_LABEL: capacity_type}
+def node_group(name: str | None, capacity_type: str) -> dict[str, str]:
+    """What EKS puts on the nodes of a managed node group (the group's name left out when not known)."""
+    return {**({NODEGROUP_LABEL: name} if name else {}), NODEGROUP_CAPACITY_LABEL: capacity_type}
+
+
+def auto_mode(node_pool: str | None, capacity_type: str) -> dict[str, str]:
+    """What Auto Mode puts on the nodes it launches, of the labels modelled here."""
+    return {COMPUTE_TYPE_LABEL: "auto", KARPENTER_CAPACITY_TYPE_LABEL: capacity_type,
+            **({KARPENTER_NODEPOOL_LABEL: node_pool} if node_pool else {})}
 
 
 def image(ami: str, itype: InstanceType) -> dict[str, str]:

@@ -13,14 +13,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from eks_devices.core.derive import scope
+from eks_devices.core.derive import daemonsets, scope
 from eks_devices.core.derive.karpenter_gates import dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
-from eks_devices.core.derive.resources import Facts, Installer, NodeShape, Resource, read
-from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.derive.resources import KARPENTER_POOL, Facts, Installer, NodeShape, Resource, nodes, read
+from eks_devices.core.knowledge import catalog, charts, kube_scheduling
 from eks_devices.core.knowledge.device_classes import EFA_CLASS
 from eks_devices.core.model import Severity
-from eks_devices.core.names import INSTANCE_TYPE_LABEL
+from eks_devices.core.names import INSTANCE_TYPE_LABEL, manager_label
 from eks_devices.core.rules.efa import efa_shortfall
 from eks_devices.core.spec.stack import FAMILIES
 from eks_devices.core.values import dig
@@ -43,29 +43,25 @@ class Check:
     severity: Severity
 
 
-@dataclass(frozen=True)
-class _Mode:
-    """The one thing `scope.running_on` reads of a Plan besides its releases: the mode."""
+def _agents(software: Iterable[Installer]) -> list[tuple[scope.Running, daemonsets.DaemonSet]]:
+    """Every agent of the program's device software, its DaemonSet rendered once."""
+    return [(scope.Running(agent.family, agent.manager, inst.what), daemonsets.render(agent, inst.values))
+            for inst in software for agent in inst.agents]
 
-    mode: str
 
-
-def _node_image(shape: NodeShape, itype: str) -> list[scope.Running]:
-    """What the node itself runs: Auto Mode's own managers, Bottlerocket's bundled NVIDIA plugin."""
-    found = scope.running_on(_Mode("auto-mode" if shape.auto_mode else "karpenter"), shape, {}, itype)  # type: ignore[arg-type]
-    if shape.auto_mode:  # an unlabelled dynamic Auto Mode pool: Auto Mode picks one manager per node
-        families = {r.family for r in found}
-        found += [scope.Running(f, "dra or device-plugin", "auto-mode") for f in FAMILIES
-                  if f not in families and catalog.instance_types()[itype].has(f)]
-    return found
+def _on_node(shape: NodeShape, node: scope.Node, agents: list[tuple[scope.Running, daemonsets.DaemonSet]]
+             ) -> list[scope.Running]:
+    """The device managers one node runs: the DaemonSets that land on it, and its image's own."""
+    return [r for r, ds in agents if ds.lands_on(node.labels, node.taints)] + scope.image_runs(
+        shape, shape.auto_mode, node.instance_type)
 
 
 def running(shape: NodeShape, software: Iterable[Installer], itype: str) -> list[scope.Running]:
-    """Every device manager a node of `itype` launched by `shape` would run."""
-    out = [scope.Running(agent.family, agent.manager, inst.what)
-           for inst in software for agent in inst.agents
-           if scope.agent_runs_on(agent, inst.values, shape, itype)]  # type: ignore[arg-type]
-    return out + _node_image(shape, itype)
+    """Every device manager some node of `itype` launched by `shape` would run: each DaemonSet as its
+    template renders it, placed by Kubernetes' rules on the node's real labels and taints, and what
+    the node image runs by itself (Auto Mode's managers, Bottlerocket's bundled NVIDIA plugin)."""
+    agents = _agents(software)
+    return list(dict.fromkeys(r for node in nodes(shape, itype) for r in _on_node(shape, node, agents)))
 
 
 def _per_node(facts: Facts) -> list[Violation]:
@@ -88,24 +84,26 @@ def _per_node(facts: Facts) -> list[Violation]:
 
 
 def _selection(agent: charts.Agent, values: dict[str, Any]) -> dict[str, set[str]] | None:
-    """The node labels an agent's DaemonSet requires (key → allowed values), or None when it can
-    land on no node with the device at all."""
-    required: dict[str, set[str]] = {k: {v} for k, v in scope.node_selector(values, agent.node_selector).items()}
+    """The node labels an agent's rendered DaemonSet requires (key → allowed values), or None when
+    it can land on no node with the device at all. A key counts from the affinity when every
+    required term has an `In` on it (terms are alternatives: the union of their values)."""
+    rendered = daemonsets.render(agent, values)
+    required: dict[str, set[str]] = {k: {str(v)} for k, v in rendered.node_selector.items()}
 
     def narrow(key: str, allowed: Iterable[str]) -> None:
         required[key] = required.get(key, set(allowed)) & set(allowed)
 
-    listed = dig(values, agent.instance_types) if agent.instance_types else None
-    if isinstance(listed, list):
-        narrow(INSTANCE_TYPE_LABEL, [str(t) for t in listed if not str(t).startswith(agent.excluded_prefixes)])
-    terms = scope._required_terms(dig(values, agent.affinity)) if agent.affinity else None
-    if terms is not None and len(terms) == 1:  # several terms are alternatives: no single requirement
-        for e in terms[0].get("matchExpressions") or []:
-            if e.get("operator") != "In":
-                continue
-            key = INSTANCE_TYPE_LABEL if e.get("key") == charts.NEURON_INSTANCE_TYPE_KEY else str(e.get("key"))
-            vals = listed if e.get("values") == charts.NEURON_INSTANCES else e.get("values")
-            narrow(key, [str(v) for v in vals or []])
+    if agent.instance_types:  # the chart's instance-type list, whichever label keys its terms use
+        narrow(INSTANCE_TYPE_LABEL, daemonsets.listed_types(agent, values))
+    terms = kube_scheduling.required_terms(rendered.affinity)
+    if terms is not None:
+        if not any(isinstance(t, dict) and t.get("matchExpressions") for t in terms):
+            return None  # no terms, or only empty ones: no node at all
+        ins = [{str(e.get("key")): {str(v) for v in e.get("values") or []}
+                for e in (t.get("matchExpressions") or []) if isinstance(e, dict) and e.get("operator") == "In"}
+               if isinstance(t, dict) else {} for t in terms]
+        for key in set.intersection(*(set(i) for i in ins)):
+            narrow(key, set().union(*(i[key] for i in ins)))
     types = required.get(INSTANCE_TYPE_LABEL)
     if types is not None and not any(t in catalog.instance_types() and catalog.instance_types()[t].has(agent.family)
                                      for t in types):
@@ -121,7 +119,7 @@ def _per_release(facts: Facts) -> list[Violation]:
     """Pairs of device managers for one family whose node selection admits a common node, whatever
     node pools exist today: a pool added later would get both."""
     agents = [(inst, agent, sel) for inst in facts.installers for agent in inst.agents
-              if scope.agent_enabled(agent, inst.values) and (sel := _selection(agent, inst.values)) is not None]
+              if daemonsets.enabled(agent, inst.values) and (sel := _selection(agent, inst.values)) is not None]
     out = []
     for i, (inst_a, a, sel_a) in enumerate(agents):
         for inst_b, b, sel_b in agents[i + 1:]:
@@ -152,6 +150,44 @@ def karpenter_dra_gates_exclusive(facts: Facts) -> list[Violation]:
     return out
 
 
+def device_software_unserved(facts: Facts) -> list[Violation]:
+    """Node shapes that carry the toolkit's device-manager label for a family — the pool's choice, as
+    eks-devices writes it (a program without the label states no choice to check) — whose nodes of
+    an instance type with the device run no agent of that manager. Auto Mode picks for itself."""
+    agents = _agents(facts.installers)
+    out = []
+    for shape in (s for s in facts.shapes if not s.auto_mode):
+        for family in FAMILIES:
+            label = manager_label(family)
+            wanted = shape.labels.get(label)
+            if wanted not in ("dra", "device-plugin"):
+                continue
+            bare = [n for t in shape.instance_types if catalog.instance_types()[t].has(family)
+                    for n in nodes(shape, t)
+                    if not any((r.family, r.manager) == (family, wanted) for r in _on_node(shape, n, agents))]
+            if not bare:
+                continue
+            node = bare[0]
+            reasons = [f"{inst.what}: {why}" for inst in facts.installers for agent in inst.agents
+                       if (agent.family, agent.manager) == (family, wanted)
+                       for why in scope.why_not(agent, inst.values, node)] or [f"no {family} {wanted} is installed"]
+            out.append(Violation("device-software-unserved", shape.urn,
+                                 f"{shape.source} {shape.name}: its {node.instance_type} nodes are labelled "
+                                 f"{label}={wanted} but get no {family} {wanted}: {'; '.join(reasons)}. Let the "
+                                 "DaemonSet reach them (its nodeSelector, affinity, tolerations or instance "
+                                 "list), or label the pool for the manager that runs there"))
+    return out
+
+
+def device_software_installable(facts: Facts) -> list[Violation]:
+    """Device software whose DaemonSet, as its template renders it, the API server refuses."""
+    return [Violation("device-software-installable", inst.urn,
+                      f"{inst.what} cannot install: the API server refuses its {agent.family} {agent.manager} "
+                      f"DaemonSet ({path}: {problem}). Fix the value so the rendered field is valid Kubernetes")
+            for inst in facts.installers for agent in inst.agents
+            for path, problem in daemonsets.invalid_fields(agent, inst.values)]
+
+
 @dataclass(frozen=True)
 class _PoolManagers:
     """A Karpenter NodePool's device managers as the proof finds them, in the shape
@@ -165,7 +201,7 @@ class _PoolManagers:
 
 
 def karpenter_dra_gates_match_drivers(facts: Facts) -> list[Violation]:
-    pools = [s for s in facts.shapes if s.source == "Karpenter NodePool"]
+    pools = [s for s in facts.shapes if s.source == KARPENTER_POOL]
     if not pools:
         return []
     found = {}
@@ -223,7 +259,7 @@ def efa_partial_interfaces(facts: Facts) -> list[Violation]:
     for shape in facts.shapes:
         if shape.provisioning != "dynamic" or shape.interface_types is None:
             continue
-        if not any(r.family == "efa" and r.manager in ("dra", "dra or device-plugin")
+        if not any(r.family == "efa" and r.manager in ("dra", "inferred")
                    for t in shape.instance_types for r in running(shape, facts.installers, t)):
             continue
         shortfall = efa_shortfall(shape.interface_types, [catalog.instance_types()[t] for t in shape.instance_types])
@@ -243,6 +279,8 @@ CHECKS: dict[str, Check] = {
     "karpenter-dra-gates-match-drivers": Check(karpenter_dra_gates_match_drivers, "error"),
     "efa-not-shareable": Check(efa_not_shareable, "error"),
     "efa-partial-interfaces": Check(efa_partial_interfaces, "warning"),
+    "device-software-unserved": Check(device_software_unserved, "error"),
+    "device-software-installable": Check(device_software_installable, "error"),
 }
 
 
