@@ -44,8 +44,8 @@ def test_shipped_stacks_pass_every_policy(recorded: dict[str, list[Resource]], s
 
 def test_node_group_instance_types_come_from_its_launch_template(recorded: dict[str, list[Resource]]) -> None:
     shapes = {s.name: s for s in read(recorded["prod"]).shapes}
-    assert shapes["ml-prod-p5-train"].instance_types == ("p5.48xlarge",)  # capacity block: type in the template
-    assert shapes["ml-prod-p5-train"].taints == ({"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},)
+    assert shapes["platform-p5-train"].instance_types == ("p5.48xlarge",)  # capacity block: type in the template
+    assert shapes["platform-p5-train"].taints == ({"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},)
 
 
 def named(resources: list[Resource], name: str) -> Resource:
@@ -55,19 +55,19 @@ def named(resources: list[Resource], name: str) -> Resource:
 
 
 def _unscoped_plugin(res: list[Resource]) -> None:
-    named(res, "ml-staging-nvidia-device-plugin").props["values"]["nodeSelector"] = None
+    named(res, "platform-nvidia-device-plugin").props["values"]["nodeSelector"] = None
 
 
 def _gates_clash(res: list[Resource]) -> None:
-    named(res, "ml-staging-karpenter-release").props["values"]["settings"]["ignoreDRARequests"] = True
+    named(res, "platform-karpenter-release").props["values"]["settings"]["ignoreDRARequests"] = True
 
 
 def _gates_missing(res: list[Resource]) -> None:
-    del named(res, "ml-staging-karpenter-release").props["values"]["settings"]["enableDRA"]
+    del named(res, "platform-karpenter-release").props["values"]["settings"]["enableDRA"]
 
 
 def _neuron_both_modes(res: list[Resource]) -> None:
-    named(res, "ml-staging-neuron-dra-driver").props["values"]["devicePlugin"]["enabled"] = True
+    named(res, "platform-neuron-dra-driver").props["values"]["devicePlugin"]["enabled"] = True
 
 
 def _raw_daemonset(res: list[Resource]) -> None:
@@ -85,28 +85,28 @@ def _shared_efa_claim(res: list[Resource]) -> None:
 
 def _bottlerocket_bundled_plugin(res: list[Resource]) -> None:
     """Bottlerocket for a DRA node group, with the GPU label the DRA kubelet plugin needs off AL2023."""
-    group = named(res, "ml-prod-p5-train")
+    group = named(res, "platform-p5-train")
     group.props["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
     group.props["labels"]["nvidia.com/gpu.present"] = "true"
 
 
 def _bottlerocket_without_gpu_label(res: list[Resource]) -> None:
     """Bottlerocket for a DRA node group, without the GPU label: the DRA kubelet plugin stays off it."""
-    named(res, "ml-prod-p5-train").props["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
+    named(res, "platform-p5-train").props["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
 
 
 def _plugin_selector_typo(res: list[Resource]) -> None:
-    named(res, "ml-staging-nvidia-device-plugin").props["values"]["nodeSelector"] = {
+    named(res, "platform-nvidia-device-plugin").props["values"]["nodeSelector"] = {
         "eks-devices.io/device-manager-nvidia": "plugin"}
 
 
 def _invalid_toleration(res: list[Resource]) -> None:
-    named(res, "ml-staging-nvidia-dra-driver").props["values"]["kubeletPlugin"]["tolerations"].append(
+    named(res, "platform-nvidia-dra-driver").props["values"]["kubeletPlugin"]["tolerations"].append(
         {"key": "nvidia.com/gpu", "operator": "Exists", "value": "true", "effect": "NoSchedule"})
 
 
 def _partial_efa_layout(res: list[Resource]) -> None:
-    node_class = named(res, "ml-staging-gpu-dra-class")
+    node_class = named(res, "platform-gpu-dra-class")
     node_class.props["spec"]["networkInterfaces"] = [
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
         {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}]
@@ -115,28 +115,28 @@ def _partial_efa_layout(res: list[Resource]) -> None:
 BROKEN: dict[str, tuple[str, Callable[[list[Resource]], None], str, set[str]]] = {
     # variant: (stack, change, slug, names of the resources blamed)
     "plugin-nodeSelector-null": ("staging", _unscoped_plugin, "one-manager-per-node",
-                                 {"ml-staging-gpu-dra", "ml-staging-gpu-mig", "ml-staging-nvidia-device-plugin",
-                                  "ml-staging-nvidia-dra-driver"}),
+                                 {"platform-gpu-dra", "platform-gpu-mig", "platform-nvidia-device-plugin",
+                                  "platform-nvidia-dra-driver"}),
     "enableDRA-with-ignoreDRARequests": ("staging", _gates_clash, "karpenter-dra-gates-exclusive",
-                                         {"ml-staging-karpenter-release"}),
+                                         {"platform-karpenter-release"}),
     "enableDRA-removed": ("staging", _gates_missing, "karpenter-dra-gates-match-drivers",
-                          {"ml-staging-karpenter-release"}),
+                          {"platform-karpenter-release"}),
     "neuron-chart-both-modes": ("staging", _neuron_both_modes, "one-manager-per-node",
-                                {"ml-staging-trn-static", "ml-staging-neuron-dra-driver"}),
+                                {"platform-trn-static", "platform-neuron-dra-driver"}),
     "gpu-operator-daemonset": ("staging", _raw_daemonset, "one-manager-per-node",
-                               {"ml-staging-gpu-dra", "ml-staging-gpu-mig", "ml-staging-gpu-timeslice",
-                                "gpu-operator-plugin", "ml-staging-nvidia-device-plugin", "ml-staging-nvidia-dra-driver"}),
+                               {"platform-gpu-dra", "platform-gpu-mig", "platform-gpu-timeslice",
+                                "gpu-operator-plugin", "platform-nvidia-device-plugin", "platform-nvidia-dra-driver"}),
     "partial-efa-layout-on-dynamic-dra-pool": ("staging", _partial_efa_layout, "efa-partial-interfaces",
-                                               {"ml-staging-gpu-dra"}),
+                                               {"platform-gpu-dra"}),
     "shared-efa-claim": ("prod", _shared_efa_claim, "efa-not-shareable", {"shared-efa"}),
     "bottlerocket-nvidia-on-dra-node-group": ("prod", _bottlerocket_bundled_plugin, "one-manager-per-node",
-                                              {"ml-prod-p5-train"}),
+                                              {"platform-p5-train"}),
     "bottlerocket-dra-node-group-without-gpu-label": ("prod", _bottlerocket_without_gpu_label,
-                                                      "device-software-unserved", {"ml-prod-p5-train"}),
+                                                      "device-software-unserved", {"platform-p5-train"}),
     "plugin-nodeSelector-typo": ("staging", _plugin_selector_typo, "device-software-unserved",
-                                 {"ml-staging-gpu-timeslice"}),
+                                 {"platform-gpu-timeslice"}),
     "dra-driver-toleration-invalid": ("staging", _invalid_toleration, "device-software-installable",
-                                      {"ml-staging-nvidia-dra-driver"}),
+                                      {"platform-nvidia-dra-driver"}),
 }
 
 
@@ -154,9 +154,9 @@ def test_each_broken_variant_is_found(recorded: dict[str, list[Resource]], varia
 def test_the_violation_says_what_runs_where(recorded: dict[str, list[Resource]]) -> None:
     resources = copy.deepcopy(recorded["staging"])
     _unscoped_plugin(resources)
-    pool = named(resources, "ml-staging-gpu-dra").urn
+    pool = named(resources, "platform-gpu-dra").urn
     message = next(v.message for v in check(resources) if v.urn == pool)
-    assert message.startswith("Karpenter NodePool ml-staging-gpu-dra: p5.48xlarge nodes would run 2 nvidia device "
+    assert message.startswith("Karpenter NodePool platform-gpu-dra: p5.48xlarge nodes would run 2 nvidia device "
                               "managers: device-plugin (Helm release of nvidia-device-plugin 0.20.0), dra (Helm "
                               "release of dra-driver-nvidia-gpu 0.4.1)")
 
@@ -166,7 +166,7 @@ def test_an_unserved_pool_says_why(recorded: dict[str, list[Resource]]) -> None:
     _plugin_selector_typo(resources)
     (found,) = check(resources)
     assert found.message.startswith(
-        "Karpenter NodePool ml-staging-gpu-timeslice: its g6e.2xlarge nodes are labelled "
+        "Karpenter NodePool platform-gpu-timeslice: its g6e.2xlarge nodes are labelled "
         "eks-devices.io/device-manager-nvidia=device-plugin but get no nvidia device-plugin: Helm release of "
         "nvidia-device-plugin 0.20.0: its nodeSelector eks-devices.io/device-manager-nvidia=plugin does not match")
 
