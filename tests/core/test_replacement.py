@@ -6,11 +6,13 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 
 import pulumi_aws
 import pulumi_eks
 import pulumi_kubernetes
+import pytest
 
 import eks_devices
 from eks_devices.core import manifests
@@ -83,3 +85,51 @@ def test_every_resource_type_the_components_create_has_an_entry() -> None:
             "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate",
             "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "kubernetes:core/v1:Namespace"} <= types
     assert sorted(types - set(replacement.TABLE)) == []
+
+
+REVISION = re.compile(r"\bv\d+\.\d+\.\d+\b|@[0-9a-f]{8}\b")
+
+
+def test_every_entry_names_the_revision_it_was_read_at() -> None:
+    """A tag (`v4.3.0`) or a commit (`@00555dc5`) in every citation: "main" is not a revision."""
+    unpinned = sorted(type_ for type_, entry in replacement.TABLE.items() if not REVISION.search(entry.source))
+    assert unpinned == []
+
+
+def test_no_path_is_both_replace_forcing_and_immutable() -> None:
+    for type_, entry in replacement.TABLE.items():
+        assert not set(entry.paths) & set(entry.immutable), type_
+
+
+def _verdict(type_: str, path: str) -> str:
+    """What the table says a change at `path` does: the path or one above it decides."""
+    entry = replacement.entry(type_)
+    assert entry is not None
+
+    def hit(rules: tuple[str, ...]) -> bool:
+        return any(path == rule or path.startswith(f"{rule}.") for rule in rules)
+    return "replace" if hit(entry.paths) else "fails" if hit(entry.immutable) else "update"
+
+
+@pytest.mark.parametrize(("type_", "path", "verdict"), [
+    # pulumi-eks v4.3.0 cluster.ts:751-755 ignores it on the aws.eks.Cluster it creates
+    ("eks:index:Cluster", "bootstrapSelfManagedAddons", "update"),
+    # aws_eks_cluster CustomizeDiff: a changed compute_config.node_role_arn forces a new cluster
+    ("eks:index:Cluster", "autoMode.computeConfig.nodeRoleArn", "replace"),
+    ("eks:index:Cluster", "autoMode.computeConfig.nodePools", "update"),
+    # the cluster security group is replaced, and EKS does not move a cluster to another VPC
+    ("eks:index:Cluster", "vpcId", "fails"),
+    ("eks:index:Cluster", "subnetIds", "update"),
+    ("eks:index:Cluster", "version", "update"),
+    ("eks:index:Cluster", "encryptionConfigKeyArn", "replace"),
+    ("aws:ec2/eip:Eip", "customerOwnedIpv4Pool", "update"),
+    ("aws:ec2/natGateway:NatGateway", "secondaryPrivateIpAddressCount", "replace"),
+    ("aws:ec2/placementGroup:PlacementGroup", "strategy", "replace"),
+    ("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "spec.numNodes", "fails"),
+    ("kubernetes:karpenter.sh/v1:NodePool", "spec.template.spec.nodeClassRef.group", "fails"),
+    ("kubernetes:karpenter.sh/v1:NodePool", "spec.template.spec.nodeClassRef.name", "update"),
+    ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "spec.role", "update"),
+])
+def test_verified_provider_behaviour(type_: str, path: str, verdict: str) -> None:
+    """Behaviour read in the upstream sources the entries cite (see each entry's source)."""
+    assert _verdict(type_, path) == verdict

@@ -204,3 +204,72 @@ def test_the_device_story_names_the_release_removed_by_a_node_group_upgrade() ->
     assert pool["managers"]["efa"]["flips"] is False
     assert pool["workloadsLosingNodes"] == [
         "pods requesting nvidia.com/gpu on pool gpu: no nvidia device plugin serves its nodes after the change"]
+
+
+# --- the replace-forcing table on the shipped dev stack (Auto Mode), one input changed at a time ----------
+
+def _dev_with(name: str, change: Any) -> tuple[engine.Recording, engine.Recording]:
+    """The dev recording and a copy whose resource `name` has its inputs changed by `change`."""
+    before, _ = run_and_plan(stacks.shipped("dev"), "dev")
+    after = copy.deepcopy(before)
+    change(after.named(name).inputs)
+    return before, after
+
+
+def _set(path: str, value: Any) -> Any:
+    *parents, key = path.split(".")
+
+    def change(inputs: dict[str, Any]) -> None:
+        for part in parents:
+            inputs = inputs[part]
+        if value is None:
+            del inputs[key]
+        else:
+            inputs[key] = value
+    return change
+
+
+@pytest.mark.parametrize(("path", "value", "action", "fails"), [
+    # pulumi-eks ignores it on the cluster it creates: no longer a false "replace"
+    ("bootstrapSelfManagedAddons", True, "update", False),
+    # a new Auto Mode node role replaces the cluster (aws_eks_cluster CustomizeDiff): no longer missed
+    ("autoMode.computeConfig.nodeRoleArn", "arn:aws:iam::123456789012:role/other-auto-node", "replace", False),
+    # EKS refuses another VPC for a cluster: pulumi up fails rather than replacing it
+    ("vpcId", "vpc-0123456789abcdef0", "update", True),
+    ("encryptionConfigKeyArn", None, "replace", False),  # envelope encryption cannot be removed
+    ("subnetIds", ["subnet-0123456789abcdef0"], "update", False),
+])
+def test_cluster_input_changes_follow_pulumi_eks_and_the_eks_schema(path: str, value: Any, action: str,
+                                                                   fails: bool) -> None:
+    [change] = diff.compare(*_dev_with("platform-eks", _set(path, value)))
+    assert (change.type, change.changed, change.action, change.fails) == ("eks:index:Cluster", [path], action, fails)
+    assert change.stateful
+
+
+def test_a_node_pools_node_class_group_is_immutable_and_its_name_is_not() -> None:
+    pool = next(r.name for r in run_and_plan(stacks.shipped("dev"), "dev")[0].of_type("kubernetes:karpenter.sh/v1:NodePool"))
+    ref = "spec.template.spec.nodeClassRef"
+    [group] = diff.compare(*_dev_with(pool, _set(f"{ref}.group", "karpenter.k8s.aws")))
+    assert (group.changed, group.action, group.fails) == ([f"{ref}.group"], "update", True)
+    [name] = diff.compare(*_dev_with(pool, _set(f"{ref}.name", "other")))
+    assert (name.changed, name.action, name.fails) == ([f"{ref}.name"], "update", False)
+
+
+def test_an_eip_customer_owned_pool_updates_in_place() -> None:
+    [change] = diff.compare(*_dev_with("platform-nat-0-eip", _set("customerOwnedIpv4Pool", "ipv4pool-coip-1")))
+    assert (change.changed, change.action, change.fails) == (["customerOwnedIpv4Pool"], "update", False)
+
+
+def compute_domain(nodes: int) -> Any:
+    def program() -> None:
+        k8s.apiextensions.CustomResource(
+            "domain", api_version="resource.nvidia.com/v1beta1", kind="ComputeDomain",
+            metadata={"name": "domain", "namespace": "default"},
+            spec={"numNodes": nodes, "channel": {"resourceClaimTemplate": {"name": "domain-channel"}}})
+    return program
+
+
+def test_a_compute_domain_spec_is_immutable() -> None:
+    """The NVIDIA DRA driver's CRD refuses any spec change (`self == oldSelf`)."""
+    [change] = diff.compare(engine.run(compute_domain(2), {}), engine.run(compute_domain(4), {}))
+    assert (change.changed, change.action, change.fails) == (["spec.numNodes"], "update", True)

@@ -9,16 +9,25 @@ replacing or deleting the resource loses something that cannot be recreated as i
 address, running nodes, a cluster) — what `eks-devices diff --fail-on replace` guards.
 
 Sources (read at these revisions; paths are in each repository):
-- terraform-provider-aws (hashicorp/terraform-provider-aws, main as of 2026; the schema maps of the
-  files named per entry) — pulumi-aws 7.x bridges these flags as "replace" in its diff.
-- pulumi-kubernetes (pulumi/pulumi-kubernetes v4.32.0-27-g94977969d):
+- terraform-provider-aws (hashicorp/terraform-provider-aws): each entry names the file and the commit
+  whose resource schema was read, and the schema attributes (`ForceNew: true`, a framework
+  `RequiresReplace` plan modifier, or a `CustomizeDiff` that forces new) — pulumi-aws 7.x bridges these
+  flags 1:1 as "replace" in its diff. Attributes are cited by schema key rather than line: the key
+  locates them in any revision of the file.
+- pulumi-eks (pulumi/pulumi-eks v4.3.0 nodejs/eks/cluster/cluster.ts, unchanged up to main 7bf0c1b1 of
+  2026-08-12): which inputs reach `aws.eks.Cluster` (:687-764) and which of its properties the
+  component ignores (`ignoreChanges`, :751-755).
+- pulumi-kubernetes (pulumi/pulumi-kubernetes v4.32.0; unchanged at v4.32.0-27-g94977969d):
   provider/pkg/provider/provider.go:1560 (`.metadata.name`, `.metadata.namespace` force a new object),
-  provider/pkg/provider/diff.go:45 (the per-kind list; it has no resource.k8s.io, karpenter or eks kinds),
-  provider/pkg/provider/helm_release.go:907 (a Release's `.name` and `.namespace`),
-  provider/pkg/provider/provider.go:454 (DiffConfig: a provider pointed at another cluster is replaced).
+  provider/pkg/provider/diff.go:45 (the per-kind list; it has no resource.k8s.io, karpenter, eks or
+  nvidia kinds), provider/pkg/provider/helm_release.go:907 (a Release's `.name` and `.namespace`),
+  provider/pkg/provider/provider.go:454-569 (DiffConfig: a provider pointed at another cluster, or given
+  another `clusterIdentifier`, is replaced).
 - Kubernetes (kubernetes/kubernetes, pkg/apis/resource/validation/validation.go,
   ValidateResourceClaimUpdate / ValidateResourceClaimTemplateUpdate): a claim's and a claim template's
-  `spec` is immutable.
+  `spec` is immutable. CRD rules (`x-kubernetes-validations` with `oldSelf`): Karpenter
+  (kubernetes-sigs/karpenter v1.14.1 pkg/apis/v1/nodepool.go:237-238) and the NVIDIA DRA driver
+  (NVIDIA/k8s-dra-driver-gpu v25.12.0 api/nvidia.com/resource/v1beta1/computedomain.go:60).
 """
 
 from __future__ import annotations
@@ -42,117 +51,199 @@ class Replacement:
     immutable: tuple[str, ...] = ()  # the API refuses a change here; pulumi up fails unless replaceOnChanges
 
 
-def _tf(path: str) -> str:
-    return f"{TF} {path} (ForceNew in the schema)"
+def _tf(path: str, commit: str, keys: str) -> str:
+    """A terraform-provider-aws citation: file, the commit read, and the schema keys that force new."""
+    return f"{TF} {path} @{commit} ({keys})"
 
 
 _METADATA = ("metadata.name", "metadata.namespace")
+K8S_NO_FORCE_NEW = "no ForceNew beyond metadata: diff.go:45 lists no fields for the kind"
 
 TABLE: dict[str, Replacement] = {
     # --- network ---------------------------------------------------------------------------------
     "aws:ec2/vpc:Vpc": Replacement(
-        ("cidrBlock", "ipv4IpamPoolId", "ipv4NetmaskLength"), _tf("internal/service/ec2/vpc_.go"),
+        ("cidrBlock", "ipv4IpamPoolId", "ipv4NetmaskLength"),
+        _tf("internal/service/ec2/vpc_.go", "00081ce4",
+            "cidr_block, ipv4_ipam_pool_id, ipv4_netmask_length ForceNew; tenancy and DNS update in place"),
         True, "the VPC and everything in it"),
     "aws:ec2/subnet:Subnet": Replacement(
         ("availabilityZone", "availabilityZoneId", "cidrBlock", "vpcId", "outpostArn", "ipv6Native",
          "ipv4IpamPoolId", "ipv4NetmaskLength", "ipv6IpamPoolId", "ipv6NetmaskLength"),
-        _tf("internal/service/ec2/vpc_subnet.go (commit 00cda125)"), True,
-        "the subnet: its CIDR must be free, so nodes and ENIs in it must go first"),
+        _tf("internal/service/ec2/vpc_subnet.go", "00cda125",
+            "those keys ForceNew; CustomizeDiff ForceNewIf ipv6_cidr_block only when the subnet assigned "
+            "IPv6 on creation"),
+        True, "the subnet: its CIDR must be free, so nodes and ENIs in it must go first"),
     "aws:ec2/internetGateway:InternetGateway": Replacement(
-        (), _tf("internal/service/ec2/vpc_internet_gateway.go (vpc_id attaches in place)"), False),
+        (), _tf("internal/service/ec2/vpc_internet_gateway.go", "eeecacfa",
+                "no ForceNew: vpc_id attaches and detaches in place"), False),
     "aws:ec2/eip:Eip": Replacement(
-        ("domain", "address", "publicIpv4Pool", "networkBorderGroup", "customerOwnedIpv4Pool", "ipamPoolId"),
-        _tf("internal/service/ec2/vpc_eip.go"), True, "the public IP address allow-lists may name"),
+        ("address", "domain", "ipamPoolId", "networkBorderGroup", "publicIpv4Pool"),
+        _tf("internal/service/ec2/ec2_eip.go", "01606926",
+            "address, domain, ipam_pool_id, network_border_group, public_ipv4_pool ForceNew; "
+            "customer_owned_ipv4_pool is not"),
+        True, "the public IP address allow-lists may name"),
     "aws:ec2/natGateway:NatGateway": Replacement(
-        ("allocationId", "subnetId", "connectivityType", "privateIp"),
-        _tf("internal/service/ec2/vpc_nat_gateway.go"), True, "egress through its address while it is recreated"),
-    "aws:ec2/routeTable:RouteTable": Replacement(("vpcId",), _tf("internal/service/ec2/vpc_route_table.go"), False),
+        ("allocationId", "connectivityType", "privateIp", "secondaryPrivateIpAddressCount", "subnetId"),
+        _tf("internal/service/ec2/vpc_nat_gateway.go", "04088eaa",
+            "allocation_id, connectivity_type, private_ip, secondary_private_ip_address_count, subnet_id "
+            "ForceNew; secondary allocations and addresses update in place"),
+        True, "egress through its address while it is recreated"),
+    "aws:ec2/routeTable:RouteTable": Replacement(
+        ("vpcId",), _tf("internal/service/ec2/vpc_route_table.go", "02209241", "vpc_id ForceNew"), False),
     "aws:ec2/route:Route": Replacement(
         ("routeTableId", "destinationCidrBlock", "destinationIpv6CidrBlock", "destinationPrefixListId"),
-        _tf("internal/service/ec2/vpc_route.go"), False),
+        _tf("internal/service/ec2/vpc_route.go", "0128541e",
+            "route_table_id and the destinations ForceNew; targets are replaced in place (ReplaceRoute)"),
+        False),
     "aws:ec2/routeTableAssociation:RouteTableAssociation": Replacement(
-        ("subnetId", "gatewayId"), _tf("internal/service/ec2/vpc_route_table_association.go"), False),
+        ("subnetId", "gatewayId"),
+        _tf("internal/service/ec2/vpc_route_table_association.go", "0be71beb",
+            "subnet_id, gateway_id ForceNew; route_table_id updates in place"), False),
     "aws:ec2/securityGroup:SecurityGroup": Replacement(
-        ("name", "namePrefix", "vpcId", "description"), _tf("internal/service/ec2/vpc_security_group.go"), False),
+        ("name", "namePrefix", "vpcId", "description"),
+        _tf("internal/service/ec2/vpc_security_group.go", "cc0fff0e",
+            "name, name_prefix, description, vpc_id ForceNew"), False),
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": Replacement(
-        ("securityGroupId",), f"{TF} internal/service/ec2/vpc_security_group_ingress_rule.go "
-                              "(RequiresReplace plan modifier)", False),
+        ("securityGroupId",),
+        _tf("internal/service/ec2/vpc_security_group_ingress_rule.go", "00a32209",
+            "security_group_id RequiresReplace; ModifyPlan also replaces when the source kind changes, "
+            "e.g. cidr_ipv4 to referenced_security_group_id"), False),
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": Replacement(
-        ("securityGroupId",), f"{TF} internal/service/ec2/vpc_security_group_egress_rule.go "
-                              "(RequiresReplace plan modifier)", False),
-    "aws:ec2/tag:Tag": Replacement(("resourceId", "key"), _tf("internal/service/ec2/tag.go"), False),
+        ("securityGroupId",),
+        _tf("internal/service/ec2/vpc_security_group_egress_rule.go", "050ac111",
+            "shares the ingress rule's schema and ModifyPlan: security_group_id RequiresReplace"), False),
+    "aws:ec2/tag:Tag": Replacement(
+        ("resourceId", "key"),
+        f"{TF} internal/service/ec2/tag.go (resource_id, key ForceNew; value updates in place), read in the "
+        "snapshot andresion/terraform-provider-aws@86cf9197; earlier aws/resource_aws_ec2_tag.go @01326786",
+        False),
     # --- nodes -----------------------------------------------------------------------------------
     "aws:ec2/launchTemplate:LaunchTemplate": Replacement(
         ("name", "namePrefix"),
-        _tf("internal/service/ec2/ec2_launch_template.go (other changes create a new template version)"), False),
+        _tf("internal/service/ec2/ec2_launch_template.go", "c49358f8",
+            "name, name_prefix ForceNew; other changes create a new template version"), False),
     "aws:ec2/placementGroup:PlacementGroup": Replacement(
-        ("name", "namePrefix", "strategy", "partitionCount", "spreadLevel"),
-        _tf("internal/service/ec2/ec2_placement_group.go"), True, "the instances' placement (they must leave it)"),
+        ("name", "strategy", "partitionCount", "spreadLevel"),
+        _tf("internal/service/ec2/ec2_placement_group.go", "05e34de7",
+            "name, strategy, partition_count, spread_level ForceNew; no name_prefix; tags only update"),
+        True, "the instances' placement (they must leave it)"),
     "aws:eks/nodeGroup:NodeGroup": Replacement(
         ("amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "launchTemplate.id",
          "launchTemplate.name", "nodeGroupName", "nodeGroupNamePrefix", "nodeRoleArn", "remoteAccess", "subnetIds"),
-        _tf("internal/service/eks/node_group.go (commit 012e0a32)"), True, "its nodes and the pods on them"),
+        _tf("internal/service/eks/node_group.go", "012e0a32",
+            "those keys ForceNew; launch_template.version, labels, taints, scaling and version update"),
+        True, "its nodes and the pods on them"),
     # --- cluster ---------------------------------------------------------------------------------
-    # pulumi-eks's Cluster is a component: its inputs reach aws_eks_cluster, whose name, role_arn,
-    # bootstrap_self_managed_addons, kubernetes_network_config.{ip_family,service_ipv4_cidr} are ForceNew and
-    # whose encryption_config cannot be removed (CustomizeDiff ForceNewIfChange); vpc_config.subnet_ids,
-    # version, logging, access and compute config update in place. vpcId reaches its security groups (vpc_id).
+    # pulumi-eks's Cluster is a component: its inputs reach aws_eks_cluster (cluster.go @00555dc5), whose
+    # name, role_arn, kubernetes_network_config.{ip_family,service_ipv4_cidr} are ForceNew, whose
+    # encryption_config cannot be removed (CustomizeDiff ForceNewIfChange) and whose
+    # compute_config.node_role_arn forces new once set (CustomizeDiff). bootstrap_self_managed_addons is
+    # ForceNew too, but pulumi-eks lists it in the cluster's ignoreChanges (cluster.ts:751-755), so a
+    # change is dropped. vpc_config.subnet_ids and security_group_ids, version, logging, access, endpoint
+    # and deletion-protection settings update in place. vpcId replaces the component's cluster security
+    # group, and EKS refuses to move a cluster to another VPC: the update fails.
     "eks:index:Cluster": Replacement(
-        ("name", "bootstrapSelfManagedAddons", "encryptionConfigKeyArn", "ipFamily", "kubernetesServiceIpAddressRange",
-         "serviceRole", "vpcId"),
-        f"{TF} internal/service/eks/cluster.go (commit 00555dc5; ForceNew and CustomizeDiff) through "
-        "pulumi/pulumi-eks v4.3.0 nodejs/eks/cluster/cluster.ts:593-698 (the inputs it passes to aws.eks.Cluster)",
-        True, "the cluster: its control plane, its API objects and every node"),
-    "aws:eks/addon:Addon": Replacement(("clusterName", "addonName"), _tf("internal/service/eks/addon.go"), False),
+        ("name", "serviceRole", "encryptionConfigKeyArn", "ipFamily", "kubernetesServiceIpAddressRange",
+         "autoMode.computeConfig.nodeRoleArn"),
+        f"{TF} internal/service/eks/cluster.go @00555dc5 (name, role_arn, kubernetes_network_config ip_family "
+        "and service_ipv4_cidr ForceNew; CustomizeDiff: removing encryption_config and changing a set "
+        "compute_config.node_role_arn force new) through pulumi/pulumi-eks v4.3.0 "
+        "nodejs/eks/cluster/cluster.ts:687-764 (the inputs it passes to aws.eks.Cluster; ignoreChanges "
+        "bootstrapSelfManagedAddons at :751-755)",
+        True, "the cluster: its control plane, its API objects and every node", immutable=("vpcId",)),
+    "aws:eks/addon:Addon": Replacement(
+        ("clusterName", "addonName"),
+        _tf("internal/service/eks/addon.go", "00a35305",
+            "addon_name, cluster_name ForceNew; version, configuration and roles update in place"), False),
     "aws:eks/accessEntry:AccessEntry": Replacement(
-        ("clusterName", "principalArn", "type"), _tf("internal/service/eks/access_entry.go"), False),
+        ("clusterName", "principalArn", "type"),
+        _tf("internal/service/eks/access_entry.go", "01f43111", "cluster_name, principal_arn, type ForceNew"),
+        False),
     "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": Replacement(
         ("clusterName", "principalArn", "policyArn", "accessScope"),
-        _tf("internal/service/eks/access_policy_association.go"), False),
+        _tf("internal/service/eks/access_policy_association.go", "01f43111",
+            "access_scope (and its type, namespaces), cluster_name, policy_arn, principal_arn ForceNew; "
+            "no update"), False),
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": Replacement(
         ("clusterName", "namespace", "serviceAccount"),
-        f"{TF} internal/service/eks/pod_identity_association.go (RequiresReplace plan modifier)", False),
+        _tf("internal/service/eks/pod_identity_association.go", "00a35305",
+            "cluster_name, namespace, service_account RequiresReplace; role_arn updates in place"), False),
     "aws:kms/key:Key": Replacement(
         ("customerMasterKeySpec", "keyUsage", "multiRegion", "customKeyStoreId", "xksKeyId"),
-        _tf("internal/service/kms/key.go"), True,
-        "the key the cluster's secrets are encrypted with (a deleted key is scheduled for deletion)"),
-    "aws:kms/alias:Alias": Replacement(("name", "namePrefix"), _tf("internal/service/kms/alias.go"), False),
+        _tf("internal/service/kms/key.go", "00a35305",
+            "custom_key_store_id, customer_master_key_spec, key_usage, multi_region, xks_key_id ForceNew"),
+        True, "the key the cluster's secrets are encrypted with (a deleted key is scheduled for deletion)"),
+    "aws:kms/alias:Alias": Replacement(
+        ("name", "namePrefix"),
+        _tf("internal/service/kms/alias.go", "01c08000", "name, name_prefix ForceNew; target_key_id updates"),
+        False),
     "aws:cloudwatch/logGroup:LogGroup": Replacement(
-        ("name", "namePrefix", "logGroupClass"), _tf("internal/service/logs/group.go"), True,
-        "the control plane's audit and API logs"),
+        ("name", "namePrefix", "logGroupClass"),
+        _tf("internal/service/logs/group.go", "0073593e",
+            "name, name_prefix, log_group_class ForceNew; retention and kms_key_id update in place"),
+        True, "the control plane's audit and API logs"),
     # --- IAM -------------------------------------------------------------------------------------
-    "aws:iam/role:Role": Replacement(("name", "namePrefix", "path"), _tf("internal/service/iam/role.go"), False),
+    "aws:iam/role:Role": Replacement(
+        ("name", "namePrefix", "path"),
+        _tf("internal/service/iam/role.go", "0040ea69", "name, name_prefix, path ForceNew"), False),
     "aws:iam/policy:Policy": Replacement(
-        ("name", "namePrefix", "path", "description"), _tf("internal/service/iam/policy.go"), False),
+        ("name", "namePrefix", "path", "description"),
+        _tf("internal/service/iam/policy.go", "01ccd9a2", "description, name, name_prefix, path ForceNew"),
+        False),
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": Replacement(
-        ("role", "policyArn"), _tf("internal/service/iam/role_policy_attachment.go"), False),
+        ("role", "policyArn"),
+        _tf("internal/service/iam/role_policy_attachment.go", "04c79849", "role, policy_arn ForceNew; no update"),
+        False),
     # --- Karpenter interruption handling ----------------------------------------------------------
     "aws:sqs/queue:Queue": Replacement(
-        ("name", "namePrefix", "fifoQueue"), _tf("internal/service/sqs/queue.go"), True,
+        ("name", "namePrefix", "fifoQueue"),
+        _tf("internal/service/sqs/queue.go", "00a35305", "fifo_queue, name, name_prefix ForceNew"), True,
         "interruption messages not yet handled"),
-    "aws:sqs/queuePolicy:QueuePolicy": Replacement(("queueUrl",), _tf("internal/service/sqs/queue_policy.go"), False),
+    "aws:sqs/queuePolicy:QueuePolicy": Replacement(
+        ("queueUrl",), _tf("internal/service/sqs/queue_policy.go", "0148137d", "queue_url ForceNew"), False),
     "aws:cloudwatch/eventRule:EventRule": Replacement(
-        ("name", "namePrefix", "eventBusName"), _tf("internal/service/events/rule.go"), False),
+        ("name", "namePrefix", "eventBusName"),
+        _tf("internal/service/events/rule.go", "0cdab4ae", "event_bus_name, name, name_prefix ForceNew"),
+        False),
     "aws:cloudwatch/eventTarget:EventTarget": Replacement(
-        ("rule", "targetId", "eventBusName"), _tf("internal/service/events/target.go"), False),
+        ("rule", "targetId", "eventBusName"),
+        _tf("internal/service/events/target.go", "0762c41e", "event_bus_name, rule, target_id ForceNew"),
+        False),
     # --- Kubernetes ------------------------------------------------------------------------------
+    # DiffConfig replaces the provider when `clusterIdentifier` changes, when `kubeconfig` is unknown, and
+    # when the kubeconfig's active cluster (server, CA, cluster entry) changes; a kubeconfig that changes
+    # only its credentials (e.g. the exec profile) updates in place, which a string diff cannot tell.
     "pulumi:providers:kubernetes": Replacement(
         ("kubeconfig", "clusterIdentifier"),
-        "pulumi/pulumi-kubernetes v4.32.0 provider/pkg/provider/provider.go:454 (DiffConfig: another cluster)",
+        "pulumi/pulumi-kubernetes v4.32.0 provider/pkg/provider/provider.go:454-569 (DiffConfig: "
+        "clusterIdentifier, or a kubeconfig whose active cluster changes)",
         False),
     "kubernetes:helm.sh/v3:Release": Replacement(
-        ("name", "namespace"), "pulumi/pulumi-kubernetes v4.32.0 provider/pkg/provider/helm_release.go:907", False),
+        ("name", "namespace"),
+        "pulumi/pulumi-kubernetes v4.32.0 provider/pkg/provider/helm_release.go:907 (.name, .namespace; "
+        "chart, version and values upgrade in place)", False),
     "kubernetes:core/v1:Namespace": Replacement(_METADATA, K8S_PROVIDER, True, "every object in the namespace"),
+    # Karpenter also refuses to move a NodePool between static (spec.replicas set) and dynamic (unset)
+    # provisioning (nodepool.go:39): a presence change, not a value change, so no path models it.
     "kubernetes:karpenter.sh/v1:NodePool": Replacement(
-        _METADATA, K8S_PROVIDER, True, "its nodes (Karpenter drains them) and the pods on them"),
-    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": Replacement(_METADATA, K8S_PROVIDER, False),
-    "kubernetes:eks.amazonaws.com/v1:NodeClass": Replacement(_METADATA, K8S_PROVIDER, False),
-    "kubernetes:resource.k8s.io/v1:DeviceClass": Replacement(_METADATA, K8S_PROVIDER, False),
+        _METADATA, f"{K8S_PROVIDER}; kubernetes-sigs/karpenter v1.14.1 pkg/apis/v1/nodepool.go:237-238 "
+        "(nodeClassRef.group and .kind are immutable)", True,
+        "its nodes (Karpenter drains them) and the pods on them",
+        immutable=("spec.template.spec.nodeClassRef.group", "spec.template.spec.nodeClassRef.kind")),
+    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": Replacement(
+        _METADATA, f"{K8S_PROVIDER}; aws/karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go "
+        "(no oldSelf rule: every spec field updates)", False),
+    "kubernetes:eks.amazonaws.com/v1:NodeClass": Replacement(
+        _METADATA, f"{K8S_PROVIDER}; {K8S_NO_FORCE_NEW}", False),
+    "kubernetes:resource.k8s.io/v1:DeviceClass": Replacement(
+        _METADATA, f"{K8S_PROVIDER}; {K8S_NO_FORCE_NEW}", False),
     "kubernetes:resource.k8s.io/v1:ResourceClaim": Replacement(
         _METADATA, f"{K8S_PROVIDER}; {CLAIM_IMMUTABLE}", True, "the allocation of the pods sharing it",
         immutable=("spec",)),
     "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain": Replacement(
-        _METADATA, K8S_PROVIDER, True, "the IMEX channels of the multi-node job running in the domain"),
+        _METADATA, f"{K8S_PROVIDER}; NVIDIA/k8s-dra-driver-gpu v25.12.0 "
+        "api/nvidia.com/resource/v1beta1/computedomain.go:60 (self == oldSelf: spec is immutable)", True,
+        "the IMEX channels of the multi-node job running in the domain", immutable=("spec",)),
     "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate": Replacement(
         _METADATA, f"{K8S_PROVIDER}; {CLAIM_IMMUTABLE}", False, immutable=("spec",)),
 }
