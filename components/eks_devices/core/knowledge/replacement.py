@@ -137,11 +137,14 @@ TABLE: dict[str, Replacement] = {
     # pulumi-eks's Cluster is a component: its inputs reach aws_eks_cluster (cluster.go @00555dc5), whose
     # name, role_arn, kubernetes_network_config.{ip_family,service_ipv4_cidr} are ForceNew, whose
     # encryption_config cannot be removed (CustomizeDiff ForceNewIfChange) and whose
-    # compute_config.node_role_arn forces new once set (CustomizeDiff). bootstrap_self_managed_addons is
+    # compute_config.node_role_arn forces new once set (CustomizeDiff). Adding encryption updates in place
+    # and changing the key is refused by EKS; the table reports every encryptionConfigKeyArn change as
+    # the removal does (a replacement). bootstrap_self_managed_addons is
     # ForceNew too, but pulumi-eks lists it in the cluster's ignoreChanges (cluster.ts:751-755), so a
-    # change is dropped. vpc_config.subnet_ids and security_group_ids, version, logging, access, endpoint
-    # and deletion-protection settings update in place. vpcId replaces the component's cluster security
-    # group, and EKS refuses to move a cluster to another VPC: the update fails.
+    # change is dropped. vpc_config.subnet_ids and security_group_ids, version, logging, access and
+    # endpoint settings update in place (deletion_protection is newer than the revision read and is not
+    # cited here). vpcId replaces the component's cluster security group, and EKS refuses to move a
+    # cluster to another VPC: the update fails.
     "eks:index:Cluster": Replacement(
         ("name", "serviceRole", "encryptionConfigKeyArn", "ipFamily", "kubernetesServiceIpAddressRange",
          "autoMode.computeConfig.nodeRoleArn"),
