@@ -60,8 +60,9 @@ class ClaimTemplates(pulumi.ComponentResource):
             resource_name = f"{name}-{claim.name}"
             child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider,
                                            depends_on=[*args.depends_on, *_waits_for(built, args)])
-            # a claim's and a template's spec is immutable: a change replaces the object, the old one
-            # first (its name is fixed); Pods keep the claims already made from a template
+            # a claim's, a template's and a ComputeDomain's spec is immutable (the ComputeDomain CRD:
+            # `self == oldSelf`, dra-driver-nvidia-gpu v25.12.0 api computedomain.go:60): a change
+            # replaces the object, the old one first (its name is fixed); Pods keep the claims already made
             immutable = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
                 replace_on_changes=["spec"], delete_before_replace=True))
             if built.kind == "ResourceClaimTemplate":
@@ -73,7 +74,7 @@ class ClaimTemplates(pulumi.ComponentResource):
             else:
                 obj = k8s.apiextensions.CustomResource(
                     resource_name, api_version=manifest["apiVersion"], kind=manifest["kind"],
-                    metadata=manifest["metadata"], spec=manifest["spec"], opts=child)
+                    metadata=manifest["metadata"], spec=manifest["spec"], opts=immutable)
             self.objects[claim.name] = obj
             summary[claim.name] = {"kind": built.kind, "namespace": built.namespace,
                                    "podClaim": built.pod_claim(), "nodeSelector": built.node_selector}

@@ -124,6 +124,8 @@ def test_a_release_running_a_deployment_waits_for_the_system_nodes() -> None:
     # the ComputeDomain waits for the release that installs its CRD, and for its namespace
     (domain,) = [r for r in rec.resources if r.type.endswith(":ComputeDomain")]
     assert releases["platform-nvidia-dra-driver"].urn in domain.depends_on
+    # its spec is immutable: a change replaces it, the old one first, instead of failing pulumi up
+    assert domain.replace_on_changes == ["spec"] and domain.delete_before_replace
     assert any(waits.by_urn[u].name == "platform-ns-train" for u in domain.depends_on)
 
 
