@@ -268,6 +268,16 @@ def effects(a: Constructed) -> set[str]:
     return out
 
 
+def unexpected_effects(a: Constructed, mode: str) -> list[Violation]:
+    """What pulumi-eks would create on its own that the toolkit does not leave to it in `mode`, and what
+    the toolkit leaves to it that it would not create."""
+    made, left = effects(a), LEFT_TO_PULUMI_EKS[mode]
+    return ([Violation("Cluster", f"pulumi-eks would create its own {e}, which the toolkit makes itself or does "
+                                  f"not need with cluster.mode {mode}", SOURCE) for e in sorted(made - left)]
+            + [Violation("Cluster", f"pulumi-eks would not create the {e} the toolkit leaves to it with "
+                                    f"cluster.mode {mode}", SOURCE) for e in sorted(left - made)])
+
+
 # what the toolkit leaves to pulumi-eks: outside Auto Mode the VPC CNI and kube-proxy add-ons (Auto Mode
 # runs both on its nodes itself); nothing else (no default node group, instance role, Auto Mode node role,
 # CoreDNS add-on or extra security groups: the toolkit makes its own or needs none)
