@@ -2,7 +2,8 @@
 
 `eks:index:Cluster` is a remote component: the engine hands its inputs to pulumi-eks's Node.js
 provider, which builds the cluster at construct time. Under the mock engine nothing reads those
-inputs, so this module does what pulumi-eks would:
+inputs, so this module does what pulumi-eks would (`eks-devices preview` reports what it finds,
+`offline.preview.contract_data`):
 
 - *What is sent.* The inputs as the real engine receives them, output values included (the mock
   engine records them so, see `output_values`).
