@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from eks_devices.core.derive import scope
+from eks_devices.core.manifests import software
 from eks_devices.core.rules import RULES
 from support import stacks
 
@@ -263,8 +265,11 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         (case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"},
                                   "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}}),
          pool("p", devices={"nvidia": "dra"})),
-        (case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "inferred"},
+        (case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"},
                                   "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}}),
+         pool("p", devices={"nvidia": "inferred"})),
+        (case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC,
+                                            "devices": {"nvidia": "device-plugin"}, "computeDomains": True}}),
          pool("p", devices={"nvidia": "dra"})),
     ],
     "auto-mode-ignored-settings": [(
@@ -494,3 +499,55 @@ def test_label_fixes_on_an_inferred_pool_do_not_promise_a_label(slug: str, index
     firing, _ = FIXES[slug][index]
     fixes = " ".join(f.fix for f in stacks.findings(_plan(firing), slug))
     assert "inferred" in fixes and "sets them from" not in fixes and "sets it from" not in fixes
+
+
+def test_unserved_bottlerocket_points_at_the_setting_its_fix_names() -> None:
+    """The bundled plugin turned off is the cause: the path is the pool's bottlerocketSettings."""
+    bottlerocket, _ = FIXES["device-software-unserved"][3]
+    found = _one(bottlerocket, "device-software-unserved")
+    assert found.path == "nodePools.p.bottlerocketSettings" and found.path in found.fix
+
+
+def test_a_chart_that_keeps_off_an_instance_type_is_unserved_not_an_overlap() -> None:
+    """Outside Auto Mode an overlap always names what runs: a pool whose nodes run nothing for the
+    family is reported once, by device-software-unserved (one-manager-per-node's former branch for it
+    was unreachable)."""
+    chart, _ = FIXES["device-software-unserved"][0]
+    plan = _plan(chart)
+    assert not stacks.findings(plan, "one-manager-per-node")
+    assert "does not run on inf2.xlarge" in _one(chart, "device-software-unserved").fix
+    checked = 0
+    for cases in FIXES.values():
+        for firing, _ in cases:
+            if firing["mode"] != "auto-mode":
+                found = scope.overlaps(_plan(firing))
+                checked += len(found)
+                assert all(o.running for o in found), found
+    assert checked > 5
+
+
+SHARED = {"instanceTypes": ["g6.xlarge"], "gpuSharing": {"strategy": "shared-claim", "claimName": "s"}}
+
+
+def test_a_shared_claim_takes_an_auto_mode_pool_that_infers_the_manager() -> None:
+    """Auto Mode launches a DRA node for the Pods of a shared claim: no finding, and the claim is created."""
+    plan = stacks.plan("auto-mode", pools={"p": {**SHARED, "devices": {"nvidia": "inferred"}}})
+    assert not stacks.findings(plan, "gpu-sharing-needs-nvidia") and not plan.errors
+    assert [c["metadata"]["name"] for c in software.shared_claims(plan)] == ["s"]
+    plugin = stacks.plan("auto-mode", pools={"p": {**SHARED, "devices": {"nvidia": "device-plugin"}}})
+    assert "inferred" in _one_of(plugin, "gpu-sharing-needs-nvidia").fix
+    assert software.shared_claims(plugin) == []
+
+
+def test_compute_domains_in_auto_mode_are_left_to_their_own_rule() -> None:
+    """Auto Mode has no ComputeDomains with any manager: one finding, whose fix leaves Auto Mode."""
+    plan = stacks.plan("auto-mode", pools={"p": {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "inferred"},
+                                                 "computeDomains": True}})
+    assert [f.slug for f in plan.errors] == ["auto-mode-no-compute-domains"]
+    firing, _ = FIXES["gpu-sharing-needs-nvidia"][2]
+    assert _one(firing, "gpu-sharing-needs-nvidia").path == "nodePools.p.computeDomains"
+
+
+def _one_of(plan, slug: str):
+    [found] = stacks.findings(plan, slug)
+    return found

@@ -107,6 +107,13 @@ def test_preview_records_the_deploy_graph(previews: dict[str, dict]) -> None:
     assert releases and {r["provider"] for r in releases} == {k8s["urn"]}
 
 
+@pytest.mark.parametrize("stack", STACKS)
+def test_preview_checks_the_shipped_stacks_against_the_pulumi_eks_contract(previews: dict[str, dict],
+                                                                          stack: str) -> None:
+    cluster = next(r for r in previews[stack]["resources"] if r["type"] == "eks:index:Cluster")
+    assert previews[stack]["eksContract"] == {"checked": [cluster["urn"]], "violations": []}
+
+
 def test_preview_json_is_identical_across_runs(previews: dict[str, dict]) -> None:
     again = json.loads(cli("preview", "staging", "--json").stdout)
     assert again == previews["staging"]
@@ -118,6 +125,7 @@ def test_text_preview_shows_tree_plan_and_findings() -> None:
     text = result.stdout
     assert text.index("eks-devices:index:Platform") < text.index("Device plan") < text.index("No findings.")
     assert "remote component" in text and "kubernetes:helm.sh/v3:Release x" in text
+    assert "pulumi-eks contract: kept (1 pulumi-eks component(s) checked against pulumi_eks" in text
 
 
 def test_text_preview_shows_each_claim_s_node_selector() -> None:

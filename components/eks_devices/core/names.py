@@ -51,6 +51,8 @@ KARPENTER_TYPE = f"{TYPE_PACKAGE}:index:Karpenter"
 NODE_POOLS_TYPE = f"{TYPE_PACKAGE}:index:NodePools"
 DEVICE_SOFTWARE_TYPE = f"{TYPE_PACKAGE}:index:DeviceSoftware"
 CLAIM_TEMPLATES_TYPE = f"{TYPE_PACKAGE}:index:ClaimTemplates"
+# pulumi-eks's package: its remote components' type tokens are `eks:index:<Component>`.
+PULUMI_EKS_PACKAGE = "eks"
 
 
 def manager_label(family: Family) -> str:

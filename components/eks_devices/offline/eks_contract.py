@@ -2,7 +2,8 @@
 
 `eks:index:Cluster` is a remote component: the engine hands its inputs to pulumi-eks's Node.js
 provider, which builds the cluster at construct time. Under the mock engine nothing reads those
-inputs, so this module does what pulumi-eks would:
+inputs, so this module does what pulumi-eks would (`eks-devices preview` reports what it finds,
+`offline.preview.contract_data`):
 
 - *What is sent.* The inputs as the real engine receives them, output values included (the mock
   engine records them so, see `output_values`).
@@ -266,6 +267,16 @@ def effects(a: Constructed) -> set[str]:
     if (not auto) if vpc_cni is None else not truthy(vpc_cni):  # cluster.ts:1090-1093
         out.add("vpc-cni-addon")
     return out
+
+
+def unexpected_effects(a: Constructed, mode: str) -> list[Violation]:
+    """What pulumi-eks would create on its own that the toolkit does not leave to it in `mode`, and what
+    the toolkit leaves to it that it would not create."""
+    made, left = effects(a), LEFT_TO_PULUMI_EKS[mode]
+    return ([Violation("Cluster", f"pulumi-eks would create its own {e}, which the toolkit makes itself or does "
+                                  f"not need with cluster.mode {mode}", SOURCE) for e in sorted(made - left)]
+            + [Violation("Cluster", f"pulumi-eks would not create the {e} the toolkit leaves to it with "
+                                    f"cluster.mode {mode}", SOURCE) for e in sorted(left - made)])
 
 
 # what the toolkit leaves to pulumi-eks: outside Auto Mode the VPC CNI and kube-proxy add-ons (Auto Mode

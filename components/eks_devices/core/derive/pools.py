@@ -4,7 +4,8 @@ DRA settings."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from eks_devices.core.derive.resolve import resolve_pool
 from eks_devices.core.derive.software import (
@@ -170,7 +171,17 @@ def _releases(spec: Spec, pools: dict[str, PoolPlan]) -> dict[str, Release]:
     return out
 
 
-def karpenter_dra_settings(pools: dict[str, PoolPlan]) -> dict[str, Any]:
+class ManagedPool(Protocol):
+    """What `karpenter_dra_settings` reads of a pool: a planned pool, or one the policy pack's proof
+    reconstructs from the registered resources."""
+
+    @property
+    def provisioning(self) -> str: ...
+
+    def manager(self, family: Family) -> str: ...
+
+
+def karpenter_dra_settings(pools: Mapping[str, ManagedPool]) -> dict[str, Any]:
     """Karpenter's DRA settings from the DRA drivers its dynamic pools run: `enableDRA` when both
     NVIDIA and EFA DRA run, else the one gate, else nothing (Karpenter v1.15 docs, tasks/dra)."""
     dynamic = [p for p in pools.values() if p.provisioning == "dynamic"]

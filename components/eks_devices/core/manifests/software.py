@@ -8,8 +8,9 @@ resource, and `eks-devices render` prints the same dicts. Three kinds of object:
 - DeviceClasses the toolkit owns: in Auto Mode the upstream `gpu.nvidia.com` /
   `efa.networking.k8s.aws` for the families its DRA pools use; in every mode the extra classes of
   `eks-devices:deviceClasses`. Never a class a driver chart owns (the chart creates those);
-- ResourceClaims for `gpuSharing: {strategy: shared-claim}` pools on the NVIDIA DRA driver: one
-  named claim that several pods reference, so they share one GPU.
+- ResourceClaims for `gpuSharing: {strategy: shared-claim}` pools on the NVIDIA DRA driver (or
+  whose NVIDIA manager Auto Mode infers per node): one named claim that several pods reference, so
+  they share one GPU.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def shared_claims(plan: Plan) -> list[dict[str, Any]]:
     claims: dict[tuple[str, str], list[str]] = {}
     for pool in sorted(plan.pools.values(), key=lambda p: p.name):
         sharing = pool.config.gpu_sharing
-        if sharing.strategy != "shared-claim" or pool.manager("nvidia") != "dra":
+        if sharing.strategy != "shared-claim" or not pool.serves("nvidia", "dra"):  # inferred: a DRA node
             continue
         key = (sharing.claim_namespace, shared_claim_name(pool.name, sharing.claim_name))
         claims.setdefault(key, []).append(pool.name)

@@ -36,12 +36,8 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
         overridden = [r.source for r in overlap.running if r.source in plan.spec.helm_values] + (
             [serving] if serving in plan.spec.helm_values else [])
         path = f"helmValues.{overridden[0]}" if overridden else f"nodePools.{overlap.pool}.devices.{overlap.family}"
-        if pool and not overridden and not overlap.running and overlap.instance_type:
-            # nothing runs although the scope is intact: the chart itself keeps off this instance type
-            yield error(path, f"{overlap.problem} (the {serving} chart does not run on {overlap.instance_type})",
-                        f"set devices.{overlap.family}: auto (or device-plugin) on this pool, or allow only "
-                        "instance types the chart runs on")
-            continue
+        # outside Auto Mode every overlap names what runs (two managers, the wrong one, a stray or a release
+        # out of scope); a pool whose nodes run nothing is device-software-unserved's
         yield error(path, overlap.problem,
                     "keep each release's nodeSelector on its eks-devices.io/device-manager-<family> label "
                     "(do not override nodeSelector/affinity/enabled in helmValues) and keep the pool's "
@@ -58,6 +54,7 @@ def _device_software_unserved(plan: Plan) -> Iterator[Verdict]:
     for (pool, family, manager, release, reasons), types in grouped.items():
         gap = scope.Unserved(pool, family, manager, ", ".join(types), release, reasons)
         path = (f"helmValues.{gap.release}" if gap.release in plan.spec.helm_values
+                else at(plan.pools[gap.pool], "bottlerocketSettings") if gap.release == "bottlerocket"
                 else f"nodePools.{gap.pool}.devices.{gap.family}")
         yield error(path, gap.problem, _unserved_fix(plan, gap))
 

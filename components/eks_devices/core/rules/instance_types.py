@@ -63,8 +63,14 @@ def _mig_unsupported_gpu(plan: Plan) -> Iterator[Verdict]:
                         "use A100/H100/H200/B200/B300 instanceTypes (p4d, p5, p5e, p5en, p6) or time-slicing")
 
 
-@rule("gpu-sharing-needs-nvidia", "sharing, shared claims and ComputeDomains need the right NVIDIA manager")
+@rule("gpu-sharing-needs-nvidia", "sharing, shared claims and ComputeDomains need the right NVIDIA manager "
+      "(a shared claim takes an Auto Mode pool that infers it)")
 def _gpu_sharing_needs_nvidia(plan: Plan) -> Iterator[Verdict]:
+    """A shared claim is a DRA ResourceClaim: Auto Mode launches a DRA node for a DRA Pod on a pool that
+    infers the manager (EKS user guide, "Manage hardware devices on Amazon EKS": device manager labels,
+    dynamic capacity provisioning; and its Auto Mode limits: share a GPU through a ResourceClaim several
+    Pods reference). ComputeDomains need the driver itself; Auto Mode has none at all, which
+    `auto-mode-no-compute-domains` reports with the fix that applies there."""
     for pool in plan.pools.values():
         manager = pool.manager("nvidia")
         strategy = pool.config.gpu_sharing.strategy
@@ -72,12 +78,13 @@ def _gpu_sharing_needs_nvidia(plan: Plan) -> Iterator[Verdict]:
             yield error(at(pool, "gpuSharing.strategy"),
                         f"gpuSharing {strategy} on a pool with no NVIDIA manager",
                         "remove gpuSharing or use GPU instance types")
-        elif strategy == "shared-claim" and manager != "dra":
+        elif strategy == "shared-claim" and not pool.serves("nvidia", "dra"):
             yield error(at(pool, "gpuSharing.strategy"),
                         f"a shared ResourceClaim needs the NVIDIA DRA driver, the pool's NVIDIA manager is {manager}",
-                        "set devices.nvidia: dra" + ("" if plan.mode == "auto-mode"
-                                                     else ", or use time-slicing with the device plugin"))
-        if pool.config.compute_domains and manager != "dra":
+                        "set devices.nvidia: dra" + (
+                            " (or inferred: Auto Mode then launches a DRA node for the claim's Pods)"
+                            if plan.mode == "auto-mode" else ", or use time-slicing with the device plugin"))
+        if pool.config.compute_domains and manager != "dra" and plan.mode != "auto-mode":
             yield error(at(pool, "computeDomains"),
                         "ComputeDomains are served by the NVIDIA DRA driver only",
                         "set devices.nvidia: dra on this pool")

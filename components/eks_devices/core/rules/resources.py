@@ -22,7 +22,7 @@ from eks_devices.core.knowledge.device_classes import EFA_CLASS
 from eks_devices.core.model import Severity
 from eks_devices.core.names import INSTANCE_TYPE_LABEL, manager_label
 from eks_devices.core.rules.efa import efa_shortfall
-from eks_devices.core.spec.stack import FAMILIES
+from eks_devices.core.spec.stack import FAMILIES, Family
 from eks_devices.core.values import dig
 
 
@@ -190,13 +190,13 @@ def device_software_installable(facts: Facts) -> list[Violation]:
 
 @dataclass(frozen=True)
 class _PoolManagers:
-    """A Karpenter NodePool's device managers as the proof finds them, in the shape
+    """A Karpenter NodePool's device managers as the proof finds them: a `pools.ManagedPool`, what
     `karpenter_dra_settings` reads (provisioning, manager per family)."""
 
     provisioning: str
-    managers: dict[str, str]
+    managers: dict[Family, str]
 
-    def manager(self, family: str) -> str:
+    def manager(self, family: Family) -> str:
         return self.managers.get(family, "none")
 
 
@@ -210,7 +210,7 @@ def karpenter_dra_gates_match_drivers(facts: Facts) -> list[Violation]:
         managers = {r.family: "dra" if any(o.family == r.family and o.manager == "dra" for o in runs) else r.manager
                     for r in runs}
         found[shape.name] = _PoolManagers(shape.provisioning, managers)
-    needed = dra_gates(karpenter_dra_settings(found))  # type: ignore[arg-type]
+    needed = dra_gates(karpenter_dra_settings(found))
     out = []
     for release in facts.karpenter:
         enabled = dra_gates(dig(release.props, "values.settings"))
