@@ -183,6 +183,18 @@ def test_adding_a_zone_keeps_every_existing_subnet(zones: int | list[str], more:
     assert {urn: after[urn] for urn in before} == before
 
 
+def test_a_zone_sorting_before_the_listed_ones_recuts_the_protected_subnets() -> None:
+    """A zone's CIDR is its slot in name order: adding us-west-2a to [b, c] keeps the subnets'
+    identities but moves their CIDRs (replace-forcing), so `diff` reports them replaced, protected."""
+    before, after = network(ZONES[1:]), network(ZONES)
+    assert set(layout(before)) < set(layout(after))
+    moved = {urn for urn, slot in layout(before).items() if layout(after)[urn] != slot}
+    assert moved == set(layout(before))  # every existing subnet gets another CIDR in its zone
+    replaced = {c.urn: c for c in diff.compare(before, after) if c.type == SUBNET and c.action == "replace"}
+    assert set(replaced) == moved
+    assert all(c.protected and c.reasons[0].startswith("cidrBlock: replace-forcing") for c in replaced.values())
+
+
 def test_listing_the_zones_a_count_picked_keeps_every_subnet() -> None:
     """From `availabilityZones: 3` to the same zones by name: the zone-keyed subnets are aliased
     to the position-keyed ones and keep their CIDRs."""
