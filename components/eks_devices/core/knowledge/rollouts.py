@@ -10,7 +10,7 @@ Sources (read at these revisions; paths are in each repository):
   `resourceLaunchTemplateUpdate`: a change to any launch template data (`updateKeys`, which include
   `tag_specifications` and `block_device_mappings`) creates a new version; `tags` (the template's
   own tags), `name` and the default-version settings do not.
-- hashicorp/terraform-provider-aws internal/service/eks/node_group.go, `resourceNodeGroupUpdate`:
+- hashicorp/terraform-provider-aws internal/service/eks/node_group.go (commit 012e0a32), `resourceNodeGroupUpdate`:
   a change of `launch_template`, `release_version` or `version` calls UpdateNodegroupVersion, which
   replaces the group's nodes in a rolling update; labels, taints, tags and scaling are updated in
   place without new nodes.
@@ -36,13 +36,13 @@ NODE_CLASSES = ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:eks.
 
 TF_LAUNCH_TEMPLATE = ("hashicorp/terraform-provider-aws internal/service/ec2/ec2_launch_template.go "
                       "(resourceLaunchTemplateUpdate: new launch template data is a new version)")
-TF_NODE_GROUP = ("hashicorp/terraform-provider-aws internal/service/eks/node_group.go "
+TF_NODE_GROUP = ("hashicorp/terraform-provider-aws internal/service/eks/node_group.go (commit 012e0a32) "
                  "(resourceNodeGroupUpdate: UpdateNodegroupVersion rolls the nodes)")
 BRIDGE_FIXED_NAME = "pulumi/pulumi-terraform-bridge pkg/tfbridge/schema.go (nameRequiresDeleteBeforeReplace)"
 # the auto-nameable property per type whose given, unchanged value makes a replacement delete first
 FIXED_NAMES = {NODE_GROUP: "nodeGroupName"}
-KARPENTER_DRIFT = ("aws/karpenter-provider-aws v1.14.0 pkg/apis/v1/ec2nodeclass.go (EC2NodeClass.Hash) and "
-                   "website/content/en/docs/concepts/disruption.md (Drift)")
+KARPENTER_DRIFT = ("aws/karpenter-provider-aws v1.14.0-68-g1d927085d pkg/apis/v1/ec2nodeclass.go "
+                   "(EC2NodeClass.Hash) and website/content/en/docs/concepts/disruption.md (Drift)")
 
 
 @dataclass(frozen=True)
