@@ -114,9 +114,23 @@ def test_problems_of_the_stack_and_the_baseline_are_listed_together(tmp_path: Pa
     assert found == {("stack", "cluster.mode"), ("baseline", "network.natGateways")}
 
 
-def test_preview_against_a_baseline_warns_about_manager_flips(tmp_path: Path) -> None:
-    current = stacks.config("auto-mode", "1.36", {"gpu": {"instanceTypes": ["g6.xlarge"]}}, name="small")
-    baseline = stacks.config("auto-mode", "1.35", {"gpu": {"instanceTypes": ["g6.xlarge"]}}, name="small")
+@pytest.mark.parametrize(("mode", "before", "after", "cluster"), [
+    ("auto-mode", "1.35", "1.36", {}),
+    ("managed-node-groups", "1.33", "1.34", {}),
+    ("karpenter", "1.36", "1.36", "1.15.0"),
+], ids=["auto-mode-1.36", "node-groups-1.34", "karpenter-1.15"])
+def test_preview_against_a_baseline_warns_about_manager_flips(tmp_path: Path, mode: str, before: str, after: str,
+                                                              cluster: Any) -> None:
+    """Each upgrade that flips an `auto` GPU pool to DRA (Kubernetes for Auto Mode and node groups,
+    Karpenter 1.14 → 1.15 on Kubernetes 1.36) is named by `preview --against` the old stack."""
+    pool = {"gpu": {"instanceTypes": ["g6.xlarge"], **({"replicas": 1} if mode == "managed-node-groups" else {})}}
+
+    def karpenter(version: str) -> dict[str, Any]:
+        return {"cluster": {"karpenter": {"version": version}}} if cluster else {}
+
+    current = stacks.config(mode, after, pool, name="small", **karpenter(cluster or ""))
+    baseline = stacks.config(mode, before, pool, name="small", **karpenter("1.14.0"))
+    assert current != baseline
     root = project(tmp_path, current)
     write_stack(tmp_path / "old.yaml", baseline)
     result = cli("preview", "small", "--against", str(tmp_path / "old.yaml"), "--project-dir", str(root))

@@ -17,6 +17,7 @@ from eks_devices.cluster import KMS_KEY_FIXED
 from eks_devices.core.spec.stack import ConfigError, parse
 from eks_devices.identity import moved, renamed
 from eks_devices.network import Network, NetworkArgs
+from eks_devices.offline import diff
 from eks_devices.program import plan_for_stack
 from support import engine, stacks
 
@@ -106,13 +107,24 @@ def test_a_pool_renamed_with_renamed_from_keeps_its_resources(deployed: tuple[st
 
 
 def test_without_renamed_from_a_pool_rename_is_delete_and_create(deployed: tuple[str, engine.Recording]) -> None:
-    """What renamedFrom prevents: the old pool's node object would be deleted and a new one created."""
+    """What renamedFrom prevents, in both modes: every resource named after the pool gets a new
+    URN and a new physical name, so `diff` reports the old node object (stateful: its running
+    nodes) deleted and a new one created, never the same one kept; a new capacity-block group
+    would wait for the capacity the old one still holds."""
     mode, before = deployed
-    if mode != "managed-node-groups":
-        pytest.skip("one mode shows it; the capacity-block node group is the costly case")
     after = engine.main(stack(mode, pool="pretrain"), stack="id")
     old_node = engine.one(n for n in before.of_type(NODES[mode]) if n.name.endswith("-train"))
+    new_node = engine.one(n for n in after.of_type(NODES[mode]) if n.name.endswith("-pretrain"))
     assert old_node.urn not in reachable(after)
+    name = "nodeGroupName" if mode == "managed-node-groups" else "metadata"
+    assert new_node.inputs[name] != old_node.inputs[name]  # a new physical name: no collision with the old
+    changes = {(c.type, c.name): c for c in diff.compare(before, after)}
+    deleted, created = changes[(NODES[mode], old_node.name)], changes[(NODES[mode], new_node.name)]
+    assert (deleted.action, deleted.stateful, created.action) == ("delete", True, "create")
+    pool_resources = {c.type for c in changes.values() if c.action == "delete"}
+    assert pool_resources >= ({"aws:ec2/launchTemplate:LaunchTemplate"} if mode == "managed-node-groups" else
+                              {"kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "aws:ec2/placementGroup:PlacementGroup"})
+    assert all(c.action in ("create", "delete", "update") for c in changes.values())
 
 
 @pytest.mark.parametrize(("pools", "path", "given", "accepted"), [
@@ -169,6 +181,18 @@ def test_adding_a_zone_keeps_every_existing_subnet(zones: int | list[str], more:
     before, after = layout(network(zones)), layout(network(more))
     assert len(after) == len(before) + 2
     assert {urn: after[urn] for urn in before} == before
+
+
+def test_a_zone_sorting_before_the_listed_ones_recuts_the_protected_subnets() -> None:
+    """A zone's CIDR is its slot in name order: adding us-west-2a to [b, c] keeps the subnets'
+    identities but moves their CIDRs (replace-forcing), so `diff` reports them replaced, protected."""
+    before, after = network(ZONES[1:]), network(ZONES)
+    assert set(layout(before)) < set(layout(after))
+    moved = {urn for urn, slot in layout(before).items() if layout(after)[urn] != slot}
+    assert moved == set(layout(before))  # every existing subnet gets another CIDR in its zone
+    replaced = {c.urn: c for c in diff.compare(before, after) if c.type == SUBNET and c.action == "replace"}
+    assert set(replaced) == moved
+    assert all(c.protected and c.reasons[0].startswith("cidrBlock: replace-forcing") for c in replaced.values())
 
 
 def test_listing_the_zones_a_count_picked_keeps_every_subnet() -> None:

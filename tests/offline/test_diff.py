@@ -55,7 +55,8 @@ def test_a_stack_against_itself_changes_nothing() -> None:
     changes = diff.compare(before, after)
     story = diff.device_story(before_plan, before_plan, changes, (before, after))
     assert changes == []
-    assert story == {"pools": [], "flips": [], "releasesRemoved": [], "releasesAdded": []}
+    assert story == {"pools": [], "flips": [], "releasesRemoved": [], "releasesAdded": [], "nodesRolled": [],
+                     "warnings": []}
 
 
 def test_dev_at_136_against_135_replaces_the_flipped_node_pools() -> None:

@@ -22,6 +22,8 @@ def _detail(c: Change) -> str:
         lines.append("changed: " + escape(", ".join(c.changed)))
     if c.previous_urn and c.action != "replace":
         lines.append(f"was {escape(c.previous_urn)} (an alias keeps it)")
+    if c.rollout:
+        lines.append(f"[bold]rolls nodes[/bold]: {escape(c.rollout)}")
     if c.action == "replace" and c.delete_before_replace:
         lines.append("delete before replace: the old one goes first")
     if c.stateful and c.action in ("replace", "delete"):
@@ -60,13 +62,19 @@ def _print_story(console: Console, story: dict[str, Any]) -> None:
         for s in story["pools"]:
             managers = "\n".join(f"{f}: {m['before']} → {m['after']}" + (" [bold](flips)[/bold]" if m["flips"] else "")
                                  for f, m in s["managers"].items()) or "-"
-            nodes = s["nodes"] + ("\nreserved capacity released first" if s["reservedCapacityReleasedFirst"] else "")
+            nodes = s["nodes"] + ("\nreserved capacity released first" if s["reservedCapacityReleasedFirst"]
+                                  else "\nold nodes deleted first" if s["oldNodesDeletedFirst"] else "")
             table.add_row(escape(s["pool"]), managers, nodes, escape("\n".join(s["workloadsLosingNodes"])) or "-")
         console.print(table)
     if story["releasesRemoved"]:
         console.print("Helm releases removed: " + escape(", ".join(story["releasesRemoved"])))
     if story["releasesAdded"]:
         console.print("Helm releases added: " + escape(", ".join(story["releasesAdded"])))
+    if story["nodesRolled"]:
+        console.print("Nodes rolled (updated in place, every node replaced): "
+                      + escape(", ".join(story["nodesRolled"])))
+    for warning in story["warnings"]:
+        console.print("[yellow]warning[/yellow]: " + escape(warning))
 
 
 def flip_warnings(flips: list[dict[str, str]], baseline: str) -> list[str]:

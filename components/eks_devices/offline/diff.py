@@ -17,13 +17,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from eks_devices.core.knowledge import replacement
+from eks_devices.core.knowledge import replacement, rollouts
 from eks_devices.core.names import POOL_LABEL
 from eks_devices.core.spec.claims import EXTENDED_RESOURCES
 from eks_devices.core.vocabulary import FAMILIES
 from eks_devices.offline.engine import Recording, Registered
 
-NODE_TYPES = ("aws:eks/nodeGroup:NodeGroup", "kubernetes:karpenter.sh/v1:NodePool")
+NODE_TYPES = (rollouts.NODE_GROUP, rollouts.NODE_POOL)
+RESERVED_CAPACITY = ("reserved", "capacity-block")  # capacity held for the account, released by a delete
 _EC2_ID = re.compile(r"[a-z]+-[0-9a-f]{8,17}")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r'\.?([A-Za-z_*][A-Za-z0-9_]*)|\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]')
@@ -46,13 +47,15 @@ class Change:
     protected: bool = False  # protected in the baseline: pulumi up refuses to replace or delete it
     delete_before_replace: bool = False
     fails: bool = False  # an immutable field changes without replaceOnChanges: the API refuses the update
+    rolls: list[str] = field(default_factory=list)  # URNs of node objects whose nodes this update replaces
+    rollout: str = ""  # why those nodes are replaced although nothing is
 
     def as_dict(self) -> dict[str, Any]:
         return {"action": self.action, "type": self.type, "name": self.name, "urn": self.urn,
                 "component": self.component, "changed": self.changed, "reasons": self.reasons,
                 "previousUrn": self.previous_urn, "stateful": self.stateful, "loses": self.loses,
                 "protected": self.protected, "deleteBeforeReplace": self.delete_before_replace,
-                "fails": self.fails}
+                "fails": self.fails, "rollsNodesOf": self.rolls, "rollout": self.rollout}
 
 
 # --- property paths --------------------------------------------------------------------------------
@@ -180,6 +183,8 @@ def compare(before: Recording, after: Recording) -> list[Change]:
                 _verdict(change, r, old)
         changes[r.urn] = change
     _cascade(changes, matched, after)
+    _fixed_names(changes, after)
+    _rollouts(changes, matched, after)
     out = [c for c in changes.values() if c.action != "same"]
     # what no new resource answers for is deleted; one with a new resource's type and name is a new identity
     created = {(c.type, c.name): c for c in out if c.action == "create"}
@@ -217,6 +222,59 @@ def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: 
                     _verdict(change, r, old_r, cause=f"{changes[urn].type}::{changes[urn].name}")
 
 
+def _fixed_names(changes: dict[str, Change], after: Recording) -> None:
+    """A replaced resource whose given auto-nameable name stays the same is deleted before its
+    replacement is created (the provider's rule, `rollouts.FIXED_NAMES`): its nodes go first."""
+    for r in after.resources:
+        change, name = changes[r.urn], rollouts.FIXED_NAMES.get(r.type)
+        if change.action == "replace" and name and r.inputs.get(name) and name not in change.changed:
+            if not change.delete_before_replace:
+                change.reasons.append(f"{name} {r.inputs[name]} is given and unchanged, so the old one is deleted "
+                                      f"before the new one is created ({rollouts.BRIDGE_FIXED_NAME})")
+            change.delete_before_replace = True
+
+
+def _rollouts(changes: dict[str, Change], matched: dict[str, Registered], after: Recording) -> None:
+    """Updates that replace running nodes although no resource is replaced (`core/knowledge/rollouts.py`):
+    a launch template's new version reaches its node groups' `launchTemplate.version` (EKS rolls
+    them), a node group's own version inputs roll it, and a changed NodePool template or node class
+    drifts the Karpenter / Auto Mode nodes built from it."""
+    by_id = {old.outputs.get("id"): urn for urn, old in matched.items()
+             if old.type == rollouts.LAUNCH_TEMPLATE and changes[urn].action == "update"}
+    class_names = {}
+    for urn, change in changes.items():
+        if change.type in rollouts.NODE_CLASSES and change.action == "update":
+            new = next(r for r in after.resources if r.urn == urn)
+            class_names[(new.inputs.get("metadata") or {}).get("name")] = urn
+    for r in after.resources:
+        change = changes[r.urn]
+        if change.action not in ("same", "update") or r.urn not in matched:
+            continue
+        if r.type == rollouts.NODE_GROUP:
+            template = by_id.get((r.inputs.get("launchTemplate") or {}).get("id"))
+            paths = rollouts.rolling_paths(rollouts.LAUNCH_TEMPLATE, changes[template].changed) if template else []
+            if paths:
+                source = changes[template]
+                source.rolls.append(r.urn)
+                source.rollout = (f"{', '.join(paths)}: a new launch template version "
+                                  f"({rollouts.source(rollouts.LAUNCH_TEMPLATE)})")
+                if "launchTemplate.version" not in change.changed:
+                    change.changed.append("launchTemplate.version")
+                    _verdict(change, r, matched[r.urn])
+        elif r.type == rollouts.NODE_POOL:
+            node_class = ((((r.inputs.get("spec") or {}).get("template") or {}).get("spec") or {})
+                          .get("nodeClassRef") or {}).get("name")
+            source_urn = class_names.get(node_class)
+            if source_urn and (paths := rollouts.rolling_paths(changes[source_urn].type, changes[source_urn].changed)):
+                changes[source_urn].rolls.append(r.urn)
+                changes[source_urn].rollout = (f"{', '.join(paths)}: drift of the nodes built from it "
+                                               f"({rollouts.source(changes[source_urn].type)})")
+        paths = rollouts.rolling_paths(r.type, change.changed) if change.action == "update" else []
+        if r.type in NODE_TYPES and paths:
+            change.rolls.append(r.urn)
+            change.rollout = f"{', '.join(paths)}: its nodes are replaced ({rollouts.source(r.type)})"
+
+
 # --- the device story ------------------------------------------------------------------------------
 
 @dataclass
@@ -228,22 +286,35 @@ class PoolStory:
     nodes: str  # "kept" | "replaced" | "created" | "deleted" | "updated"
     released_first: bool  # reserved capacity: the old nodes go before the new ones exist
     workloads: list[str]  # who loses their nodes
+    deleted_first: bool = False  # the old nodes go before the new ones exist (reserved or not)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"pool": self.pool, "nodes": self.nodes, "reservedCapacityReleasedFirst": self.released_first,
+        return {"pool": self.pool, "nodes": self.nodes, "oldNodesDeletedFirst": self.deleted_first,
+                "reservedCapacityReleasedFirst": self.released_first,
                 "managers": {f: {"before": b, "after": a, "flips": b != a} for f, (b, a) in self.managers.items()},
                 "workloadsLosingNodes": self.workloads}
 
 
-def _pool_of(change: Change, recordings: tuple[Recording, Recording]) -> str | None:
+def _pool_of(urns: tuple[str | None, ...], recordings: tuple[Recording, Recording]) -> str | None:
+    """The pool whose node object (node group or NodePool) has one of `urns`, by its pool label."""
     for rec in recordings:
         for r in rec.resources:
-            if r.urn in (change.urn, change.previous_urn):
+            if r.urn in urns:
                 labels = r.inputs.get("labels") if r.type.startswith("aws:") else \
                     ((r.inputs.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels")
                 if isinstance(labels, dict) and isinstance(labels.get(POOL_LABEL), str):
                     return labels[POOL_LABEL]
     return None
+
+
+def rolled_nodes(changes: list[Change], recordings: tuple[Recording, Recording]) -> list[str]:
+    """The pools (or, for node objects of no pool such as the system node group, their resource
+    names) whose nodes an in-place update replaces."""
+    out = set()
+    for c in changes:
+        for urn in c.rolls:
+            out.add(_pool_of((urn,), recordings) or urn.rsplit("::", 1)[-1])
+    return sorted(out)
 
 
 def manager_flips(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -264,9 +335,10 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
     capacity released first), the releases removed and added, and the workloads that lose nodes."""
     node_changes: dict[str, Change] = {}
     for c in changes:
-        if c.type in NODE_TYPES and (pool := _pool_of(c, recordings)) is not None:
+        if c.type in NODE_TYPES and (pool := _pool_of((c.urn, c.previous_urn), recordings)) is not None:
             node_changes.setdefault(pool, c)
     resource_of = {family: name for name, family in EXTENDED_RESOURCES.items()}
+    rolled = rolled_nodes(changes, recordings)
     stories = []
     for pool in sorted(set(before["pools"]) | set(after["pools"])):
         old, new = before["pools"].get(pool), after["pools"].get(pool)
@@ -279,7 +351,10 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
         change = node_changes.get(pool)
         nodes = "created" if old is None else "deleted" if new is None else (change.action if change else "kept")
         nodes = {"create": "created", "delete": "deleted", "replace": "replaced", "update": "updated"}.get(nodes, nodes)
-        released = bool(change and change.action == "replace" and change.delete_before_replace)
+        if nodes in ("kept", "updated") and pool in rolled:
+            nodes = "rolled"
+        first = bool(change and change.action == "replace" and change.delete_before_replace)
+        released = first and (old or {}).get("capacity") in RESERVED_CAPACITY
         workloads = []
         for family, (b, a) in managers.items():
             if b == "device-plugin" and a != "device-plugin":
@@ -290,17 +365,29 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
                                 and family in c.get("families", []))
                 who = f"claims {', '.join(claims)}" if claims else f"pods with ResourceClaims for {family} devices"
                 workloads.append(f"{who} on pool {pool}: no {family} DRA driver serves its nodes after the change")
-        if nodes in ("replaced", "deleted") and not workloads and managers:
+        if nodes in ("replaced", "deleted", "rolled") and not workloads and managers:
             workloads.append(f"every pod on pool {pool} is evicted while its nodes are "
-                             f"{'replaced' if nodes == 'replaced' else 'removed'}")
-        if change or old is None or new is None or any(b != a for b, a in managers.values()):
-            stories.append(PoolStory(pool, managers, nodes, released, workloads))
+                             f"{'removed' if nodes == 'deleted' else 'replaced'}")
+        if change or pool in rolled or old is None or new is None or any(b != a for b, a in managers.values()):
+            stories.append(PoolStory(pool, managers, nodes, released, workloads, first))
     return {
         "pools": [s.as_dict() for s in stories],
         "flips": [{"pool": p, "family": f, "before": b, "after": a} for p, f, b, a in manager_flips(before, after)],
         "releasesRemoved": sorted(set(before["releases"]) - set(after["releases"])),
         "releasesAdded": sorted(set(after["releases"]) - set(before["releases"])),
+        "nodesRolled": rolled,
+        "warnings": _roll_warnings(after, stories),
     }
+
+
+def _roll_warnings(after: dict[str, Any], stories: list[PoolStory]) -> list[str]:
+    """A warning when the change replaces the nodes of every pool of the stack at once (two or more)."""
+    pools = sorted(after["pools"])
+    moved = {s.pool for s in stories if s.nodes in ("rolled", "replaced")}
+    if len(pools) < 2 or not set(pools) <= moved:
+        return []
+    return [f"every pool's nodes are replaced at once ({', '.join(pools)}): no pool keeps capacity while "
+            "pulumi up rolls them; change this in a maintenance window, one stack at a time"]
 
 
 def summary(changes: list[Change]) -> dict[str, int]:

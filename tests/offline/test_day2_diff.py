@@ -1,0 +1,199 @@
+"""`offline.diff` on the day-2 changes of issue 14's list that replace nodes or stateful resources
+without a replace-forcing change of the pool itself: tags and disk sizes rolling nodes, zones
+added, a Karpenter upgrade flipping `auto` managers, a brought KMS key. Each compares two mock-engine
+runs of the real program (before and after the change)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from eks_devices.cli.report import plan_data
+from eks_devices.core.knowledge import rollouts
+from eks_devices.offline import diff
+from support import engine, stacks
+
+NODE_GROUP, NODE_POOL = "aws:eks/nodeGroup:NodeGroup", "kubernetes:karpenter.sh/v1:NodePool"
+SUBNET = "aws:ec2/subnet:Subnet"
+TWO_ZONES = ["us-west-2a", "us-west-2b"]
+# two pools: one pinned to the NVIDIA device plugin, one whose `auto` managers depend on versions
+POOLS = {"a": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}},
+         "b": {"instanceTypes": ["p5.48xlarge"]}}
+STATIC = {name: {**pool, "replicas": 1} for name, pool in POOLS.items()}
+ARN = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+_RUNS: dict[str, tuple[engine.Recording, dict[str, Any]]] = {}
+
+
+def stack(mode: str, *, karpenter: str = "1.15.0", zones: Any = None, pools: dict[str, Any] | None = None,
+          **cluster: Any) -> dict[str, Any]:
+    """A two-pool stack of `mode` (node groups: static pools) in two listed zones."""
+    base = STATIC if mode == "managed-node-groups" else POOLS
+    extra = {"karpenter": {"version": karpenter}} if mode == "karpenter" else {}
+    return stacks.config(mode, "1.36", {**base, **(pools or {})}, name="ml",
+                         network={"availabilityZones": zones or TWO_ZONES}, cluster={**extra, **cluster})
+
+
+def run_and_plan(config: dict[str, Any]) -> tuple[engine.Recording, dict[str, Any]]:
+    key = json.dumps(config, sort_keys=True)
+    if key not in _RUNS:
+        _RUNS[key] = engine.main(config, stack="day2"), plan_data(stacks.build(config))
+    return _RUNS[key]
+
+
+def compare(before_cfg: dict[str, Any], after_cfg: dict[str, Any]) -> tuple[list[diff.Change], dict[str, Any]]:
+    before, before_plan = run_and_plan(before_cfg)
+    after, after_plan = run_and_plan(after_cfg)
+    changes = diff.compare(before, after)
+    return changes, diff.device_story(before_plan, after_plan, changes, (before, after))
+
+
+def pools_of(story: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s["pool"]: s for s in story["pools"]}
+
+
+# --- tags and disk sizes roll nodes although nothing is replaced ------------------------------------
+
+@pytest.mark.parametrize("mode", ["managed-node-groups", "karpenter"])
+def test_cluster_tags_roll_every_pool_and_warn(mode: str) -> None:
+    """Tags are in every launch template's tagSpecifications (a new version, which EKS rolls each
+    node group onto) and every EC2NodeClass's spec (Karpenter drift): nothing is replaced, yet every
+    pool's nodes are, so the story lists them and warns that no pool keeps its capacity."""
+    changes, story = compare(stack(mode), stack(mode, tags={"team": "ml"}))
+    assert diff.summary(changes)["replace"] == 0 and diff.summary(changes)["delete"] == 0
+    assert story["nodesRolled"] == ["a", "b", "platform-system"]  # the system node group too
+    assert {s["pool"]: s["nodes"] for s in story["pools"]} == {"a": "rolled", "b": "rolled"}
+    assert any("every pod on pool a is evicted" in w for w in pools_of(story)["a"]["workloadsLosingNodes"])
+    [warning] = story["warnings"]
+    assert warning.startswith("every pool's nodes are replaced at once (a, b)")
+    named = {c.name: c for c in changes}
+    if mode == "managed-node-groups":
+        for pool in ("a", "b"):
+            template = next(c for c in changes if c.type == rollouts.LAUNCH_TEMPLATE and c.name == f"platform-{pool}")
+            group = next(c for c in changes if c.type == NODE_GROUP and c.name == f"platform-{pool}")
+            assert template.action == "update" and template.rolls == [group.urn]
+            assert template.rollout.startswith("tagSpecifications: a new launch template version")
+            assert group.action == "update" and "launchTemplate.version" in group.changed
+            assert group.rolls == [group.urn] and "internal/service/eks/node_group.go" in group.rollout
+    else:
+        for pool in ("a", "b"):
+            node_class = named[f"platform-{pool}-class"]
+            assert node_class.action == "update" and node_class.changed == ["spec.tags.team"]
+            assert [urn.rsplit("::", 1)[1] for urn in node_class.rolls] == [f"platform-{pool}"]
+            assert "drift" in node_class.rollout and "karpenter-provider-aws" in node_class.rollout
+        assert not [c for c in changes if c.type == NODE_POOL]  # the NodePools themselves are unchanged
+
+
+@pytest.mark.parametrize("mode", ["managed-node-groups", "karpenter"])
+def test_a_pools_disk_size_rolls_that_pool_only(mode: str) -> None:
+    """diskSizeGib is in one pool's launch template / EC2NodeClass block devices: that pool's nodes
+    roll, the other pool keeps its nodes, and there is no every-pool warning."""
+    changes, story = compare(stack(mode), stack(mode, pools={"a": {**stack(mode)["eks-devices:nodePools"]["a"],
+                                                                   "diskSizeGib": 400}}))
+    assert diff.summary(changes)["replace"] == 0
+    assert story["nodesRolled"] == ["a"] and story["warnings"] == []
+    assert [(s["pool"], s["nodes"]) for s in story["pools"]] == [("a", "rolled")]
+    rolled = [c for c in changes if c.rolls]
+    assert rolled and all("blockDeviceMappings" in c.rollout for c in rolled if c.type != NODE_GROUP)
+
+
+# --- zones ------------------------------------------------------------------------------------------------
+
+def test_a_zone_sorting_after_the_listed_ones_keeps_subnets_but_replaces_spanning_node_groups() -> None:
+    """us-west-2c added to [a, b]: every existing subnet keeps its CIDR (nothing stateful of the
+    network is replaced), the new zone's subnets are created, and the node groups that span every
+    zone are replaced for their subnetIds (a pool in one zone, like the EFA pool b, is kept); a pool with a given, unchanged nodeGroupName loses its
+    nodes first (the provider deletes the old group before creating the new one)."""
+    changes, story = compare(stack("managed-node-groups"),
+                             stack("managed-node-groups", zones=[*TWO_ZONES, "us-west-2c"]))
+    subnets = [c for c in changes if c.type == SUBNET]
+    assert {(c.name, c.action) for c in subnets} == {("platform-private-us-west-2c", "create"),
+                                                    ("platform-public-us-west-2c", "create")}
+    groups = {c.name: c for c in changes if c.type == NODE_GROUP}
+    assert set(groups) == {"platform-a", "platform-system"}  # b (EFA) lives in one zone: kept
+    for group in groups.values():
+        assert group.action == "replace" and group.changed == ["subnetIds"]
+        assert group.reasons[0].startswith("subnetIds: replace-forcing property subnetIds")
+    assert groups["platform-a"].delete_before_replace and not groups["platform-system"].delete_before_replace
+    assert any("nameRequiresDeleteBeforeReplace" in r for r in groups["platform-a"].reasons)
+    assert {c.type for c in diff.stateful_losses(changes)} == {NODE_GROUP}
+    a = pools_of(story)["a"]
+    assert (a["nodes"], a["oldNodesDeletedFirst"], a["reservedCapacityReleasedFirst"]) == ("replaced", True, False)
+
+
+def test_going_past_four_zones_recuts_the_protected_public_subnets() -> None:
+    """4 → 5 zones: the public subnets are cut smaller, so every existing one is replaced for its
+    cidrBlock. They are protected, so `diff` flags them and `--fail-on replace` (stateful losses)
+    stops CI; the private subnets keep their CIDRs."""
+    before = stacks.config("managed-node-groups", name="ml", network={"availabilityZones": 4})
+    changes, _ = compare(before, stacks.config("managed-node-groups", name="ml", network={"availabilityZones": 5}))
+    subnets = {c.name: c for c in changes if c.type == SUBNET}
+    recut = {n for n, c in subnets.items() if c.action == "replace"}
+    assert recut == {f"platform-public-{i}" for i in range(4)}
+    assert {n for n, c in subnets.items() if c.action == "create"} == {"platform-public-4", "platform-private-4"}
+    for name in recut:
+        assert subnets[name].protected and subnets[name].stateful
+        assert subnets[name].reasons[0].startswith("cidrBlock: replace-forcing property cidrBlock")
+    assert {c.urn for c in diff.stateful_losses(changes)} >= {subnets[n].urn for n in recut}
+
+
+# --- a Karpenter upgrade flips `auto` managers ---------------------------------------------------------------
+
+def test_karpenter_114_to_115_flips_auto_pools_to_dra() -> None:
+    """Karpenter 1.15 provisions for DRA claims: the `auto` pool b flips from the plugins to DRA, so
+    its NodePool is replaced (device-manager labels are replace-on-change), the plugin releases go,
+    and pods requesting nvidia.com/gpu lose its nodes; pool a, pinned to the plugin, is untouched."""
+    changes, story = compare(stack("karpenter", karpenter="1.14.0"), stack("karpenter"))
+    pools = [c for c in changes if c.type == NODE_POOL]
+    assert [(c.name, c.action) for c in pools] == [("platform-b", "replace")]
+    assert any("replace-on-change path" in r and "device-manager-nvidia" in r for r in pools[0].reasons)
+    assert {(f["pool"], f["family"], f["before"], f["after"]) for f in story["flips"]} == {
+        ("b", "nvidia", "device-plugin", "dra"), ("b", "efa", "device-plugin", "dra")}
+    assert story["releasesRemoved"] == ["aws-efa-k8s-device-plugin"]  # pool a still needs the NVIDIA plugin
+    assert any("nvidia.com/gpu" in w for w in pools_of(story)["b"]["workloadsLosingNodes"])
+    assert "a" not in pools_of(story)
+
+
+# --- a brought KMS key on a cluster with the generated one -------------------------------------------------------
+
+def test_setting_kms_key_arn_later_flags_the_protected_key_and_cluster() -> None:
+    """The generated key would be deleted and the cluster replaced (its encryption key is
+    replace-forcing): both are stateful and protected in the baseline, so `diff` flags them and
+    `pulumi up` stops at them."""
+    changes, _ = compare(stack("managed-node-groups"), stack("managed-node-groups", kmsKeyArn=ARN))
+    key = next(c for c in changes if c.type == "aws:kms/key:Key")
+    cluster = next(c for c in changes if c.type == "eks:index:Cluster")
+    assert (key.action, key.protected, key.stateful) == ("delete", True, True)
+    assert (cluster.action, cluster.protected, cluster.stateful) == ("replace", True, True)
+    assert cluster.reasons[0].startswith("encryptionConfigKeyArn: replace-forcing property encryptionConfigKeyArn")
+    assert {c.urn for c in diff.stateful_losses(changes)} >= {key.urn, cluster.urn}
+
+
+@pytest.mark.parametrize(("type_", "changed", "rolling"), [
+    (rollouts.LAUNCH_TEMPLATE, ["tags.team"], []),  # the template's own tags: no new version
+    (rollouts.LAUNCH_TEMPLATE, ["tags.team", "tagSpecifications"], ["tagSpecifications"]),
+    (NODE_GROUP, ["scalingConfig.desiredSize", 'labels["x"]', "tags.team"], []),  # in place, no new nodes
+    (NODE_GROUP, ["releaseVersion", "launchTemplate.version"], ["releaseVersion", "launchTemplate.version"]),
+    ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", ["spec.subnetSelectorTerms"], []),  # resolved, not hashed
+    ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", ["spec.blockDeviceMappings"], ["spec.blockDeviceMappings"]),
+    (NODE_POOL, ["spec.disruption.budgets", "spec.limits"], []),  # behavioural fields do not drift
+    (NODE_POOL, ['spec.template.metadata.labels["x"]'], ['spec.template.metadata.labels["x"]']),
+    (SUBNET, ["tags.team"], []),
+])
+def test_which_updates_roll_nodes(type_: str, changed: list[str], rolling: list[str]) -> None:
+    assert rollouts.rolling_paths(type_, changed) == rolling
+
+
+def test_the_diff_view_prints_the_rolled_nodes_and_the_warning() -> None:
+    from rich.console import Console
+
+    from eks_devices.cli.diff_view import print_diff
+
+    changes, story = compare(stack("karpenter"), stack("karpenter", tags={"team": "ml"}))
+    console = Console(record=True, width=400)
+    print_diff(console, "t", changes, story, diff.summary(changes))
+    text = console.export_text()
+    assert "Nodes rolled (updated in place, every node replaced): a, b, platform-system" in text
+    assert "warning: every pool's nodes are replaced at once (a, b)" in text
+    assert "rolls nodes: spec.tags.team: drift of the nodes built from it" in text
