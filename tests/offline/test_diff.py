@@ -245,6 +245,10 @@ def test_cluster_input_changes_follow_pulumi_eks_and_the_eks_schema(path: str, v
     [change] = diff.compare(*_dev_with("platform-eks", _set(path, value)))
     assert (change.type, change.changed, change.action, change.fails) == ("eks:index:Cluster", [path], action, fails)
     assert change.stateful
+    # `--fail-on replace` stops a replacement and an update that cannot apply alike
+    assert diff.stateful_losses([change]) == ([change] if action == "replace" or fails else [])
+    if fails:
+        assert "immutable in the AWS API" in change.reasons[0]
 
 
 def test_a_node_pools_node_class_group_is_immutable_and_its_name_is_not() -> None:

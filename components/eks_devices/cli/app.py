@@ -224,7 +224,8 @@ def diff_command(
     stack: Annotated[str, typer.Argument(help=STACK_HELP)],
     against: Annotated[str, typer.Option("--against", help=AGAINST_HELP)],
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help=(
-        "`replace`: exit 1 when a stateful resource would be replaced or deleted (for CI); `never` (default)."))]
+        "`replace`: exit 1 when a stateful resource would be replaced or deleted, or an update would fail "
+        "(for CI); `never` (default)."))]
     = FailOn.never,
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,
@@ -234,7 +235,7 @@ def diff_command(
     (why) / delete, grouped by component, then per pool and family the device manager before → after,
     the nodes replaced, reserved capacity released first, the releases removed and the workloads
     that lose their nodes. Exit 0 when it could compare, 1 with `--fail-on replace` when a stateful
-    resource would be replaced or deleted (or when the stack has error findings), 2 on unusable input."""
+    resource would be replaced or deleted or an update would fail (or when the stack has error findings), 2 on unusable input."""
     from eks_devices.offline import diff as differ
 
     plan, found, base = _load_both(stack, against, project_dir, as_json)

@@ -142,8 +142,9 @@ def _verdict(change: Change, new: Registered, old: Registered, cause: str = "") 
         elif forcing and entry is not None:
             replace.append(f"{path}: replace-forcing property {forcing[0]} ({entry.source})")
         elif entry and any(covers(p, path) for p in entry.immutable):
-            fail.append(f"{path}: immutable in the Kubernetes API and not replace-on-change, so pulumi up "
-                        "fails on it")
+            where = "in the Kubernetes API" if new.type.startswith("kubernetes:") else "in the AWS API"
+            fail.append(f"{path}: immutable {where} and not replace-on-change, so pulumi up fails on it "
+                        f"({entry.source})")
     old_provider, new_provider = old.provider.rpartition("::")[0], new.provider.rpartition("::")[0]
     if old_provider and new_provider and old_provider != new_provider:
         replace.append(f"its provider changed: {old_provider} → {new_provider}")
@@ -398,5 +399,6 @@ def summary(changes: list[Change]) -> dict[str, int]:
 
 
 def stateful_losses(changes: list[Change]) -> list[Change]:
-    """The replacements and deletions of stateful resources (what `--fail-on replace` stops)."""
-    return [c for c in changes if c.stateful and c.action in ("replace", "delete")]
+    """The replacements and deletions of stateful resources, and the updates `pulumi up` fails on
+    (what `--fail-on replace` stops: a deploy that cannot apply is no safer than one that replaces)."""
+    return [c for c in changes if (c.stateful and c.action in ("replace", "delete")) or c.fails]
