@@ -39,3 +39,20 @@ def test_pulumi_yaml_declares_every_config_key() -> None:
     assert set(declared) == accepted
     # a declared key without a default must be in every stack: only the cluster section is required
     assert {key for key, decl in declared.items() if "default" not in decl} == {"cluster"}
+
+
+def test_architecture_names_every_module_of_the_layers_it_describes() -> None:
+    """The README's architecture section names every module of the package's top level, the core's
+    top level, `core/derive`, `core/knowledge`, `core/spec`, `offline` and `package`: a module added
+    by a merge gets its line (rules, manifests, CLI and preflight are 'one module per concern')."""
+    import re
+
+    architecture = README.split("\n## Architecture\n", 1)[1]
+    package = ROOT / "components" / "eks_devices"
+    modules = [p for d in ("", "core", "core/derive", "core/knowledge", "core/spec", "offline", "package")
+               for p in sorted((package / d).iterdir())
+               if (p.suffix == ".py" and not p.name.startswith("__")) or (p / "__init__.py").exists()]
+    assert len(modules) > 40
+    missing = [str(p.relative_to(package)) for p in modules
+               if not re.search(rf"(?<![\w]){re.escape(p.stem)}(?![\w])", architecture)]
+    assert not missing, missing

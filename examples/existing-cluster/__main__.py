@@ -37,7 +37,12 @@ pools = NodePools(cluster_name, NodePoolsArgs(
     private_subnets_by_zone=existing.require_object("privateSubnetsByZone"),
     cluster_security_group_id=existing.require("clusterSecurityGroupId"),
     efa_security_group_id=existing.require("efaSecurityGroupId"), discovery_tag=cluster_name))
-software = DeviceSoftware(cluster_name, DeviceSoftwareArgs(plan=plan, k8s_provider=provider, depends_on=[pools]))
-claims = ClaimTemplates(cluster_name, ClaimTemplatesArgs(plan=plan, k8s_provider=provider, depends_on=[software]))
+# DaemonSet-only releases wait for nothing (their pods follow the nodes); a release that runs a Deployment
+# would wait for `workload_nodes`, which this cluster's running nodes already are
+software = DeviceSoftware(cluster_name, DeviceSoftwareArgs(plan=plan, k8s_provider=provider))
+# each claim waits for what it names: its namespace, the toolkit's DeviceClass, the release installing its CRD
+claims = ClaimTemplates(cluster_name, ClaimTemplatesArgs(
+    plan=plan, k8s_provider=provider, namespaces=software.namespaces, device_classes=software.device_classes,
+    releases=software.releases))
 pulumi.export("nodeGroups", pools.physical_names)
 pulumi.export("claims", claims.claims)

@@ -234,8 +234,9 @@ def diff_command(
     the mock engine for both and lists per resource create / update (the changed inputs) / replace
     (why) / delete, grouped by component, then per pool and family the device manager before → after,
     the nodes replaced, reserved capacity released first, the releases removed and the workloads
-    that lose their nodes. Exit 0 when it could compare, 1 with `--fail-on replace` when a stateful
-    resource would be replaced or deleted or an update would fail (or when the stack has error findings), 2 on unusable input."""
+    that lose their nodes. Exit 0 when it could compare; 1 when the stack has error findings, and with
+    `--fail-on replace` when a stateful resource would be replaced or deleted or an update would fail;
+    2 on unusable input."""
     from eks_devices.offline import diff as differ
 
     plan, found, base = _load_both(stack, against, project_dir, as_json)
