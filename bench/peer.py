@@ -27,6 +27,9 @@ def main() -> None:
     parser.add_argument("--peer", required=True, help="the peer's command, called as `<peer> <stack file>`")
     parser.add_argument("--repeat", type=int, default=5, help="paired runs per size (medians are shown)")
     args = parser.parse_args()
+    peer_cmd = Path(args.peer).resolve()  # the runs happen in a temporary project folder
+    if not peer_cmd.is_file():
+        sys.exit(f"--peer {args.peer}: no such file")
     cli = Path(sys.executable).parent / "eks-devices"
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
@@ -38,11 +41,11 @@ def main() -> None:
         for size in (10, 200):
             path = project / "stacks" / f"Pulumi.peer{size}.yaml"
             path.write_text(yaml.safe_dump(stack(size)))
-            measured([args.peer, str(path)], project)  # the peer installs its packages on first use
+            measured([str(peer_cmd), str(path)], project)  # the peer installs its packages on first use
             rows = []
             for _ in range(args.repeat):
                 ours_wall, ours_cpu, ours = measured([str(cli), "preview", f"peer{size}", "--json"], project)
-                peer_wall, peer_cpu, peer = measured([args.peer, str(path)], project)
+                peer_wall, peer_cpu, peer = measured([str(peer_cmd), str(path)], project)
                 if ours.returncode or peer.returncode:
                     sys.exit(f"a run failed: ours {ours.returncode} {ours.stderr[-300:]} / peer {peer.returncode} "
                              f"{peer.stderr[-300:]}")
