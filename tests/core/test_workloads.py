@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from eks_devices.core.derive import daemonsets
+from eks_devices.core.knowledge.charts import CHARTS
 from eks_devices.core.knowledge.workloads import DEPLOYMENT_SWITCHES, runs_deployment
+from eks_devices.core.values import chart_value
 from support import stacks
 
 
@@ -39,3 +42,14 @@ def test_a_switch_in_the_values_runs_a_deployment(key: str, values: dict, expect
 
 def test_a_chart_the_table_does_not_know_is_assumed_to_run_one() -> None:
     assert runs_deployment("someone-elses-chart", _releases()["aws-dranet"].values) is True
+
+
+def test_a_null_parent_deletes_the_chart_default_for_the_agent_switch_too() -> None:
+    """The overlap proof reads an agent's `enabled` switch the same way: `resources.gpus: null`
+    deletes `resources.gpus.enabled` (default true), so the NVIDIA DRA plugin manages no GPUs."""
+    agent = CHARTS["nvidia-dra-driver"].agents[0]
+    assert daemonsets.enabled(agent, {}) is True  # the chart's default
+    assert daemonsets.enabled(agent, {"resources": {"gpus": {"enabled": False}}}) is False
+    assert daemonsets.enabled(agent, {"resources": {"gpus": None}}) is False
+    assert chart_value({"a": {"b": 1}}, "a.b", 7) == 1 and chart_value({}, "a.b", 7) == 7
+    assert chart_value({"a": None}, "a.b", 7) is None

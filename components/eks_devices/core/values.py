@@ -16,6 +16,19 @@ def dig(values: dict[str, Any], path: str, default: Any = None) -> Any:
     return node
 
 
+def chart_value(values: dict[str, Any], path: str, default: Any = None) -> Any:
+    """A value as a chart's template sees it: the chart's `default` while unset, None once a null on
+    the way deletes it (Helm drops null keys, defaults included)."""
+    node: Any = values
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return default
+        node = node[part]
+        if node is None:
+            return None
+    return node
+
+
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     """Deep-merge `override` onto a copy of `base`: mappings merge, anything else replaces."""
     out = copy.deepcopy(base)

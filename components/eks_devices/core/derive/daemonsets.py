@@ -16,7 +16,7 @@ from typing import Any
 
 from eks_devices.core.knowledge import charts, kube_scheduling, kube_validation
 from eks_devices.core.names import COMPUTE_TYPE_LABEL, INSTANCE_TYPE_LABEL
-from eks_devices.core.values import dig
+from eks_devices.core.values import chart_value, dig
 
 _UNSET = object()
 
@@ -62,7 +62,7 @@ def coalesce(default: Any, value: Any) -> Any:
 
 
 def enabled(agent: charts.Agent, values: dict[str, Any]) -> bool:
-    return not agent.enabled or bool(dig(values, agent.enabled, agent.enabled_default))
+    return not agent.enabled or bool(chart_value(values, agent.enabled, agent.enabled_default))
 
 
 def node_selector(values: dict[str, Any], path: str) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from eks_devices.core.values import chart_value
+
 # (value path, chart default) pairs; any true value renders a Deployment.
 DEPLOYMENT_SWITCHES: dict[str, tuple[tuple[str, bool], ...]] = {
     # dra-driver-nvidia-gpu v0.4.1: templates/controller.yaml renders the controller Deployment under
@@ -39,20 +41,7 @@ def runs_deployment(chart_key: str, values: dict[str, Any]) -> bool:
     switches = DEPLOYMENT_SWITCHES.get(chart_key)
     if switches is None:
         return True
-    return any(_switch(values, path, default) for path, default in switches)
-
-
-def _switch(values: dict[str, Any], path: str, default: bool) -> bool:
-    """A boolean value as the chart sees it: the chart's default while unset, off once a null on the
-    way deletes it (Helm drops null keys, defaults included)."""
-    node: Any = values
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return default
-        node = node[part]
-        if node is None:
-            return False
-    return bool(node)
+    return any(bool(chart_value(values, path, default)) for path, default in switches)
 
 
 # Custom resources the toolkit creates → the chart key whose release installs their CRD
