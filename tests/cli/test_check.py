@@ -41,9 +41,14 @@ def check(*args: str) -> tuple[int, str]:
 
 
 def test_the_shipped_stacks_check_clean() -> None:
-    code, stdout = check("--project-dir", str(ROOT))
+    """No error anywhere; the one warning kind is staging's static and capacity-block pools left on
+    @latest (a pre-production stack, where Karpenter's docs accept it)."""
+    code, stdout = check("--project-dir", str(ROOT), "--json")
     assert code == 0
-    assert {line.split(":")[0] for line in stdout.splitlines()} == {"dev", "staging", "prod"}
+    found = {s["stack"]: [(f["slug"], f["path"]) for f in s["findings"]] for s in json.loads(stdout)["stacks"]}
+    assert found == {"dev": [], "prod": [], "staging": [
+        ("karpenter-ami-latest", "nodePools.gpu-mig.amiVersion"),
+        ("karpenter-ami-latest", "nodePools.trn-static.amiVersion")]}
 
 
 @pytest.mark.parametrize(("stacks", "code"), [(["dev"], 0), (["bad"], 1), (["worse"], 2), (["dev", "bad"], 1),

@@ -224,6 +224,10 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         case("karpenter", {"p": {**P5, **STATIC}},
              helmValues={"karpenter": {"settings": {"featureGates": {"staticCapacity": False}}}}),
         {"helmValues": {"karpenter": {"settings": {"featureGates": {"staticCapacity": DELETE}}}}})],
+    "karpenter-ami-latest": [
+        (case("karpenter", {"p": {**P5, **STATIC}}), pool("p", amiVersion="v20251117")),
+        (case("karpenter", {"t": {**TRN2, **STATIC, **CB, "ami": "bottlerocket"}}),
+         {"cluster": {"amiVersion": "v1.49.0"}})],
     "karpenter-reuse-values": [(
         case("karpenter", {}, cluster={"karpenter": {"reuseValues": True}}),
         {"cluster": {"karpenter": {"reuseValues": False}}})],
@@ -310,6 +314,12 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "public-endpoint-open": [(
         case("auto-mode", {}, cluster={"endpoint": {"publicAccessCidrs": ["0.0.0.0/0"]}}),
         {"cluster": {"endpoint": {"publicAccessCidrs": ["203.0.113.0/24"]}}})],
+    "endpoint-reachable-from-nodes": [
+        (case("auto-mode", {}, cluster={"endpoint": {"privateAccess": False, "publicAccessCidrs": ["203.0.113.0/24"]}}),
+         {"cluster": {"endpoint": {"privateAccess": True}}}),
+        (case("karpenter", {}, cluster={"endpoint": {"privateAccess": False, "publicAccessCidrs": ["203.0.113.7/32"]}},
+              network={"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": ["subnet-0123456789abcdef0"]}),
+         {"cluster": {"endpoint": {"privateAccess": True}}})],
     "control-plane-logging-off": [(
         case("auto-mode", {}, cluster={"logging": []}), {"cluster": {"logging": ["api", "audit", "authenticator"]}})],
     "pool-public-ips": [(

@@ -148,6 +148,9 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
              helmValues={"karpenter": {"settings": {"featureGates": {"staticCapacity": False}}}}),
         "error", "helmValues.karpenter.settings.featureGates",
         case("karpenter", {"p": {**P5, **STATIC}})),
+    "karpenter-ami-latest": (
+        case("karpenter", {"p": {**P5, **STATIC}}), "warning", "nodePools.p.amiVersion",
+        case("karpenter", {"p": {**P5, **STATIC, "amiVersion": "v20251117"}})),
     "karpenter-reuse-values": (
         case("karpenter", {}, cluster={"karpenter": {"reuseValues": True}}),
         "error", "cluster.karpenter.reuseValues",
@@ -269,6 +272,10 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("auto-mode", {}, cluster={"endpoint": {"publicAccessCidrs": ["0.0.0.0/0"]}}),
         "warning", "cluster.endpoint.publicAccessCidrs",
         case("auto-mode", {}, cluster={"endpoint": {"publicAccessCidrs": ["203.0.113.0/24"]}})),
+    "endpoint-reachable-from-nodes": (
+        case("auto-mode", {}, cluster={"endpoint": {"privateAccess": False, "publicAccessCidrs": ["203.0.113.0/24"]}}),
+        "error", "cluster.endpoint.privateAccess",
+        case("auto-mode", {}, cluster={"endpoint": {"privateAccess": True, "publicAccessCidrs": ["203.0.113.0/24"]}})),
     "control-plane-logging-off": (
         case("auto-mode", {}, cluster={"logging": []}), "warning", "cluster.logging",
         case("auto-mode", {}, cluster={"logging": ["api", "audit"]})),

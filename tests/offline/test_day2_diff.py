@@ -65,8 +65,11 @@ def test_cluster_tags_roll_every_pool_and_warn(mode: str) -> None:
     assert story["nodesRolled"] == ["a", "b", "platform-system"]  # the system node group too
     assert {s["pool"]: s["nodes"] for s in story["pools"]} == {"a": "rolled", "b": "rolled"}
     assert any("every pod on pool a is evicted" in w for w in pools_of(story)["a"]["workloadsLosingNodes"])
-    [warning] = story["warnings"]
+    warning, *held = story["warnings"]
     assert warning.startswith("every pool's nodes are replaced at once (a, b)")
+    # node groups are static pools: each rolled one is named
+    assert held == (["static pool a: every node is rolled", "static pool b: every node is rolled"]
+                    if mode == "managed-node-groups" else [])
     named = {c.name: c for c in changes}
     if mode == "managed-node-groups":
         for pool in ("a", "b"):
@@ -92,7 +95,8 @@ def test_a_pools_disk_size_rolls_that_pool_only(mode: str) -> None:
     changes, story = compare(stack(mode), stack(mode, pools={"a": {**stack(mode)["eks-devices:nodePools"]["a"],
                                                                    "diskSizeGib": 400}}))
     assert diff.summary(changes)["replace"] == 0
-    assert story["nodesRolled"] == ["a"] and story["warnings"] == []
+    assert story["nodesRolled"] == ["a"]
+    assert story["warnings"] == (["static pool a: every node is rolled"] if mode == "managed-node-groups" else [])
     assert [(s["pool"], s["nodes"]) for s in story["pools"]] == [("a", "rolled")]
     rolled = [c for c in changes if c.rolls]
     assert rolled and all("blockDeviceMappings" in c.rollout for c in rolled if c.type != NODE_GROUP)
@@ -197,3 +201,91 @@ def test_the_diff_view_prints_the_rolled_nodes_and_the_warning() -> None:
     assert "Nodes rolled (updated in place, every node replaced): a, b, platform-system" in text
     assert "warning: every pool's nodes are replaced at once (a, b)" in text
     assert "rolls nodes: spec.tags.team: drift of the nodes built from it" in text
+
+
+@pytest.mark.parametrize("mode", ["managed-node-groups", "karpenter"])
+def test_a_zone_count_turned_into_the_same_zone_list_changes_nothing(mode: str) -> None:
+    """The zone-keyed subnets, routes and NAT are aliased to the position-keyed ones, and an alias
+    keeps the old resource's id (as pulumi up does): nothing that reads those ids changes."""
+    changes, story = compare(stack(mode, zones=2), stack(mode))
+    assert [c for c in changes if c.action in ("replace", "create", "delete")] == []
+    assert story["nodesRolled"] == []
+
+
+@pytest.mark.parametrize("mode", ["managed-node-groups", "karpenter"])
+def test_a_pool_renamed_with_renamed_from_is_one_pool_whose_nodes_roll(mode: str) -> None:
+    """renamedFrom keeps every resource (aliases): the pool label changes, which is a new launch
+    template version (EKS rolls the group) or NodePool drift: one pool rolled, nothing replaced,
+    created or deleted, no manager flip."""
+    base = stack(mode)
+    pools = dict(base["eks-devices:nodePools"])
+    renamed = {"c": {**pools.pop("a"), "renamedFrom": "a"}, **pools}
+    changes, story = compare(base, stack(mode) | {"eks-devices:nodePools": renamed})
+    assert {c.action for c in changes} == {"update"}
+    assert [(s["pool"], s["nodes"]) for s in story["pools"]] == [("c", "rolled")]
+    assert story["flips"] == [] and story["nodesRolled"] == ["c"]
+    if mode == "managed-node-groups":
+        group = next(c for c in changes if c.type == NODE_GROUP)
+        assert group.rolls == [group.urn] and "launchTemplate.version" in group.changed and not group.reasons
+
+
+def test_a_capacity_block_pool_renamed_without_renamed_from_fails() -> None:
+    """A new group on the same Capacity Block waits for the capacity the old one holds (the old one
+    is deleted last): the create is marked as failing and names the fix."""
+    cb = {"instanceTypes": ["p5.48xlarge"], "replicas": 1, "capacity": "capacity-block",
+          "capacityReservationIds": ["cr-0123456789abcdef0"], "availabilityZone": "us-west-2a",
+          "placementGroup": False}
+    before = stack("managed-node-groups", pools={"cb": cb})
+    after = stack("managed-node-groups")
+    after["eks-devices:nodePools"]["cb2"] = cb
+    changes, _ = compare(before, after)
+    group = next(c for c in changes if c.type == NODE_GROUP and c.action == "create")
+    assert group.fails and "renamedFrom: cb" in group.reasons[-1]
+    assert group in diff.stateful_losses(changes)  # --fail-on replace stops on it
+
+
+def test_a_pinned_zone_move_under_a_placement_group_fails() -> None:
+    efa = {"instanceTypes": ["p5.48xlarge"], "replicas": 1, "availabilityZone": "us-west-2a"}
+    changes, _ = compare(stack("managed-node-groups", pools={"e": efa}),
+                         stack("managed-node-groups", pools={"e": {**efa, "availabilityZone": "us-west-2b"}}))
+    group = next(c for c in changes if c.type == NODE_GROUP and c.name == "platform-e")
+    assert group.fails and any(r.startswith("availabilityZone us-west-2a → us-west-2b: the pool keeps its cluster "
+                                            "placement group") for r in group.reasons)
+
+
+def test_a_capacity_block_group_upgrade_with_nodes_fails_and_at_zero_does_not() -> None:
+    cb = {"instanceTypes": ["p5.48xlarge"], "capacity": "capacity-block",
+          "capacityReservationIds": ["cr-0123456789abcdef0"], "availabilityZone": "us-west-2a", "placementGroup": False}
+    for replicas, fails in ((1, True), (0, False)):
+        changes, _ = compare(stack("managed-node-groups", pools={"cb": {**cb, "replicas": replicas}}),
+                             stack("managed-node-groups", pools={"cb": {**cb, "replicas": replicas}},
+                                   tags={"team": "ml"}))
+        group = next(c for c in changes if c.type == NODE_GROUP and c.name == "platform-cb")
+        assert group.fails is fails, group.reasons
+        assert any("upgraded only at desired size 0" in r for r in group.reasons) is fails
+
+
+def test_a_skipped_kubernetes_minor_fails() -> None:
+    one = stacks.config("karpenter", "1.34", {}, name="ml", network={"availabilityZones": TWO_ZONES},
+                        cluster={"karpenter": {"version": "1.15.0"}})
+    for version, fails in (("1.36", True), ("1.35", False)):
+        changes, _ = compare(one, one | {"eks-devices:cluster": {**one["eks-devices:cluster"], "version": version}})
+        cluster = next(c for c in changes if c.type == "eks:index:Cluster")
+        assert cluster.fails is fails
+        assert any("1 skipped minor version(s): EKS refuses it" in r for r in cluster.reasons) is fails
+
+
+def test_karpenter_requirements_drift_only_the_nodes_they_no_longer_accept() -> None:
+    """Requirements are outside Karpenter's drift hash: adding an instance type drifts nothing,
+    removing one drifts only that type's nodes (and says so)."""
+    two = {"instanceTypes": ["p5.48xlarge", "p5e.48xlarge"]}
+    one = {"instanceTypes": ["p5.48xlarge"]}
+    changes, story = compare(stack("karpenter", pools={"b": one}), stack("karpenter", pools={"b": two}))
+    pool = next(c for c in changes if c.type == NODE_POOL and c.name == "platform-b")
+    assert pool.action == "update" and pool.rolls == [] and story["nodesRolled"] == []
+    changes, story = compare(stack("karpenter", pools={"b": two}), stack("karpenter", pools={"b": one}))
+    pool = next(c for c in changes if c.type == NODE_POOL and c.name == "platform-b")
+    assert pool.rolls == [pool.urn]
+    assert pool.rollout.startswith("spec.template.spec.requirements: only nodes with "
+                                   "node.kubernetes.io/instance-type p5e.48xlarge drift, the other nodes are kept")
+    assert story["nodesRolled"] == ["b"]

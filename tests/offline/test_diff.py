@@ -55,7 +55,7 @@ def test_a_stack_against_itself_changes_nothing() -> None:
     changes = diff.compare(before, after)
     story = diff.device_story(before_plan, before_plan, changes, (before, after))
     assert changes == []
-    assert story == {"pools": [], "flips": [], "releasesRemoved": [], "releasesAdded": [], "nodesRolled": [],
+    assert story == {"pools": [], "flips": [], "releasesRemoved": [], "releasesAdded": [], "nodesRolled": [], "reservedCapacityRolled": [], "amiDrift": [],
                      "warnings": []}
 
 
@@ -79,7 +79,11 @@ def test_dev_at_136_against_135_replaces_the_flipped_node_pools() -> None:
     assert pools["gpu-dra"]["nodes"] == "replaced"
     assert any("nvidia.com/gpu" in w for w in pools["gpu-dra"]["workloadsLosingNodes"])
     assert any("vpc.amazonaws.com/efa" in w for w in pools["train-efa"]["workloadsLosingNodes"])
-    assert "gpu-plugin" not in pools  # g7e keeps the plugin on both versions: nothing happens to it
+    # g7e keeps the plugin on both versions, yet Auto Mode replaces every node after a control-plane upgrade
+    assert pools["gpu-plugin"]["nodes"] == "rolled" and pools["gpu-plugin"]["managers"]["nvidia"]["flips"] is False
+    [why] = pools["gpu-plugin"]["rolledBecause"]
+    assert why.startswith("Kubernetes 1.35 → 1.36: EKS Auto Mode replaces every node after a control-plane upgrade")
+    assert story["nodesRolled"] == ["gpu-plugin", "inference-neuron"]  # the other two are replaced outright
 
 
 def test_a_vpc_cidr_change_replaces_subnets_naming_the_property_and_what_reads_them() -> None:

@@ -7,7 +7,7 @@ import boto3
 
 from eks_devices.preflight import CheckResult
 from eks_devices.preflight.network import EGRESS, REQUIRED_ENDPOINTS, ZONES
-from support import aws
+from support import aws, stacks
 
 EFA_POOL = {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}}
 GPU_POOL = {"replicas": 1, "instanceTypes": ["g6e.2xlarge"]}
@@ -212,3 +212,23 @@ def test_regional_nat_gateway_whose_route_table_has_no_internet_route_fails(sess
 def test_regional_nat_gateway_with_its_route_table_out_of_sight_passes(session: boto3.Session) -> None:
     vpc, _ = regional_nat(session, egress_table="rtb-0notinthisvpc00000")
     assert all(r.status == "pass" for r in private_results(session, vpc))
+
+
+def test_nat_addresses_outside_the_public_endpoint_cidrs_fail_when_the_private_endpoint_is_off(
+        session: boto3.Session) -> None:
+    """privateAccess: false: nodes reach the API server from the NAT gateway's Elastic IP, which
+    publicAccessCidrs must include; the fix names the address."""
+    vpc = aws.build_vpc(session, egress="nat")
+    nat = session.client("ec2").describe_nat_gateways()["NatGateways"]
+    ips = {a["PublicIp"] for n in nat for a in n["NatGatewayAddresses"]}
+
+    def run(cidrs: list[str]) -> list[CheckResult]:
+        plan = stacks.plan("managed-node-groups", "1.36", {"serve": GPU_POOL}, name="ml", region=aws.REGION,
+                           network=vpc.network(),
+                           cluster={"endpoint": {"privateAccess": False, "publicAccessCidrs": cidrs}})
+        return [r for r in aws.check(session, plan, EGRESS) if any(s in r.subject for s in vpc.private.values())]
+
+    failed = [r for r in run(["203.0.113.0/24"]) if r.status == "fail"]
+    assert len(failed) == 2 and all("privateAccess is false" in r.detail for r in failed)
+    assert all(any(f"{ip}/32" in r.fix for ip in ips) for r in failed)
+    assert all(r.status == "pass" for r in run(sorted(f"{ip}/32" for ip in ips)))

@@ -216,6 +216,7 @@ def _flips(stack: str, against: str, project_dir: Path | None,
 
 class FailOn(StrEnum):
     replace = "replace"
+    roll_reserved = "roll-reserved"
     never = "never"
 
 
@@ -225,7 +226,8 @@ def diff_command(
     against: Annotated[str, typer.Option("--against", help=AGAINST_HELP)],
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help=(
         "`replace`: exit 1 when a stateful resource would be replaced or deleted, or an update would fail "
-        "(for CI); `never` (default)."))]
+        "(for CI); `roll-reserved`: exit 1 when the nodes of a pool on reserved capacity or a capacity block "
+        "would be rolled or replaced; `never` (default)."))]
     = FailOn.never,
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,
@@ -235,7 +237,8 @@ def diff_command(
     (why) / delete, grouped by component, then per pool and family the device manager before → after,
     the nodes replaced, reserved capacity released first, the releases removed and the workloads
     that lose their nodes. Exit 0 when it could compare; 1 when the stack has error findings, and with
-    `--fail-on replace` when a stateful resource would be replaced or deleted or an update would fail;
+    `--fail-on replace` when a stateful resource would be replaced or deleted or an update would fail,
+    with `--fail-on roll-reserved` when a reserved-capacity pool's nodes would be rolled or replaced;
     2 on unusable input."""
     from eks_devices.offline import diff as differ
 
@@ -267,7 +270,8 @@ def diff_command(
         from eks_devices.cli.diff_view import print_diff
 
         print_diff(out, f"Stack {stack} against {found.source}", changes, story, counts)
-    raise typer.Exit(1 if fail_on is FailOn.replace and losses else 0)
+    stop = {FailOn.replace: bool(losses), FailOn.roll_reserved: bool(story["reservedCapacityRolled"])}
+    raise typer.Exit(1 if stop.get(fail_on) else 0)
 
 
 @app.command("preflight", cls=_Command)

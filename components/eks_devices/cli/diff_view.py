@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from eks_devices.offline.diff import Change
+from eks_devices.offline.diff import RESERVED_CAPACITY, Change
 
 SYMBOL = {"create": "[green]+ create[/green]", "update": "[yellow]~ update[/yellow]",
           "replace": "[magenta]+- replace[/magenta]", "delete": "[red]- delete[/red]"}
@@ -31,7 +31,7 @@ def _detail(c: Change) -> str:
     if c.protected and c.action in ("replace", "delete"):
         lines.append("[red]protected[/red]: pulumi up refuses this until `protect` is lifted")
     if c.fails:
-        lines.append("[red]pulumi up fails on this update[/red]")
+        lines.append("[red]pulumi up fails or stalls on this change[/red]")
     return "\n".join(lines)
 
 
@@ -64,6 +64,9 @@ def _print_story(console: Console, story: dict[str, Any]) -> None:
                                  for f, m in s["managers"].items()) or "-"
             nodes = s["nodes"] + ("\nreserved capacity released first" if s["reservedCapacityReleasedFirst"]
                                   else "\nold nodes deleted first" if s["oldNodesDeletedFirst"] else "")
+            held = [k for k in (s["provisioning"] if s["provisioning"] == "static" else "",
+                                s["capacity"] if s["capacity"] in RESERVED_CAPACITY else "") if k]
+            nodes += "".join(f"\n{k} pool" for k in held) + "".join(f"\n{why}" for why in s["rolledBecause"])
             table.add_row(escape(s["pool"]), managers, nodes, escape("\n".join(s["workloadsLosingNodes"])) or "-")
         console.print(table)
     if story["releasesRemoved"]:
@@ -73,6 +76,9 @@ def _print_story(console: Console, story: dict[str, Any]) -> None:
     if story["nodesRolled"]:
         console.print("Nodes rolled (updated in place, every node replaced): "
                       + escape(", ".join(story["nodesRolled"])))
+    for drift in story["amiDrift"]:
+        console.print(f"AMI drift: pool {escape(drift['pool'])} ({escape(drift['provisioning'])}, "
+                      f"{escape(drift['capacity'])}) selects {escape(drift['alias'])}: {escape(drift['why'])}")
     for warning in story["warnings"]:
         console.print("[yellow]warning[/yellow]: " + escape(warning))
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Finding, Plan
 from eks_devices.core.spec.stack import FAMILIES
 
@@ -22,6 +23,11 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             "instanceTypes": list(pool.instance_types),
             "capacity": pool.capacity,
             "ami": pool.ami,
+            "amiVersion": pool.ami_version,
+            "capacityReservationIds": list(pool.config.capacity_reservation_ids),
+            "availabilityZone": pool.config.availability_zone,
+            "placementGroup": uses_placement_group(plan.mode, pool),
+            "renamedFrom": pool.config.renamed_from,
             "managers": {
                 family: {"manager": res.manager, "requested": res.requested, "reason": res.reason,
                          "release": pool.releases.get(family)}

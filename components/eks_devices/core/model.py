@@ -184,6 +184,7 @@ class PoolPlan:
     bottlerocket_settings: dict[str, Any]
     node_class_annotations: dict[str, str]
     config: NodePool
+    ami_version: str = "latest"  # the pinned AMI release, or `latest` (knowledge/amis.py)
 
     def manager(self, family: Family) -> str:
         return self.managers[family].manager

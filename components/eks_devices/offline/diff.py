@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from eks_devices.core.knowledge import replacement, rollouts
+from eks_devices.core.knowledge import amis, replacement, rollouts, versions
 from eks_devices.core.names import POOL_LABEL
 from eks_devices.core.spec.claims import EXTENDED_RESOURCES
 from eks_devices.core.vocabulary import FAMILIES
@@ -167,6 +167,7 @@ def compare(before: Recording, after: Recording) -> list[Change]:
                 matched[r.urn] = old_by_urn[urn]
                 taken.add(urn)
                 break
+    kept_ids = _kept_ids(matched, after)
     changes: dict[str, Change] = {}
     for r in after.resources:
         old = matched.get(r.urn)
@@ -179,13 +180,14 @@ def compare(before: Recording, after: Recording) -> list[Change]:
             change.protected = old.protect
             change.previous_urn = old.urn if old.urn != r.urn else None
             if _diffable(r):
-                change.changed = [p for p in changed_paths(old.inputs, r.inputs)
+                change.changed = [p for p in changed_paths(old.inputs, _swap(r.inputs, kept_ids))
                                   if not any(under(i, p) for i in r.ignore_changes)]  # the engine drops those
                 _verdict(change, r, old)
         changes[r.urn] = change
     _cascade(changes, matched, after)
     _fixed_names(changes, after)
     _rollouts(changes, matched, after)
+    _refused(changes, matched, after)
     out = [c for c in changes.values() if c.action != "same"]
     # what no new resource answers for is deleted; one with a new resource's type and name is a new identity
     created = {(c.type, c.name): c for c in out if c.action == "create"}
@@ -203,6 +205,36 @@ def compare(before: Recording, after: Recording) -> list[Change]:
                           stateful=bool(entry and entry.stateful), loses=entry.loses if entry else "",
                           protected=old.protect))
     return sorted(out, key=lambda c: (c.component, c.type, c.name))
+
+
+def _kept_ids(matched: dict[str, Registered], after: Recording) -> dict[str, str]:
+    """new id or ARN → the old one, for resources matched through an alias: pulumi up keeps the
+    matched resource (its id and ARN), while the mock engine names ids after the new logical name."""
+    out: dict[str, str] = {}
+    for r in after.resources:
+        old = matched.get(r.urn)
+        if old is not None and old.urn != r.urn:
+            for key in ("id", "arn"):
+                new_value, old_value = r.outputs.get(key), old.outputs.get(key)
+                if isinstance(new_value, str) and isinstance(old_value, str) and new_value != old_value \
+                        and len(new_value) > 6:
+                    out[new_value] = old_value
+    return out
+
+
+def _swap(value: Any, ids: dict[str, str]) -> Any:
+    """`value` with every id or ARN of `ids` (whole, or embedded as `_holds` finds them) replaced."""
+    if not ids:
+        return value
+    if isinstance(value, dict):
+        return {k: _swap(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_swap(v, ids) for v in value]
+    if isinstance(value, str):
+        for new, old in ids.items():
+            if _holds(value, new):
+                value = value.replace(new, old)
+    return value
 
 
 def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: Recording) -> None:
@@ -240,7 +272,8 @@ def _rollouts(changes: dict[str, Change], matched: dict[str, Registered], after:
     a launch template's new version reaches its node groups' `launchTemplate.version` (EKS rolls
     them), a node group's own version inputs roll it, and a changed NodePool template or node class
     drifts the Karpenter / Auto Mode nodes built from it."""
-    by_id = {old.outputs.get("id"): urn for urn, old in matched.items()
+    ids = {r.urn: r.outputs.get("id") for r in after.resources}  # the new run's ids, which its inputs carry
+    by_id = {ids.get(urn): urn for urn, old in matched.items()
              if old.type == rollouts.LAUNCH_TEMPLATE and changes[urn].action == "update"}
     class_names = {}
     for urn, change in changes.items():
@@ -274,6 +307,50 @@ def _rollouts(changes: dict[str, Change], matched: dict[str, Registered], after:
         if r.type in NODE_TYPES and paths:
             change.rolls.append(r.urn)
             change.rollout = f"{', '.join(paths)}: its nodes are replaced ({rollouts.source(r.type)})"
+        elif r.type == rollouts.NODE_POOL and change.action == "update" and any(
+                under(rollouts.REQUIREMENTS, p) for p in change.changed):
+            drifted = rollouts.requirement_drift(_requirements_of(matched[r.urn]), _requirements_of(r))
+            if drifted:
+                change.rolls.append(r.urn)
+                change.rollout = (f"{rollouts.REQUIREMENTS}: only {'; '.join(drifted)} drift, the other nodes are "
+                                  f"kept ({rollouts.KARPENTER_REQUIREMENTS})")
+
+
+CLUSTER_TYPES = ("eks:index:Cluster", "aws:eks/cluster:Cluster")
+
+
+def _fail(change: Change, reason: str) -> None:
+    """Mark an update `pulumi up` would not get through (the API refuses it, or it stalls half-way)."""
+    if reason not in change.reasons:
+        change.reasons.append(reason)
+    change.fails = change.action == "update"
+
+
+def _requirements_of(r: Registered) -> Any:
+    return ((((r.inputs.get("spec") or {}).get("template") or {}).get("spec") or {}).get("requirements"))
+
+
+def _refused(changes: dict[str, Change], matched: dict[str, Registered], after: Recording) -> None:
+    """Updates the API refuses or that stall (`core/knowledge/rollouts.py`): a control plane moved by
+    more than one minor, and an upgrade of a Capacity Block node group that still wants nodes."""
+    for r in after.resources:
+        change, old = changes[r.urn], matched.get(r.urn)
+        if change.action != "update" or old is None:
+            continue
+        if r.type in CLUSTER_TYPES and "version" in change.changed:
+            try:
+                step = (versions.kubernetes(str(old.inputs.get("version"))),
+                        versions.kubernetes(str(r.inputs.get("version"))))
+            except ValueError:
+                continue
+            if why := rollouts.version_step_problem(*step):
+                _fail(change, f"version: {why}")
+        if r.type == rollouts.NODE_GROUP and r.inputs.get("capacityType") == "CAPACITY_BLOCK":
+            desired = int((r.inputs.get("scalingConfig") or {}).get("desiredSize") or 0)
+            if paths := rollouts.capacity_block_stalls(change.changed, desired):
+                _fail(change, f"{', '.join(paths)}: the group upgrades with {desired} node(s) wanted "
+                              f"({rollouts.CAPACITY_BLOCK_AT_ZERO}); pulumi up once with the pool's replicas: 0, "
+                              "then with this change, then restore the replicas")
 
 
 # --- the device story ------------------------------------------------------------------------------
@@ -288,9 +365,18 @@ class PoolStory:
     released_first: bool  # reserved capacity: the old nodes go before the new ones exist
     workloads: list[str]  # who loses their nodes
     deleted_first: bool = False  # the old nodes go before the new ones exist (reserved or not)
+    capacity: str = "on-demand"
+    provisioning: str = "dynamic"
+    why: list[str] = field(default_factory=list)  # what rolls its nodes with no resource of it replaced
+
+    @property
+    def reserved(self) -> bool:
+        return self.capacity in RESERVED_CAPACITY
 
     def as_dict(self) -> dict[str, Any]:
-        return {"pool": self.pool, "nodes": self.nodes, "oldNodesDeletedFirst": self.deleted_first,
+        return {"pool": self.pool, "nodes": self.nodes, "capacity": self.capacity,
+                "provisioning": self.provisioning, "rolledBecause": self.why,
+                "oldNodesDeletedFirst": self.deleted_first,
                 "reservedCapacityReleasedFirst": self.released_first,
                 "managers": {f: {"before": b, "after": a, "flips": b != a} for f, (b, a) in self.managers.items()},
                 "workloadsLosingNodes": self.workloads}
@@ -308,22 +394,30 @@ def _pool_of(urns: tuple[str | None, ...], recordings: tuple[Recording, Recordin
     return None
 
 
-def rolled_nodes(changes: list[Change], recordings: tuple[Recording, Recording]) -> list[str]:
-    """The pools (or, for node objects of no pool such as the system node group, their resource
-    names) whose nodes an in-place update replaces."""
-    out = set()
+def roll_reasons(changes: list[Change], recordings: tuple[Recording, Recording]) -> dict[str, list[str]]:
+    """Per pool (or, for node objects of no pool such as the system node group, their resource name)
+    whose nodes an in-place update replaces: why, one line per update that rolls them."""
+    out: dict[str, list[str]] = {}
     for c in changes:
         for urn in c.rolls:
-            out.add(_pool_of((urn,), recordings) or urn.rsplit("::", 1)[-1])
-    return sorted(out)
+            reasons = out.setdefault(_pool_of((urn,), recordings) or urn.rsplit("::", 1)[-1], [])
+            if c.rollout and f"{c.name}: {c.rollout}" not in reasons:
+                reasons.append(f"{c.name}: {c.rollout}")
+    return out
+
+
+def rolled_nodes(changes: list[Change], recordings: tuple[Recording, Recording]) -> list[str]:
+    """The pools (or node objects of no pool) whose nodes an in-place update replaces."""
+    return sorted(roll_reasons(changes, recordings))
 
 
 def manager_flips(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(pool, family, before, after) for each pool kept whose resolved manager changes (`plan_data` dicts)."""
     out = []
-    for pool in sorted(set(before["pools"]) & set(after["pools"])):
+    was = renamed_pools(before, after)
+    for pool in sorted(set(after["pools"]) & (set(before["pools"]) | set(was))):
         for family in FAMILIES:
-            b = before["pools"][pool]["managers"][family]["manager"]
+            b = before["pools"][was.get(pool, pool)]["managers"][family]["manager"]
             a = after["pools"][pool]["managers"][family]["manager"]
             if a != b:
                 out.append((pool, family, b, a))
@@ -334,15 +428,24 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
                  recordings: tuple[Recording, Recording]) -> dict[str, Any]:
     """Per pool and family the manager before → after, whether the nodes are replaced (and reserved
     capacity released first), the releases removed and added, and the workloads that lose nodes."""
+    was = renamed_pools(before, after)
     node_changes: dict[str, Change] = {}
     for c in changes:
         if c.type in NODE_TYPES and (pool := _pool_of((c.urn, c.previous_urn), recordings)) is not None:
             node_changes.setdefault(pool, c)
+    for new_name, old_name in was.items():  # a renamed pool's node object is labelled with either name
+        if old_name in node_changes:
+            node_changes.setdefault(new_name, node_changes.pop(old_name))
+    _stalled_pools(before, after, node_changes)
     resource_of = {family: name for name, family in EXTENDED_RESOURCES.items()}
-    rolled = rolled_nodes(changes, recordings)
+    upgrade = upgrade_rolls(before, after)
+    renamed_to = {old: new for new, old in was.items()}
+    reasons = {renamed_to.get(p, p): why for p, why in roll_reasons(changes, recordings).items()}
+    by_resources = sorted(reasons)
+    rolled = set(by_resources) | set(upgrade)
     stories = []
-    for pool in sorted(set(before["pools"]) | set(after["pools"])):
-        old, new = before["pools"].get(pool), after["pools"].get(pool)
+    for pool in sorted((set(before["pools"]) - set(was.values())) | set(after["pools"])):
+        old, new = before["pools"].get(was.get(pool, pool)), after["pools"].get(pool)
         managers = {}
         for family in FAMILIES:
             b = old["managers"][family]["manager"] if old else "-"
@@ -370,15 +473,96 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
             workloads.append(f"every pod on pool {pool} is evicted while its nodes are "
                              f"{'removed' if nodes == 'deleted' else 'replaced'}")
         if change or pool in rolled or old is None or new is None or any(b != a for b, a in managers.values()):
-            stories.append(PoolStory(pool, managers, nodes, released, workloads, first))
+            shape = new or old or {}
+            stories.append(PoolStory(pool, managers, nodes, released, workloads, first,
+                                     capacity=shape.get("capacity", "on-demand"),
+                                     provisioning=shape.get("provisioning", "dynamic"),
+                                     why=([upgrade[pool]] if pool in upgrade else []) + reasons.get(pool, [])
+                                     if nodes == "rolled" else []))
     return {
         "pools": [s.as_dict() for s in stories],
         "flips": [{"pool": p, "family": f, "before": b, "after": a} for p, f, b, a in manager_flips(before, after)],
         "releasesRemoved": sorted(set(before["releases"]) - set(after["releases"])),
         "releasesAdded": sorted(set(after["releases"]) - set(before["releases"])),
-        "nodesRolled": rolled,
-        "warnings": _roll_warnings(after, stories),
+        "nodesRolled": sorted(set(by_resources) | {s.pool for s in stories if s.nodes == "rolled"}),
+        "reservedCapacityRolled": [s.pool for s in stories if s.reserved and s.nodes in ("rolled", "replaced")],
+        "amiDrift": ami_drift(after),
+        "warnings": _roll_warnings(after, stories) + _held_roll_warnings(stories),
     }
+
+
+def renamed_pools(before: dict[str, Any], after: dict[str, Any]) -> dict[str, str]:
+    """new pool name → its name in the baseline, for the pools renamed with `renamedFrom`: the same
+    pool, whose resources keep their identity through aliases."""
+    return {name: str(p["renamedFrom"]) for name, p in after["pools"].items()
+            if p.get("renamedFrom") in before["pools"] and p.get("renamedFrom") not in after["pools"]}
+
+
+def _stalled_pools(before: dict[str, Any], after: dict[str, Any], node_changes: dict[str, Change]) -> None:
+    """Pool changes that stall, read from the two plans (`plan_data` dicts): a capacity-block pool
+    renamed without `renamedFrom` (its new node object waits for the reservation the old one holds
+    until the old one is deleted, last), and a pinned zone moved while the pool keeps its cluster
+    placement group (a cluster placement group lives in one zone: EC2 User Guide, "Placement
+    strategies", cluster; its running instances hold it there until they are gone)."""
+    was = renamed_pools(before, after)
+    gone = {n: p for n, p in before["pools"].items() if n not in after["pools"] and n not in was.values()}
+    for name, pool in after["pools"].items():
+        change = node_changes.get(name)
+        if change is None:
+            continue
+        old = before["pools"].get(was.get(name, name))
+        if old is None and pool.get("capacity") == "capacity-block":
+            held = [n for n, p in gone.items() if set(p.get("capacityReservationIds", ())) &
+                    set(pool.get("capacityReservationIds", ()))]
+            if held:
+                change.reasons.append(
+                    f"pool {name} draws on the reservation of pool {held[0]}, which is deleted only after it is "
+                    f"created: it waits for capacity the old pool holds; rename with nodePools.{name}.renamedFrom: "
+                    f"{held[0]} (its resources keep their identity)")
+                change.fails = True
+        elif (old is not None and old.get("placementGroup") and pool.get("placementGroup")
+              and old.get("availabilityZone") and old.get("availabilityZone") != pool.get("availabilityZone")):
+            change.reasons.append(
+                f"availabilityZone {old['availabilityZone']} → {pool.get('availabilityZone')}: the pool keeps its "
+                "cluster placement group, which lives in one zone and holds the old nodes there, so new nodes in "
+                "the new zone cannot launch into it; move the pool in two steps (placementGroup: false, then the "
+                "zone and placementGroup: true) or scale it to 0 first")
+            change.fails = True
+
+
+def upgrade_rolls(before: dict[str, Any], after: dict[str, Any]) -> dict[str, str]:
+    """Pools whose nodes a control-plane version change replaces with no node resource replaced
+    (`knowledge/amis.py`): every Auto Mode pool, and every Karpenter pool (an alias AMI follows the
+    minor). Managed node groups roll through their own `version` input, which the resource diff sees."""
+    if before.get("mode") != after.get("mode") or before.get("kubernetesVersion") == after.get("kubernetesVersion"):
+        return {}
+    why = {"auto-mode": amis.AUTO_MODE_ROLL, "karpenter": amis.KARPENTER_VERSION_ROLL}.get(after.get("mode", ""))
+    if why is None:
+        return {}
+    change = f"Kubernetes {before['kubernetesVersion']} → {after['kubernetesVersion']}: {why}"
+    return {pool: change for pool in sorted(set(before["pools"]) & set(after["pools"]))}
+
+
+def ami_drift(after: dict[str, Any]) -> list[dict[str, str]]:
+    """The Karpenter pools on an `@latest` alias: each AMI release replaces their nodes, whatever the change."""
+    if after.get("mode") != "karpenter":
+        return []
+    return [{"pool": name, "alias": amis.alias(p["ami"], p.get("amiVersion", amis.LATEST)),
+             "capacity": p["capacity"], "provisioning": p["provisioning"], "why": amis.KARPENTER_LATEST_DRIFT}
+            for name, p in sorted(after["pools"].items()) if p.get("amiVersion", amis.LATEST) == amis.LATEST]
+
+
+def _held_roll_warnings(stories: list[PoolStory]) -> list[str]:
+    """A warning per rolled or replaced pool whose nodes cannot simply come back: static pools and
+    pools on reserved capacity or a capacity block."""
+    out = []
+    for s in stories:
+        if s.nodes in ("rolled", "replaced") and (s.reserved or s.provisioning == "static"):
+            kinds = " ".join(k for k in (s.provisioning if s.provisioning == "static" else "",
+                                         s.capacity if s.reserved else "") if k)
+            out.append(f"{kinds} pool {s.pool}: every node is {s.nodes}"
+                       + ("; the capacity it holds must be free for the new nodes" if s.reserved else ""))
+    return out
 
 
 def _roll_warnings(after: dict[str, Any], stories: list[PoolStory]) -> list[str]:

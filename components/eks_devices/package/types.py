@@ -191,6 +191,9 @@ class ClusterConfig(TypedDict):
     auto_mode: NotRequired[AutoModeConfig]
     karpenter: NotRequired[KarpenterConfig]
     tags: NotRequired[dict[str, str]]
+    ami_version: NotRequired[str]
+    """The AMI release every pool runs unless it sets its own: `latest` (default), a Karpenter alias version
+    (v20251117) or a node group releaseVersion (1.36.0-20251117); not in auto-mode."""
     dra_extended_resources: NotRequired[bool]
     """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
     protect: NotRequired[bool]
@@ -257,6 +260,8 @@ class NodePoolConfig(TypedDict):
     capacity: NotRequired[Capacity]
     capacity_reservation_ids: NotRequired[list[str]]
     ami: NotRequired[AmiFamily]
+    ami_version: NotRequired[str]
+    """This pool's AMI release (unset: the cluster's amiVersion)."""
     devices: NotRequired[DeviceManagers]
     efa: NotRequired[EfaConfig]
     gpu_sharing: NotRequired[GpuSharingConfig]

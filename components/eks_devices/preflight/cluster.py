@@ -11,7 +11,7 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
-from eks_devices.core.knowledge import versions
+from eks_devices.core.knowledge import rollouts, versions
 from eks_devices.core.knowledge.charts import RELEASE_FOR
 from eks_devices.core.model import Plan
 from eks_devices.core.names import POOL_LABEL, manager_label
@@ -174,8 +174,8 @@ def bottlerocket(ctx: Context) -> list[CheckResult]:
 
 
 def capacity_block_upgrade(ctx: Context) -> list[CheckResult]:
-    """A Capacity Block node group is upgraded only at desired size 0 (EKS User Guide, Capacity Blocks
-    for managed node groups): when `pulumi up`
+    """A Capacity Block node group is upgraded only at desired size 0 (the rule `diff` applies too:
+    `rollouts.capacity_block_stalls`): when `pulumi up`
     would move a pool's group to the stack's version while it still has nodes, EKS refuses midway."""
     found, absent = _cluster(ctx, CAPACITY_BLOCK_UPGRADE)
     if found is None:
@@ -191,15 +191,15 @@ def capacity_block_upgrade(ctx: Context) -> list[CheckResult]:
         if have == stack:
             results.append(CheckResult(CAPACITY_BLOCK_UPGRADE, subject, "pass",
                                        f"pool {pool.name} already runs Kubernetes {have}; no node upgrade"))
-        elif desired == 0:
+        elif not rollouts.capacity_block_stalls(["version"], desired):
             results.append(CheckResult(CAPACITY_BLOCK_UPGRADE, subject, "pass",
                                        f"pool {pool.name} runs {have} at desired size 0: pulumi up can upgrade it "
                                        f"to {stack}"))
         else:
             results.append(CheckResult(
                 CAPACITY_BLOCK_UPGRADE, subject, "fail",
-                f"pool {pool.name} runs {have} with {desired} node(s); pulumi up would upgrade it to {stack}, and EKS "
-                "upgrades a Capacity Block node group only at desired size 0",
+                f"pool {pool.name} runs {have} with {desired} node(s); pulumi up would upgrade it to {stack}, and "
+                f"the upgrade stalls ({rollouts.CAPACITY_BLOCK_AT_ZERO})",
                 _scale_down_first(pool.name, group, have, str(found.get("version")), stack)))
     return results or [CheckResult(CAPACITY_BLOCK_UPGRADE, "node groups", "pass",
                                    "no Capacity Block node group of the stack")]

@@ -10,6 +10,7 @@ only images in ECR can be pulled: the device software from other registries need
 
 from __future__ import annotations
 
+import ipaddress
 from collections import defaultdict
 from typing import Any
 
@@ -174,6 +175,9 @@ def _through_nat(ctx: Context, subject: str, nat_id: str, tables: list[dict[str,
         return CheckResult(EGRESS, subject, "fail",
                            f"the default route uses private NAT gateway {nat_id}, which gives no internet access",
                            "route 0.0.0.0/0 through a public NAT gateway")
+    shut_out = _endpoint_refuses(ctx, subject, nat_id, nat)
+    if shut_out is not None:
+        return shut_out
     if nat.get("AvailabilityMode") == "regional":
         return _regional_nat(subject, nat_id, nat, tables)
     nat_route, nat_target = default_route(route_table_for(str(nat.get("SubnetId")), tables))
@@ -184,6 +188,25 @@ def _through_nat(ctx: Context, subject: str, nat_id: str, tables: list[dict[str,
                            "place the NAT gateway in a public subnet (0.0.0.0/0 → internet gateway)")
     return CheckResult(EGRESS, subject, "pass",
                        f"0.0.0.0/0 → {nat_id} (available, in public subnet {nat.get('SubnetId')} → {nat_target})")
+
+
+def _endpoint_refuses(ctx: Context, subject: str, nat_id: str, nat: dict[str, Any]) -> CheckResult | None:
+    """With the private endpoint off, nodes reach the API server from the NAT gateway's public
+    addresses: a fail when publicAccessCidrs leaves one out (rule endpoint-reachable-from-nodes)."""
+    endpoint = ctx.plan.spec.cluster.endpoint
+    if endpoint.private_access:
+        return None
+    cidrs = [ipaddress.ip_network(c, strict=False) for c in endpoint.public_access_cidrs]
+    addresses = [a["PublicIp"] for a in nat.get("NatGatewayAddresses") or [] if a.get("PublicIp")]
+    outside = [a for a in addresses
+               if not any(ipaddress.ip_address(a) in c for c in cidrs if c.version == ipaddress.ip_address(a).version)]
+    if not outside:
+        return None
+    return CheckResult(EGRESS, subject, "fail",
+                       f"cluster.endpoint.privateAccess is false and NAT gateway {nat_id} leaves from "
+                       f"{', '.join(outside)}, which publicAccessCidrs does not include: its nodes lose the API server",
+                       "set cluster.endpoint.privateAccess: true, or add "
+                       + ", ".join(f"{a}/32" for a in outside) + " to cluster.endpoint.publicAccessCidrs")
 
 
 def _regional_nat(subject: str, nat_id: str, nat: dict[str, Any], tables: list[dict[str, Any]]) -> CheckResult:

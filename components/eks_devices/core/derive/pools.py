@@ -147,6 +147,7 @@ def _pool_plan(spec: Spec, name: str, pool: NodePool) -> PoolPlan:
         bottlerocket_settings=_bottlerocket(pool, managers),
         node_class_annotations=annotations,
         config=pool,
+        ami_version=spec.ami_version(pool),
     )
 
 

@@ -16,9 +16,22 @@ Sources (read at these revisions; paths are in each repository):
   place without new nodes.
 - aws/karpenter-provider-aws v1.14.0-68-g1d927085d pkg/apis/v1/ec2nodeclass.go:41-123 and
   `Hash` at :541: the EC2NodeClass drift hash covers the whole spec except the selector terms and
-  `ipPrefixCount` (`hash:"ignore"`; selector terms drift only when what they resolve to changes);
+  `ipPrefixCount` (`hash:"ignore"`; selector terms drift only when what they resolve to changes:
+  pkg/cloudprovider/drift.go `isAMIDrifted`, so a new alias version, which resolves to another AMI,
+  drifts every node);
   website/content/en/docs/concepts/disruption.md "Drift": a NodeClaim whose NodePool template or
   EC2NodeClass changes is drifted and replaced within the NodePool's disruption budgets.
+- EKS User Guide, "Create a managed node group with Capacity Blocks for ML" (capacity-blocks-mng),
+  Considerations: a node group on a Capacity Block is upgraded only at desired size 0. An upgrade is
+  an UpdateNodegroupVersion, which every node-group rolling path above calls (a new Kubernetes
+  version, release version, or launch template version: a tag or a reservation id in the template).
+- EKS User Guide, "Update existing cluster to new Kubernetes version" (update-cluster): the control
+  plane moves one minor version at a time, and never back (EKS API UpdateClusterVersion refuses it).
+- kubernetes-sigs/karpenter v1.14.0-20-g226646810 pkg/apis/v1/nodepool.go:235 (NodeClaimTemplateSpec
+  `Requirements ... hash:"ignore"`: requirements are outside the NodePool drift hash) and
+  pkg/controllers/nodeclaim/disruption/drift.go `areRequirementsDrifted`: a node drifts only when its
+  labels no longer satisfy the NodePool's requirements. Adding a value drifts nothing; removing one
+  drifts the nodes that carry it; a new key drifts the nodes whose label for it is not accepted.
 - pulumi/pulumi-terraform-bridge pkg/tfbridge/schema.go, `nameRequiresDeleteBeforeReplace`: when
   the program gives an auto-nameable property (pulumi-aws autonames a node group's
   `nodeGroupName`) and does not change it, the replacement deletes the old resource first, since
@@ -41,6 +54,9 @@ TF_NODE_GROUP = ("hashicorp/terraform-provider-aws internal/service/eks/node_gro
 BRIDGE_FIXED_NAME = "pulumi/pulumi-terraform-bridge pkg/tfbridge/schema.go (nameRequiresDeleteBeforeReplace)"
 # the auto-nameable property per type whose given, unchanged value makes a replacement delete first
 FIXED_NAMES = {NODE_GROUP: "nodeGroupName"}
+REQUIREMENTS = "spec.template.spec.requirements"  # outside the drift hash: `requirement_drift` says what drifts
+KARPENTER_REQUIREMENTS = ("kubernetes-sigs/karpenter v1.14.0-20-g226646810 pkg/apis/v1/nodepool.go:235 (requirements "
+                          "hash:\"ignore\") and pkg/controllers/nodeclaim/disruption/drift.go (areRequirementsDrifted)")
 KARPENTER_DRIFT = ("aws/karpenter-provider-aws v1.14.0-68-g1d927085d pkg/apis/v1/ec2nodeclass.go "
                    "(EC2NodeClass.Hash) and website/content/en/docs/concepts/disruption.md (Drift)")
 
@@ -58,10 +74,10 @@ TABLE: dict[str, Rollout] = {
     LAUNCH_TEMPLATE: Rollout((), ("tags", "name", "namePrefix", "defaultVersion", "updateDefaultVersion"),
                              TF_LAUNCH_TEMPLATE),
     NODE_GROUP: Rollout(("launchTemplate", "releaseVersion", "version"), (), TF_NODE_GROUP),
-    NODE_POOL: Rollout(("spec.template",), (), KARPENTER_DRIFT),
+    NODE_POOL: Rollout(("spec.template",), (REQUIREMENTS,), KARPENTER_DRIFT),
     **{kind: Rollout(("spec",), ("spec.subnetSelectorTerms", "spec.securityGroupSelectorTerms",
-                                 "spec.capacityReservationSelectorTerms", "spec.amiSelectorTerms",
-                                 "spec.ipPrefixCount"), KARPENTER_DRIFT) for kind in NODE_CLASSES},
+                                 "spec.capacityReservationSelectorTerms", "spec.ipPrefixCount"),
+                      KARPENTER_DRIFT) for kind in NODE_CLASSES},
 }
 
 
@@ -80,5 +96,59 @@ def rolling_paths(type_: str, changed: list[str]) -> list[str]:
             and (not entry.rolls or any(_beneath(p, r) for r in entry.rolls))]
 
 
+def _requirements(value: object) -> dict[str, tuple[str, frozenset[str]]]:
+    """key → (operator, values) of a NodePool's requirements list."""
+    out: dict[str, tuple[str, frozenset[str]]] = {}
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("key"), str):
+            out[item["key"]] = (str(item.get("operator")), frozenset(str(v) for v in item.get("values") or ()))
+    return out
+
+
+def requirement_drift(before: object, after: object) -> list[str]:
+    """Which running nodes a change of NodePool requirements drifts, one phrase per key (none: no node).
+    Only nodes whose labels the new requirements refuse drift (`KARPENTER_REQUIREMENTS`)."""
+    old, new = _requirements(before), _requirements(after)
+    out = []
+    for key, (operator, values) in sorted(new.items()):
+        was = old.get(key)
+        if was == (operator, values):
+            continue
+        if was is None:
+            out.append(f"nodes whose {key} is not {operator} {', '.join(sorted(values))}")
+        elif operator == was[0] == "In":
+            if removed := sorted(was[1] - values):
+                out.append(f"nodes with {key} {', '.join(removed)}")
+        elif operator == was[0] == "NotIn":
+            if added := sorted(values - was[1]):
+                out.append(f"nodes with {key} {', '.join(added)}")
+        else:
+            out.append(f"nodes whose {key} is not {operator} {', '.join(sorted(values))}")
+    return out
+
+
 def source(type_: str) -> str:
     return TABLE[type_].source
+
+
+# --- updates the API refuses, or that stall half-way -------------------------------------------------
+
+CAPACITY_BLOCK_AT_ZERO = ("EKS User Guide, \"Create a managed node group with Capacity Blocks for ML\": a Capacity "
+                          "Block node group is upgraded only at desired size 0")
+ONE_MINOR_AT_A_TIME = ("EKS User Guide, \"Update existing cluster to new Kubernetes version\": one minor version "
+                       "at a time, never back")
+
+
+def capacity_block_stalls(changed: list[str], desired_size: int) -> list[str]:
+    """The changed node group paths that upgrade (UpdateNodegroupVersion) a Capacity Block group that
+    still wants nodes: EKS refuses them until its desired size is 0 (`CAPACITY_BLOCK_AT_ZERO`)."""
+    return [] if desired_size == 0 else rolling_paths(NODE_GROUP, changed)
+
+
+def version_step_problem(before: tuple[int, int], after: tuple[int, int]) -> str | None:
+    """Why EKS refuses moving a control plane from `before` to `after` (a skipped minor, a downgrade)."""
+    if after == before or (after[0] == before[0] and after[1] == before[1] + 1):
+        return None
+    what = "a downgrade" if after < before else f"{after[1] - before[1] - 1} skipped minor version(s)"
+    return (f"Kubernetes {before[0]}.{before[1]} → {after[0]}.{after[1]} is {what}: EKS refuses it "
+            f"({ONE_MINOR_AT_A_TIME}); step through each minor, one pulumi up each")

@@ -16,6 +16,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
+from eks_devices.core.knowledge import amis
 from eks_devices.core.manifests.nodes import (
     bottlerocket_toml,
     digest,
@@ -93,6 +94,8 @@ def node_group_args(pool: PoolPlan, cluster_tags: Mapping[str, str] | None = Non
     }
     if pool.capacity != "capacity-block":  # a Capacity Block's instance type is in the template
         args["instance_types"] = list(pool.instance_types)
+    if pool.ami_version != amis.LATEST:  # unset: the newest release when the group is created, then kept
+        args["release_version"] = pool.ami_version
     return args
 
 

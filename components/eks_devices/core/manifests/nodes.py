@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge import amis, catalog
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import (
     CLUSTER_TAG,
@@ -311,7 +311,7 @@ def block_device_mappings(pool: PoolPlan) -> list[dict[str, Any]]:
 def karpenter_node_class_spec(pool: PoolPlan, facts: ClusterFacts) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "role": facts.node_role_name,
-        "amiSelectorTerms": [{"alias": f"{pool.ami}@latest"}],
+        "amiSelectorTerms": [{"alias": amis.alias(pool.ami, pool.ami_version)}],
         "subnetSelectorTerms": subnet_terms(pool, facts),
         "securityGroupSelectorTerms": security_group_terms(pool, facts),
         "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled",

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from eks_devices.core.derive.karpenter_gates import dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
-from eks_devices.core.knowledge import versions
-from eks_devices.core.manifests.nodes import refused_template_label
+from eks_devices.core.knowledge import amis, versions
+from eks_devices.core.manifests.nodes import refused_template_label, reserves_capacity
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
 from eks_devices.core.rules.registry import (
@@ -89,6 +89,21 @@ def _karpenter_static_capacity(plan: Plan) -> Iterator[Verdict]:
         yield error("helmValues.karpenter.settings.featureGates",
                     "static pools need settings.featureGates.staticCapacity: true, which an override turns off",
                     "remove settings.featureGates.staticCapacity from helmValues.karpenter")
+
+
+@rule("karpenter-ami-latest", "static and reserved-capacity pools pin their AMI (warning)", modes=("karpenter",))
+def _ami_latest(plan: Plan) -> Iterator[Verdict]:
+    """`@latest` drifts every node on each AMI release (knowledge/amis.py): a static pool or one on
+    reserved capacity then loses nodes it cannot get back at will."""
+    for pool in plan.pools.values():
+        if (pool.provisioning == "static" or reserves_capacity(pool)) and pool.ami_version == amis.LATEST:
+            what = ", ".join(w for w in (pool.provisioning if pool.provisioning == "static" else "",
+                                         pool.capacity if reserves_capacity(pool) else "") if w)
+            example = amis.KARPENTER_ALIAS_VERSIONS[pool.ami][1]
+            yield warning(at(pool, "amiVersion"),
+                          f"the {what} pool selects {amis.alias(pool.ami, amis.LATEST)}: {amis.KARPENTER_LATEST_DRIFT}",
+                          f"pin the AMI: set nodePools.{pool.name}.amiVersion (or cluster.amiVersion) to {example}, "
+                          "and move it forward deliberately (docs/amis.md)")
 
 
 @rule("karpenter-reuse-values", "upgrades never reuse stale values", modes=("karpenter",))

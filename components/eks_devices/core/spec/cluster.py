@@ -123,6 +123,9 @@ class Cluster(Model):
     auto_mode: AutoMode = AutoMode()
     karpenter: Karpenter = Karpenter()
     tags: dict[str, str] = Field(default_factory=dict)
+    # the AMI release every pool runs unless it sets its own (`knowledge/amis.py`): `latest`, a Karpenter
+    # alias version (karpenter) or a node group releaseVersion (managed-node-groups); never in auto-mode
+    ami_version: str = "latest"
     # KEP-5004 (DRAExtendedResource; beta and on from Kubernetes 1.36): whether the `gpu.nvidia.com`
     # DeviceClass names `extendedResourceName: nvidia.com/gpu`, so a Pod asking for `nvidia.com/gpu` can be
     # served through DRA on DRA nodes. Unset means on (what the NVIDIA DRA chart renders, and what stacks

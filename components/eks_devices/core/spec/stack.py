@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from eks_devices.core.knowledge import catalog, registries, versions
+from eks_devices.core.knowledge import amis, catalog, registries, versions
 from eks_devices.core.knowledge.device_classes import UPSTREAM_DEVICE_CLASSES
 from eks_devices.core.names import toolkit_label
 from eks_devices.core.spec.base import Model
@@ -101,6 +101,7 @@ class NodePool(Model):
     capacity: Capacity = "on-demand"
     capacity_reservation_ids: list[str] = Field(default_factory=list)
     ami: AmiFamily = "al2023"
+    ami_version: str | None = None  # this pool's AMI release; unset: cluster.amiVersion
     devices: Devices = Devices()
     efa: Efa = Efa()
     gpu_sharing: GpuSharing = GpuSharing()
@@ -200,6 +201,10 @@ class Spec(Model):
         """The zones node pools are pinned to (`availabilityZone`), in name order."""
         return sorted({p.availability_zone for p in self.node_pools.values() if p.availability_zone})
 
+    def ami_version(self, pool: NodePool) -> str:
+        """The pool's AMI release (`latest` or a pinned version): its own, else the stack's."""
+        return pool.ami_version or self.cluster.ami_version
+
     def provisioning(self, pool: NodePool) -> Provisioning:
         """Managed node groups are static by nature; elsewhere pools default to dynamic."""
         if pool.provisioning:
@@ -240,7 +245,7 @@ def _rename_problems(spec: Spec) -> list[ConfigProblem]:
 
 def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     """Checks that need several fields or the catalogue; every one is a config error (exit 2)."""
-    problems: list[ConfigProblem] = _rename_problems(spec)
+    problems: list[ConfigProblem] = _rename_problems(spec) + _ami_problems(spec)
     for name, pool in spec.node_pools.items():
         at = f"nodePools.{name}"
         provisioning = spec.provisioning(pool)
@@ -333,6 +338,25 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     for name, claim in spec.claims.items():
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
     problems.extend(helm_shape_problems(spec.helm_values))
+    return problems
+
+
+def _ami_problems(spec: Spec) -> list[ConfigProblem]:
+    """`amiVersion` in the form the mode pins an AMI by (`knowledge/amis.py`), on each pool and on
+    the cluster (checked against every pool family that inherits it)."""
+    problems = []
+    for name, pool in spec.node_pools.items():
+        if pool.ami_version is not None:
+            why = amis.problem(spec.mode, pool.ami, pool.ami_version, spec.cluster.kubernetes)
+            if why:
+                problems.append(ConfigProblem(f"nodePools.{name}.amiVersion", repr(pool.ami_version), why))
+    inheriting = sorted({p.ami for p in spec.node_pools.values() if p.ami_version is None}) or ["al2023"]
+    for family in inheriting:
+        why = amis.problem(spec.mode, family, spec.cluster.ami_version, spec.cluster.kubernetes)
+        if why:
+            problems.append(ConfigProblem("cluster.amiVersion", repr(spec.cluster.ami_version),
+                                          f"{why} for the {family} pools that inherit it"))
+            break
     return problems
 
 
