@@ -28,10 +28,17 @@ import pulumi_kubernetes as k8s
 from eks_devices import iam
 from eks_devices.core.knowledge.node_labels import architecture_of
 from eks_devices.core.model import Plan
-from eks_devices.core.names import CLUSTER_TYPE, DISCOVERY_TAG, SECURITY_GROUP_TAG, SYSTEM_LABEL
+from eks_devices.core.names import (
+    AWS_NODE_IDENTITY_ANNOTATION,
+    CLUSTER_TYPE,
+    DISCOVERY_TAG,
+    KARPENTER_TYPE,
+    SECURITY_GROUP_TAG,
+    SYSTEM_LABEL,
+)
 from eks_devices.core.spec import stack as specs
 from eks_devices.inputs import Problem, check_plan
-from eks_devices.karpenter import Karpenter, KarpenterArgs
+from eks_devices.karpenter import POD_IDENTITY_AGENT, Karpenter, KarpenterArgs
 from eks_devices.network import Network
 
 SYSTEM_LABELS = {SYSTEM_LABEL: "true"}
@@ -139,6 +146,7 @@ class Cluster(pulumi.ComponentResource):
         aws.ec2.Tag(f"{name}-cluster-sg-role", resource_id=self.cluster_security_group_id, key=SECURITY_GROUP_TAG,
                     value="cluster", opts=self._child)
         self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self._kubeconfig(), opts=self._child)
+        self._admins()
         modes[plan.mode][1]()
         outputs: dict[str, Any] = {"name": self.name, "nodeRoleArn": self.node_role_arn,
                                    "clusterSecurityGroupId": self.cluster_security_group_id}
@@ -252,9 +260,65 @@ class Cluster(pulumi.ComponentResource):
         """No extra security groups: nodes use the EKS cluster security group (Auto Mode skips them itself)."""
         return {"skip_default_security_groups": True}, []
 
-    def _system_nodes(self, role: iam.ServiceRole) -> list[pulumi.Resource]:
+    def _vpc_cni_identity(self) -> tuple[aws.eks.Addon, list[pulumi.Resource]]:
+        """The VPC CNI's own role, given to `kube-system/aws-node` through EKS Pod Identity (with the
+        Pod Identity Agent add-on), so that the node role carries no CNI permissions. Nodes wait for
+        it: Pod Identity reaches only pods created after the association. Stacks deployed with the
+        CNI policy on the node role get `aws-node` restarted onto the new identity (`_restart_aws_node`)
+        before `pulumi up` detaches the old policy. In karpenter mode the agent add-on was Karpenter's:
+        an alias keeps it."""
+        base, part = self._base, iam.partition(self._region)
+        was: list[pulumi.Input[str | pulumi.Alias]] | None = None
+        if self._plan.mode == "karpenter":
+            # the add-on Karpenter made, under its component: named after this component, or (stacks
+            # deployed before stable identities) after the cluster's name
+            was = []
+            for stem in dict.fromkeys((base, self._spec.name)):
+                parent = self.urn.apply(lambda u, s=stem: f"{u.rsplit('::', 1)[0]}${KARPENTER_TYPE}::{s}-karpenter")
+                was.append(pulumi.Alias(name=f"{stem}-karpenter-pod-identity-agent", parent=parent))
+        agent = aws.eks.Addon(f"{base}-pod-identity-agent", cluster_name=self.name, addon_name=POD_IDENTITY_AGENT,
+                              tags=self._tags, opts=pulumi.ResourceOptions(parent=self, aliases=was))
+        namespace, account = iam.VPC_CNI_SERVICE_ACCOUNT
+        role = aws.iam.Role(f"{base}-vpc-cni", assume_role_policy=json.dumps(
+            iam.pod_identity_trust(self._spec.name, namespace, account)),
+            description=f"VPC CNI (aws-node) of {self._spec.name} (EKS Pod Identity)", tags=self._tags,
+            opts=self._child)
+        policy = aws.iam.RolePolicyAttachment(f"{base}-vpc-cni-{iam.VPC_CNI_POLICY}", role=role.name,
+                                              policy_arn=iam.managed_policy_arn(part, iam.VPC_CNI_POLICY),
+                                              opts=self._child)
+        association = aws.eks.PodIdentityAssociation(
+            f"{base}-vpc-cni-identity", cluster_name=self.name, namespace=namespace, service_account=account,
+            role_arn=role.arn, tags=self._tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[agent, role, policy]))
+        return agent, [agent, role, policy, association]
+
+    def _restart_aws_node(self, identity: list[pulumi.Resource]) -> None:
+        """Roll `aws-node` once its Pod Identity association exists (a pod-template annotation naming
+        it): pods created before it read the node role's credentials, which no longer carry the CNI
+        policy. Deletes come last in `pulumi up`, so the node role keeps the policy until the roll."""
+        namespace, account = iam.VPC_CNI_SERVICE_ACCOUNT
+        k8s.apps.v1.DaemonSetPatch(
+            f"{self._base}-aws-node-identity",
+            metadata={"name": account, "namespace": namespace},
+            spec={"template": {"metadata": {"annotations": {AWS_NODE_IDENTITY_ANNOTATION: "pod-identity"}}}},
+            opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[self.eks, *identity]))
+
+    def _admins(self) -> None:
+        """Cluster admins as EKS access entries with AmazonEKSClusterAdminPolicy (cluster scope), in the
+        stack's state. The creator's bootstrap admin stays: pulumi-eks sets
+        bootstrapClusterCreatorAdminPermissions itself and ignores changes to it (docs/access.md)."""
+        part = iam.partition(self._region)
+        for i, arn in enumerate(self._spec.admins):
+            entry = aws.eks.AccessEntry(f"{self._base}-admin-{i}", cluster_name=self.name, principal_arn=arn,
+                                        type="STANDARD", tags=self._tags, opts=self._child)
+            aws.eks.AccessPolicyAssociation(
+                f"{self._base}-admin-{i}-policy", cluster_name=self.name, principal_arn=arn,
+                policy_arn=iam.access_policy_arn(part, iam.CLUSTER_ADMIN_ACCESS_POLICY),
+                access_scope={"type": "cluster"}, opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]))
+
+    def _system_nodes(self, role: iam.ServiceRole, identity: list[pulumi.Resource]) -> list[pulumi.Resource]:
         """The small managed node group for system pods (IMDSv2, hop limit 1, encrypted root volume),
-        and CoreDNS once it has somewhere to run."""
+        after the VPC CNI's identity (`identity`), and CoreDNS once it has somewhere to run."""
         name, system = self._base, self._spec.system_node_group
         template = aws.ec2.LaunchTemplate(
             f"{name}-system-template", description=f"System nodes of {self._spec.name}", update_default_version=True,
@@ -272,7 +336,8 @@ class Cluster(pulumi.ComponentResource):
             scaling_config={"desired_size": system.size, "min_size": system.size, "max_size": system.size},
             update_config={"max_unavailable": 1}, labels=SYSTEM_LABELS,
             launch_template={"id": template.id, "version": template.latest_version.apply(str)}, tags=self._tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*role.ready, *self._network.private_egress]))
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*role.ready, *identity,
+                                                                 *self._network.private_egress]))
         self.workload_nodes = [group]
         coredns = aws.eks.Addon(f"{name}-coredns", cluster_name=self.name, addon_name="coredns",
                                 resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
@@ -280,13 +345,15 @@ class Cluster(pulumi.ComponentResource):
         return [group, coredns]
 
     def _karpenter_nodes(self) -> None:
-        system = self._node_role("system-node", iam.NODE_POLICIES, "System node group")
-        system_nodes = self._system_nodes(system)
+        system = self._node_role("system-node", iam.node_policies(self._spec.ssm_access), "System node group")
+        agent, identity = self._vpc_cni_identity()
+        system_nodes = self._system_nodes(system, identity)
+        self._restart_aws_node(identity)
         assert self._plan.karpenter is not None  # the plan has Karpenter settings in karpenter mode
         self.karpenter = Karpenter(f"{self._base}-karpenter", KarpenterArgs(
             plan=self._plan.karpenter, cluster_name=self.name, physical_cluster_name=self._spec.name,
             region=self._region, k8s_provider=self.k8s_provider, controller_depends_on=system_nodes,
-            tags=self._tags), opts=self._child)
+            tags=self._tags, pod_identity_agent=agent, ssm_access=self._spec.ssm_access), opts=self._child)
         self._expose_node_role(self.karpenter.node_role)
         self.interruption_queue_name = self.karpenter.queue.name
         self.controller_role_arn = self.karpenter.controller_role.arn
@@ -297,8 +364,10 @@ class Cluster(pulumi.ComponentResource):
 
     def _managed_node_groups_nodes(self) -> None:
         """One node role for the system group and every node pool's group (EKS creates their access entries)."""
-        role = self._node_role("node", iam.NODE_POLICIES, "Managed node group nodes")
-        system_nodes = self._system_nodes(role)
+        role = self._node_role("node", iam.node_policies(self._spec.ssm_access), "Managed node group nodes")
+        _, identity = self._vpc_cni_identity()
+        system_nodes = self._system_nodes(role, identity)
+        self._restart_aws_node(identity)
         self._expose_node_role(role.role)
         self.ready = [*role.ready, *system_nodes]
-        self.node_pool_prerequisites = list(role.ready)
+        self.node_pool_prerequisites = [*role.ready, *identity]

@@ -19,9 +19,21 @@ import pulumi_aws as aws
 # AWS managed policies per node role (Karpenter v1.14.1 `cloudformation.yaml`; EKS User Guide, Auto Mode);
 # pulumi-eks makes the control-plane role.
 AUTO_MODE_NODE_POLICIES = ("AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly")
-NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly",
-                 "AmazonSSMManagedInstanceCore")
+# The node role of the karpenter and managed-node-groups modes. Not the CNI policy: the VPC CNI (`aws-node`)
+# gets its own role through Pod Identity (`VPC_CNI_POLICY`), so pods on the node cannot borrow its EC2
+# network permissions (EKS Best Practices Guide, Security, "Identity and Access Management": update the
+# aws-node daemonset to use IRSA or Pod Identity). SSM only when the stack asks (`cluster.ssmAccess`).
+NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly")
+SSM_POLICY = "AmazonSSMManagedInstanceCore"
+VPC_CNI_POLICY = "AmazonEKS_CNI_Policy"
+VPC_CNI_SERVICE_ACCOUNT = ("kube-system", "aws-node")  # the VPC CNI add-on's DaemonSet and service account
 AUTO_NODE_ACCESS_POLICY = "AmazonEKSAutoNodePolicy"
+CLUSTER_ADMIN_ACCESS_POLICY = "AmazonEKSClusterAdminPolicy"
+
+
+def node_policies(ssm_access: bool) -> tuple[str, ...]:
+    """The managed policies of a self-managed mode's node role: SSM sessions only when asked for."""
+    return (*NODE_POLICIES, SSM_POLICY) if ssm_access else NODE_POLICIES
 
 
 def partition(region: str) -> str:

@@ -59,6 +59,9 @@ def queue_policy(queue_arn: str) -> dict[str, Any]:
     ]}
 
 
+POD_IDENTITY_AGENT = "eks-pod-identity-agent"  # the EKS add-on that serves Pod Identity credentials
+
+
 @dataclass(frozen=True)
 class KarpenterArgs:
     """What Karpenter takes: the plan's Karpenter settings (`plan.karpenter`: chart version, values
@@ -73,6 +76,10 @@ class KarpenterArgs:
     k8s_provider: pulumi.ProviderResource
     controller_depends_on: Sequence[pulumi.Resource] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
+    # the cluster's EKS Pod Identity Agent add-on when the caller made it (the toolkit's Cluster does, for
+    # the VPC CNI as well); None: Karpenter installs it
+    pod_identity_agent: pulumi.Resource | None = None
+    ssm_access: bool = False  # AmazonSSMManagedInstanceCore on the node role (cluster.ssmAccess)
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -95,7 +102,7 @@ class Karpenter(pulumi.ComponentResource):
         spec_cluster_name, k8s_provider = args.physical_cluster_name, args.k8s_provider
         controller_depends_on = list(args.controller_depends_on)
         child = pulumi.ResourceOptions(parent=self)
-        nodes = iam.service_role(f"{name}-node", "ec2.amazonaws.com", iam.NODE_POLICIES, region=region,
+        nodes = iam.service_role(f"{name}-node", "ec2.amazonaws.com", iam.node_policies(args.ssm_access), region=region,
                                  description=f"Nodes Karpenter launches for {spec_cluster_name}", tags=tags, opts=child)
         self.node_role = nodes.role
         node_access = aws.eks.AccessEntry(f"{name}-node-access", cluster_name=cluster_name,
@@ -114,8 +121,9 @@ class Karpenter(pulumi.ComponentResource):
                                        target_id="KarpenterInterruptionQueueTarget", opts=child)
         controller = self._controller_role(name, cluster_name, spec_cluster_name, region, nodes.role, tags, child)
         self.controller_role = controller.role
-        agent = aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=cluster_name,
-                              addon_name="eks-pod-identity-agent", tags=tags, opts=child)
+        agent = args.pod_identity_agent or aws.eks.Addon(
+            f"{name}-pod-identity-agent", cluster_name=cluster_name, addon_name=POD_IDENTITY_AGENT, tags=tags,
+            opts=child)
         association = aws.eks.PodIdentityAssociation(
             f"{name}-controller-identity", cluster_name=cluster_name, namespace=NAMESPACE,
             service_account=SERVICE_ACCOUNT, role_arn=controller.role.arn, tags=tags,

@@ -311,9 +311,9 @@ def test_karpenter_charts_come_from_the_chart_table_at_the_plans_version(karpent
 
 def test_controller_release_waits_for_crds_identity_and_system_nodes(karpenter: engine.Recording) -> None:
     depends = controller_release(karpenter).depends_on
-    for needed in (crd_release(karpenter), one(karpenter, "aws:eks/podIdentityAssociation:PodIdentityAssociation"),
+    for needed in (crd_release(karpenter), karpenter.named(f"{PREFIX}-karpenter-controller-identity"),
                    one(karpenter, "aws:eks/nodeGroup:NodeGroup"), karpenter.named(f"{PREFIX}-coredns"),
-                   karpenter.named(f"{PREFIX}-karpenter-pod-identity-agent")):
+                   karpenter.named(f"{PREFIX}-pod-identity-agent")):
         assert needed.urn in depends, needed.name
     provider = one(karpenter, "pulumi:providers:kubernetes")
     assert controller_release(karpenter).provider.startswith(provider.urn)
@@ -348,7 +348,7 @@ def test_controller_role_is_assumed_through_pod_identity_with_six_policies(karpe
     attached = {a.inputs["policyArn"] for a in karpenter.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
                 if a.inputs["role"] == role.outputs["name"]}
     assert attached == {p.outputs["arn"] for p in policies} and len(policies) == 6
-    association = one(karpenter, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    association = karpenter.named(f"{PREFIX}-karpenter-controller-identity")
     assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == ("kube-system", "karpenter")
     assert association.inputs["roleArn"] == role.outputs["arn"]
     assert karpenter.exports["karpenterControllerRoleArn"] == role.outputs["arn"]
@@ -389,8 +389,7 @@ def test_every_controller_policy_document_is_well_formed() -> None:
 
 def test_karpenter_node_role_has_its_access_entry(karpenter: engine.Recording) -> None:
     role = karpenter.named(f"{PREFIX}-karpenter-node")
-    assert policies_of(karpenter, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy",
-                                            "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"}
+    assert policies_of(karpenter, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly"}
     entry = one(karpenter, "aws:eks/accessEntry:AccessEntry")
     assert (entry.inputs["type"], entry.inputs["principalArn"]) == ("EC2_LINUX", role.outputs["arn"])
     assert karpenter.exports["nodeRoleArn"] == karpenter.exports["karpenterNodeRoleArn"] == role.outputs["arn"]
@@ -428,9 +427,8 @@ def mng() -> engine.Recording:
 
 
 def test_managed_node_groups_mode_has_one_node_role_for_every_group(mng: engine.Recording) -> None:
-    (role,) = mng.of_type("aws:iam/role:Role")
-    assert policies_of(mng, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy",
-                                      "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"}
+    role = mng.named(f"{PREFIX}-node")
+    assert policies_of(mng, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly"}
     group = one(mng, "aws:eks/nodeGroup:NodeGroup")
     assert group.inputs["nodeRoleArn"] == role.outputs["arn"] == mng.exports["nodeRoleArn"]
     assert not mng.of_type("aws:eks/accessEntry:AccessEntry")  # EKS makes node groups' entries itself
@@ -441,7 +439,7 @@ def test_managed_node_groups_system_group_follows_its_config(mng: engine.Recordi
     assert group.inputs["instanceTypes"] == ["m7g.large"]
     assert group.inputs["amiType"] == "AL2023_ARM_64_STANDARD"
     assert group.inputs["scalingConfig"] == {"desiredSize": 3, "minSize": 3, "maxSize": 3}
-    coredns = one(mng, "aws:eks/addon:Addon")
+    coredns = mng.named(f"{PREFIX}-coredns")
     assert coredns.inputs["addonName"] == "coredns" and group.urn in coredns.depends_on
 
 
@@ -483,3 +481,72 @@ def test_a_kubeconfig_gets_the_profile_once() -> None:
         {"name": "AWS_PROFILE", "value": "old"}, {"name": "X", "value": "1"}]}}}]}
     out = json.loads(kubeconfig_with_profile(json.dumps(base), "new"))
     assert out["users"][0]["user"]["exec"]["env"] == [{"name": "X", "value": "1"}, {"name": "AWS_PROFILE", "value": "new"}]
+
+
+# --- security (EKS Best Practices): the VPC CNI's own identity, SSM opt-in, declared admins ---------------------
+
+@pytest.mark.parametrize("mode", ["karpenter", "managed-node-groups"])
+def test_aws_node_gets_its_own_pod_identity_role_and_no_node_role_carries_the_cni_policy(
+        mode: str, karpenter: engine.Recording, mng: engine.Recording) -> None:
+    """The CNI policy is on a role only kube-system/aws-node of this cluster can assume (Pod Identity,
+    with the agent add-on); the system nodes wait for the association, and aws-node is rolled onto
+    it (a pod-template annotation, after the association) before the old attachment goes."""
+    rec = karpenter if mode == "karpenter" else mng
+    cni = rec.named(f"{PREFIX}-vpc-cni")
+    assert policies_of(rec, cni) == {"AmazonEKS_CNI_Policy"}
+    trust = json.loads(cni.inputs["assumeRolePolicy"])["Statement"][0]
+    assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert trust["Condition"]["StringEquals"] == {"aws:RequestTag/eks-cluster-name": NAME,
+                                                  "aws:RequestTag/kubernetes-namespace": "kube-system",
+                                                  "aws:RequestTag/kubernetes-service-account": "aws-node"}
+    nodes = [r for r in rec.of_type("aws:iam/role:Role") if r.inputs["assumeRolePolicy"].count("ec2.amazonaws.com")]
+    assert nodes and all("AmazonEKS_CNI_Policy" not in policies_of(rec, r) for r in nodes)
+    association = rec.named(f"{PREFIX}-vpc-cni-identity")
+    assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == ("kube-system", "aws-node")
+    assert association.inputs["roleArn"] == cni.outputs["arn"]
+    agent = rec.named(f"{PREFIX}-pod-identity-agent")
+    assert agent.inputs["addonName"] == "eks-pod-identity-agent" and agent.urn in association.depends_on
+    system = rec.named(f"{PREFIX}-system")
+    assert association.urn in system.depends_on
+    patch = rec.named(f"{PREFIX}-aws-node-identity")
+    assert patch.type == "kubernetes:apps/v1:DaemonSetPatch" and association.urn in patch.depends_on
+    assert patch.inputs["metadata"] == {"name": "aws-node", "namespace": "kube-system"}
+    assert patch.inputs["spec"]["template"]["metadata"]["annotations"] == {"eks-devices.io/aws-credentials":
+                                                                          "pod-identity"}
+
+
+def test_karpenter_keeps_its_pod_identity_agent_through_an_alias(karpenter: engine.Recording) -> None:
+    """The agent add-on moved from the Karpenter component to the cluster: an alias keeps it (no
+    delete and create of the add-on that serves the controller's credentials)."""
+    agent = karpenter.named(f"{PREFIX}-pod-identity-agent")
+    assert any(a.endswith(f"eks-devices:index:Karpenter$aws:eks/addon:Addon::{PREFIX}-karpenter-pod-identity-agent")
+               for a in agent.aliases)
+    assert len(karpenter.of_type("aws:eks/addon:Addon")) == 2  # the agent and CoreDNS, no second agent
+
+
+def test_ssm_is_opt_in() -> None:
+    rec = run(config("managed-node-groups", {"gpu": {**GPU_POOL, "replicas": 1}}, ssmAccess=True))
+    assert "AmazonSSMManagedInstanceCore" in policies_of(rec, rec.named(f"{PREFIX}-node"))
+
+
+def test_declared_admins_get_access_entries_with_the_cluster_admin_policy() -> None:
+    admins = ["arn:aws:iam::123456789012:role/platform-admins", "arn:aws:iam::123456789012:user/ops"]
+    rec = run(config("auto-mode", admins=admins))
+    entries = {r.inputs["principalArn"]: r for r in rec.of_type("aws:eks/accessEntry:AccessEntry")
+               if r.inputs["type"] == "STANDARD"}
+    assert set(entries) == set(admins)
+    policies = {r.inputs["principalArn"]: r for r in rec.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+                if r.inputs["principalArn"] in admins}
+    for arn in admins:
+        assert policies[arn].inputs["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+        assert policies[arn].inputs["accessScope"] == {"type": "cluster"}
+        assert entries[arn].urn in policies[arn].depends_on
+
+
+def test_admin_arns_are_checked() -> None:
+    from eks_devices.core.spec.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        stacks.build(config("auto-mode", admins=["arn:aws:sts::123456789012:assumed-role/admin/me"]))
+    [problem] = caught.value.problems
+    assert problem.path == "cluster.admins" and "IAM role or user ARNs" in problem.accepted

@@ -38,20 +38,24 @@ EXPECTED = {
     "dev": {**NETWORK_SINGLE_NAT, **CLUSTER_COMMON,
             "aws:iam/role:Role": 2, "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 4,
             "aws:eks/accessEntry:AccessEntry": 1, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": 1},
-    # Karpenter: system nodes (+ CoreDNS), node and controller roles, six controller policies,
-    # Pod Identity agent and association, the queue and its policy, five rules and targets, two charts.
+    # Karpenter: system nodes (+ CoreDNS), node, controller and VPC CNI roles, six controller policies,
+    # the Pod Identity agent and two associations (controller, aws-node) with aws-node's roll onto its
+    # role, the queue and its policy, five rules and targets, two charts.
     "staging": {**NETWORK_NAT_PER_ZONE, **CLUSTER_COMMON, **SYSTEM_NODES,
-                "eks-devices:index:Karpenter": 1, "aws:iam/role:Role": 3, "aws:iam/policy:Policy": 6,
-                "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 4 + 4 + 6,
+                "eks-devices:index:Karpenter": 1, "aws:iam/role:Role": 4, "aws:iam/policy:Policy": 6,
+                "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 2 + 2 + 6 + 1,
                 "aws:eks/addon:Addon": 2, "aws:eks/accessEntry:AccessEntry": 1,
-                "aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
+                "aws:eks/podIdentityAssociation:PodIdentityAssociation": 2,
+                "kubernetes:apps/v1:DaemonSetPatch": 1,
                 "aws:sqs/queue:Queue": 1, "aws:sqs/queuePolicy:QueuePolicy": 1,
                 "aws:cloudwatch/eventRule:EventRule": 5, "aws:cloudwatch/eventTarget:EventTarget": 5,
                 "kubernetes:helm.sh/v3:Release": 2},
-    # Managed node groups: one node role for every group, system nodes and CoreDNS.
+    # Managed node groups: one node role for every group, system nodes and CoreDNS; the VPC CNI's role
+    # through Pod Identity (agent, association, aws-node's roll onto it).
     "prod": {**NETWORK_NAT_PER_ZONE, **CLUSTER_COMMON, **SYSTEM_NODES,
-             "aws:iam/role:Role": 1, "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 4,
-             "aws:eks/addon:Addon": 1},
+             "aws:iam/role:Role": 2, "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 2 + 1,
+             "aws:eks/addon:Addon": 2, "aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
+             "kubernetes:apps/v1:DaemonSetPatch": 1},
 }
 ALWAYS_EXPORTED = {"clusterName", "kubeconfig", "vpcId", "privateSubnetIds", "publicSubnetIds",
                    "privateSubnetsByZone", "efaSecurityGroupId", "nodeRoleName", "nodeRoleArn", "devicePlan"}
@@ -125,6 +129,15 @@ UPDATED_BY_DESIGN = {"staging": {"platform-gpu-mig-class": "networkInterfaces", 
                                  "networkInterfaces"},
                      "dev": {"platform-train-efa": "nodeClassRef: the new NodeClass"}}
 REPLACED_BY_DESIGN = {"dev": {"ml-dev-eks-devices-d4b9d3": "the train-efa pool's NodeClass, now with its interfaces"}}
+# the node roles no longer carry the CNI policy (aws-node has its own role) nor SSM (opt-in)
+DELETED_BY_DESIGN = {"prod": {"ml-prod-node-AmazonEKS_CNI_Policy", "ml-prod-node-AmazonSSMManagedInstanceCore"},
+                     "staging": {f"ml-staging-{role}-{policy}" for role in ("system-node", "karpenter-node")
+                                 for policy in ("AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore")}}
+# aws-node's own identity: its role and policy, the association, its roll onto it (and, for node groups, the agent)
+CREATED_BY_DESIGN = {"prod": {"platform-vpc-cni", "platform-vpc-cni-AmazonEKS_CNI_Policy", "platform-vpc-cni-identity",
+                              "platform-aws-node-identity", "platform-pod-identity-agent"},
+                     "staging": {"platform-vpc-cni", "platform-vpc-cni-AmazonEKS_CNI_Policy",
+                                 "platform-vpc-cni-identity", "platform-aws-node-identity"}}
 
 
 def _digest(value: Any) -> str:
@@ -154,11 +167,15 @@ def test_stacks_deployed_before_stable_identities_see_no_replacement(shipped: tu
     before = BEFORE["stacks"][stack]
     assert before
     replaced = REPLACED_BY_DESIGN.get(stack, {})
+    deleted, created = DELETED_BY_DESIGN.get(stack, set()), CREATED_BY_DESIGN.get(stack, set())
     missing = {e["urn"].rsplit("::", 1)[1] for e in before if e["urn"] not in by_urn}
-    assert missing == set(replaced), f"would be created anew: {missing - set(replaced)}"
+    assert missing == set(replaced) | deleted, f"would be created anew: {missing - set(replaced) - deleted}"
     kept = [e for e in before if e["urn"] in by_urn]
     assert len({by_urn[e["urn"]].urn for e in kept}) == len(kept)
-    assert len(rec.resources) == len(before)  # each replaced one has exactly one successor
+    matched = {by_urn[e["urn"]].urn for e in kept}
+    new = {r.name for r in rec.resources if r.urn not in matched}
+    assert created <= new and len(new - created) == len(replaced)  # each replaced one has exactly one successor
+    assert len(rec.resources) == len(before) - len(deleted) + len(created)
     ids = {aws_id(r.type, r.name): aws_id(r.type, alias.rsplit("::", 1)[1]) for r in rec.resources for alias in r.aliases}
     changed = set()
     for entry in kept:

@@ -4,6 +4,7 @@ DescribeCapacityReservations, so that one operation is answered by `support.aws.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -22,9 +23,9 @@ def pool(replicas: int = 2, ids: tuple[str, ...] = (CR1,), **extra: Any) -> dict
 
 
 def check(session: boto3.Session, reservations: list[dict[str, Any]], pools: dict[str, Any],
-          mode: str = "managed-node-groups") -> dict[str, CheckResult]:
+          mode: str = "managed-node-groups", name: str = "ml") -> dict[str, CheckResult]:
     aws.reservations(session, reservations)
-    results = aws.check(session, aws.stack(mode=mode, pools=pools), CAPACITY)
+    results = aws.check(session, aws.stack(mode=mode, pools=pools, name=name), CAPACITY)
     return {r.subject: r for r in results}
 
 
@@ -70,7 +71,7 @@ def test_reservation_for_another_instance_type_fails(session: boto3.Session) -> 
 
 
 @pytest.mark.parametrize(("state", "status"), [("expired", "fail"), ("cancelled", "fail"),
-                                               ("scheduled", "pass"), ("payment-pending", "warn")])
+                                               ("scheduled", "fail"), ("payment-pending", "warn")])
 def test_reservation_state(session: boto3.Session, state: str, status: str) -> None:
     found = check(session, [aws.reservation(CR1, "p5.48xlarge", "us-west-2b", 2, state=state)],
                   {"train": pool()})
@@ -86,11 +87,33 @@ def test_capacity_block_pool_on_an_ordinary_reservation_fails(session: boto3.Ses
     assert result.status == "fail" and "pool says capacity: capacity-block" in result.detail
 
 
-def test_scheduled_capacity_block_passes(session: boto3.Session) -> None:
-    found = check(session, [aws.reservation(CR1, "p5.48xlarge", "us-west-2b", 2, state="scheduled",
-                                            kind="capacity-block")],
-                  {"train": pool(capacity="capacity-block", placementGroup=False)})
-    assert found[f"pool train / {CR1}"].status == "pass" and found["pool train"].status == "pass"
+def test_a_capacity_block_that_starts_later_fails(session: boto3.Session) -> None:
+    """A scheduled block (or any reservation whose start lies ahead) launches no node before it
+    starts: pulumi up would wait on the pool until it fails."""
+    later = datetime.now(UTC) + timedelta(days=3)
+    block = {**aws.reservation(CR1, "p5.48xlarge", "us-west-2b", 2, state="scheduled", kind="capacity-block"),
+             "StartDate": later}
+    found = check(session, [block], {"train": pool(capacity="capacity-block", placementGroup=False)})
+    result = found[f"pool train / {CR1}"]
+    assert result.status == "fail" and f"it starts {later}" in result.detail
+    assert result.fix.startswith("run pulumi up once the block has started")
+    assert found["pool train"].status == "fail"
+
+
+def test_a_reservation_whose_instances_are_all_in_use_fails_before_the_stack_exists(session: boto3.Session) -> None:
+    full = {**aws.reservation(CR1, "p5.48xlarge", "us-west-2b", 2), "AvailableInstanceCount": 0}
+    found = check(session, [full], {"train": pool()})
+    result = found[f"pool train / {CR1}"]
+    assert result.status == "fail" and "every instance is in use" in result.detail
+
+
+def test_instances_in_use_by_the_stacks_own_node_group_pass(session: boto3.Session) -> None:
+    """Once deployed, the pool's own nodes hold the reservation: that is not a shortage."""
+    aws.create_cluster(session, name="ml-held")  # a cluster of its own: the module shares one mocked account
+    aws.create_nodegroup(session, "train-group", {"eks-devices.io/pool": "train"}, cluster="ml-held")
+    full = {**aws.reservation(CR1, "p5.48xlarge", "us-west-2b", 2), "AvailableInstanceCount": 0}
+    found = check(session, [full], {"train": pool()}, name="ml-held")
+    assert found[f"pool train / {CR1}"].status == "pass"
 
 
 def test_dynamic_reserved_pool_has_no_replica_count_to_cover(session: boto3.Session) -> None:

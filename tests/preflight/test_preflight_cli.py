@@ -207,3 +207,20 @@ def test_clients_retry_in_adaptive_mode(monkeypatch: pytest.MonkeyPatch) -> None
     assert client_config().retries == {"mode": "adaptive", "max_attempts": RETRY_ATTEMPTS}
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
     assert client_config().retries["max_attempts"] == 2
+
+
+def test_an_existing_cluster_exits_3_naming_the_check_that_could_not_run(session: boto3.Session) -> None:
+    """`cluster.daemonsets` cannot run from AWS APIs once the cluster exists: never exit 0 then."""
+    aws.create_cluster(session, "ml-dev")
+    try:
+        code, stdout, _ = invoke("dev", "--json", "--project-dir", str(ROOT))
+        assert code == 3
+        [daemonsets] = [r for r in json.loads(stdout)["results"] if r["check"] == "cluster.daemonsets"]
+        assert daemonsets["status"] == "not-run" and daemonsets["blocked"]
+        code, stdout, _ = invoke("dev", "--project-dir", str(ROOT))
+        assert code == 3 and "Some checks could not run (" in stdout and "cluster.daemonsets" in stdout.split(
+            "Some checks could not run (", 1)[1].split(")", 1)[0]
+        allowed, _, _ = invoke("dev", "--allow-not-run", "--project-dir", str(ROOT))
+        assert allowed == 0
+    finally:  # the module shares one mocked account: leave no cluster for the other tests
+        session.client("eks").delete_cluster(name="ml-dev")

@@ -108,7 +108,12 @@ def test_foreign_node_group_with_toolkit_labels_warns(session: boto3.Session, na
     (None, "fail", "has no launch template"),
     ("[settings.kubernetes]\nmax-pods = 110\n", "fail", "leaves Bottlerocket's bundled"),
     (OFF, "pass", "switches the bundled device plugin off"),
-    ("#!/bin/bash\necho not toml = [\n", "warn", "is not Bottlerocket TOML"),
+    ("#!/bin/bash\necho not toml = [\n", "warn", "is not Bottlerocket settings TOML"),
+    # foreign account state of unexpected shapes: a warning, never a traceback
+    ("settings = 3\n", "warn", "is not Bottlerocket settings TOML"),
+    ("[settings]\nkubelet-device-plugins = \"off\"\n", "warn", "is not Bottlerocket settings TOML"),
+    ("[settings.kubelet-device-plugins]\nnvidia = [1, 2]\n", "warn", "is not Bottlerocket settings TOML"),
+    ("[settings.kubelet-device-plugins.nvidia]\nenabled = \"no\"\n", "warn", "is not Bottlerocket settings TOML"),
 ])
 def test_bottlerocket_nvidia_node_group_on_dra(session: boto3.Session, name: str, user_data: str | None,
                                                status: str, words: str) -> None:
@@ -162,9 +167,27 @@ def test_add_ons_without_device_plugins_pass(session: boto3.Session, name: str) 
 
 
 def test_daemonsets_are_not_guessed(session: boto3.Session, name: str) -> None:
+    """On an existing cluster the check cannot run from AWS APIs: it blocks a clean pass (exit 3)."""
     aws.create_cluster(session, name)
     [result] = run(session, name, checks.DAEMONSETS)
     assert result.status == "not-run" and "kubectl get daemonsets -A" in result.fix and result.iam_action is None
+    assert result.blocked
+
+
+def test_launch_template_user_data_that_is_not_base64_is_a_warning(session: boto3.Session, name: str) -> None:
+    aws.create_cluster(session, name)
+    aws.create_nodegroup(session, "br", NVIDIA_DRA, cluster=name, ami="BOTTLEROCKET_x86_64_NVIDIA", user_data="")
+    aws.fake(session, "ec2", "DescribeLaunchTemplateVersions", lambda _: {"LaunchTemplateVersions": [
+        {"LaunchTemplateData": {"UserData": "[settings] not base64!"}}]})  # an answer to survive, never a traceback
+    [result] = run(session, name, checks.BOTTLEROCKET)
+    assert result.status == "warn" and "is not Bottlerocket settings TOML" in result.detail
+
+
+def test_a_cluster_being_deleted_fails(session: boto3.Session, name: str) -> None:
+    aws.fake(session, "eks", "DescribeCluster", lambda params: {"cluster": {
+        "name": params["name"], "version": "1.36", "status": "DELETING"}})
+    [result] = run(session, name, checks.VERSION)
+    assert result.status == "fail" and f"cluster {name} is DELETING" in result.detail
 
 
 def capacity_block_group(session: boto3.Session, name: str, version: str, desired: int) -> None:

@@ -313,7 +313,8 @@ def preflight_command(
         if plan.errors:
             out.print(f"The plan itself has {len(plan.errors)} error finding(s): run `eks-devices preview {stack}`.")
     if blocked and not as_json:
-        out.print("Some checks could not run (denied or failing calls): exit 3; --allow-not-run accepts that.")
+        names = ", ".join(dict.fromkeys(r.check for r in results if r.blocked))
+        out.print(f"Some checks could not run ({names}): exit 3; --allow-not-run accepts that.")
     raise typer.Exit(1 if failed else 3 if blocked and not allow_not_run else 0)
 
 

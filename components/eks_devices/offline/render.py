@@ -104,7 +104,8 @@ def objects(recording: offline.Recording) -> list[Rendered]:
             header = (f"# Helm release {r.inputs.get('name')} of chart {r.inputs.get('chart')} "
                       f"{r.inputs.get('version')} in namespace {r.inputs.get('namespace')}\n")
             out.append(Rendered(f"helm-values/{r.inputs.get('name') or r.name}.yaml", values, header))
-        elif r.type.startswith("kubernetes:") and r.custom:
+        elif r.type.startswith("kubernetes:") and r.custom and not r.type.endswith("Patch"):
+            # (a `…Patch` changes part of an object the toolkit does not own, aws-node: not a manifest to apply)
             obj = _manifest(r.inputs)
             meta = obj.get("metadata") or {}
             name = meta.get("name") or r.name

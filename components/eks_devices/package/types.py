@@ -191,6 +191,10 @@ class ClusterConfig(TypedDict):
     auto_mode: NotRequired[AutoModeConfig]
     karpenter: NotRequired[KarpenterConfig]
     tags: NotRequired[dict[str, str]]
+    ssm_access: NotRequired[bool]
+    """AmazonSSMManagedInstanceCore on the node role (karpenter, managed-node-groups; default false)."""
+    admins: NotRequired[list[str]]
+    """IAM role or user ARNs given cluster-admin through EKS access entries."""
     ami_version: NotRequired[str]
     """The AMI release every pool runs unless it sets its own: `latest` (default), a Karpenter alias version
     (v20251117) or a node group releaseVersion (1.36.0-20251117); not in auto-mode."""

@@ -13,6 +13,7 @@ handles or the runner reports as not run.
 from __future__ import annotations
 
 import base64
+import binascii
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -325,5 +326,10 @@ class AwsReader:
                     return None
                 raise
             encoded = (found[0].get("LaunchTemplateData") or {}).get("UserData") if found else None
-            return base64.b64decode(encoded).decode("utf-8", errors="replace") if encoded else None
+            if not encoded:
+                return None
+            try:
+                return base64.b64decode(encoded, validate=True).decode("utf-8", errors="replace")
+            except (binascii.Error, ValueError):  # not base64: return it as it is, for the check to judge
+                return str(encoded)
         return self._memoised(("launch-template", template_id, version), fetch)

@@ -3,13 +3,15 @@ active or scheduled, hold the pool's instance type in one of its zones, and cove
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from eks_devices.core.model import PoolPlan
+from eks_devices.core.names import POOL_LABEL
 from eks_devices.preflight.model import CheckResult, Context
 
 CAPACITY = "capacity.reservations"
-USABLE = frozenset({"active", "scheduled"})
+USABLE = frozenset({"active", "scheduled"})  # scheduled: usable once it starts, which fails the check until then
 WAITING = frozenset({"pending", "payment-pending", "assessing", "delayed"})
 
 
@@ -44,10 +46,32 @@ def _reservation(ctx: Context, pool: PoolPlan, rid: str) -> tuple[CheckResult, i
                            "; ".join(f for _, f in problems)), 0
     state = found.get("State")
     summary = _describe(found)
+    start = found.get("StartDate")
+    if state == "scheduled" or (isinstance(start, datetime) and start > datetime.now(UTC)):
+        return CheckResult(CAPACITY, subject, "fail",
+                           f"{summary}; it starts {start or 'later'}: no node can launch on it before then, so "
+                           "pulumi up would wait on the pool until it fails",
+                           "run pulumi up once the block has started (or pick one that is active now)"), 0
+    available = found.get("AvailableInstanceCount")
+    if isinstance(available, int) and available == 0 and not _serves_this_stack(ctx, pool):
+        return CheckResult(CAPACITY, subject, "fail",
+                           f"{summary}; every instance is in use, and no node group of this stack runs on it",
+                           "free instances of the reservation (stop what runs on it) or name another one"), 0
     if state in WAITING:
         return CheckResult(CAPACITY, subject, "warn", f"{summary}; nodes can launch once it is active",
                            "wait for the reservation to become active (or scheduled) before pulumi up"), 0
     return CheckResult(CAPACITY, subject, "pass", summary), int(found.get("TotalInstanceCount") or 0)
+
+
+def _serves_this_stack(ctx: Context, pool: PoolPlan) -> bool:
+    """Whether the stack's cluster exists with the pool's nodes on it (its own nodes may be what
+    holds the reservation's instances): a node group or a NodePool of the pool, as EKS lists them."""
+    cluster = ctx.aws.cluster(ctx.spec.cluster.name)
+    if cluster is None:
+        return False
+    if ctx.plan.mode != "managed-node-groups":
+        return True  # Karpenter / Auto Mode nodes are not visible to EKS APIs: assume they hold it
+    return any((g.get("labels") or {}).get(POOL_LABEL) == pool.name for g in ctx.aws.nodegroups(str(cluster["name"])))
 
 
 def _describe(found: dict[str, Any]) -> str:

@@ -24,6 +24,10 @@ BOTTLEROCKET = "cluster.bottlerocket-plugin"
 CAPACITY_BLOCK_UPGRADE = "cluster.capacity-block-upgrade"
 ADDONS = "cluster.add-ons"
 DAEMONSETS = "cluster.daemonsets"
+# cluster states pulumi up cannot work with (EKS API Reference, Cluster.status)
+UNUSABLE_CLUSTER = {"DELETING": "EKS is deleting it; pulumi up cannot update it, and creating it again fails while "
+                                "the name is taken",
+                    "FAILED": "EKS could not create it; pulumi up cannot update it"}
 
 # Kubernetes each DRA driver needs (Neuron: aws-neuron-sdk `deploy/eks/dra.rst`; EFA: aws/eks-charts aws-dranet
 # README; NVIDIA: resource.k8s.io/v1, GA in 1.34); Auto Mode runs DRA from 1.36 (EKS User Guide,
@@ -64,6 +68,12 @@ def _cluster(ctx: Context, check: str) -> tuple[dict[str, Any] | None, list[Chec
     if found is None:
         return None, [CheckResult(check, f"cluster {name}", "not-run",
                                   f"cluster {name} does not exist yet in {ctx.region}; nothing to compare")]
+    status = str(found.get("status") or "")
+    if status in UNUSABLE_CLUSTER:
+        return None, [CheckResult(check, f"cluster {name}", "fail",
+                                  f"cluster {name} is {status}: {UNUSABLE_CLUSTER[status]}",
+                                  "wait until EKS has finished, then run preflight again (a deleted cluster's name "
+                                  "can be used again once it is gone)")]
     return found, []
 
 
@@ -216,6 +226,20 @@ def _scale_down_first(pool: str, group: dict[str, Any], have: str, control_plane
             "pulumi up, then pulumi up --refresh to restore its replicas")
 
 
+def _bundled_plugin_setting(document: Any) -> bool | None:
+    """`settings.kubelet-device-plugins.nvidia.enabled` of Bottlerocket user data (absent: on), or
+    None when the document does not have that shape (a table where a table belongs, a boolean)."""
+    node: Any = document
+    for key in ("settings", "kubelet-device-plugins", "nvidia"):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key, {})
+    if not isinstance(node, dict):
+        return None
+    enabled = node.get("enabled", True)
+    return enabled if isinstance(enabled, bool) else None
+
+
 def _bundled_plugin(ctx: Context, subject: str, template: dict[str, Any]) -> CheckResult:
     fix = ("set [settings.kubelet-device-plugins.nvidia] enabled = false in its launch template user data "
            "(the plan does this for its own Bottlerocket DRA pools), then roll the node group")
@@ -225,12 +249,15 @@ def _bundled_plugin(ctx: Context, subject: str, template: dict[str, Any]) -> Che
                            "device plugin runs beside the DRA driver", fix)
     user_data = ctx.aws.launch_template_user_data(str(template["id"]), str(template.get("version") or "$Default"))
     try:
-        settings = tomllib.loads(user_data or "").get("settings", {})
+        document = tomllib.loads(user_data or "")
     except tomllib.TOMLDecodeError:
+        document = None
+    enabled = _bundled_plugin_setting(document)
+    if enabled is None:
         return CheckResult(BOTTLEROCKET, subject, "warn",
                            f"labelled for NVIDIA DRA; launch template {template['id']} user data is not Bottlerocket "
-                           "TOML, so whether the bundled plugin is off cannot be read", fix)
-    enabled = settings.get("kubelet-device-plugins", {}).get("nvidia", {}).get("enabled", True)
+                           "settings TOML ([settings.kubelet-device-plugins.nvidia] tables), so whether the bundled "
+                           "plugin is off cannot be read", fix)
     if enabled is False:
         return CheckResult(BOTTLEROCKET, subject, "pass",
                            f"labelled for NVIDIA DRA and launch template {template['id']} switches the bundled "
@@ -292,7 +319,8 @@ def _addon(plan: Plan, addon: dict[str, Any], name: str, family: Family) -> Chec
 
 
 def daemonsets(ctx: Context) -> list[CheckResult]:
-    """DaemonSets are inside the cluster: out of reach of EKS APIs, so reported as not run."""
+    """DaemonSets are inside the cluster: out of reach of EKS APIs, so reported as not run, and as
+    blocking on an existing cluster (exit 3): a preflight that passes must have run every check."""
     found, absent = _cluster(ctx, DAEMONSETS)
     if found is None:
         return absent
@@ -300,4 +328,5 @@ def daemonsets(ctx: Context) -> list[CheckResult]:
                         "device plugin DaemonSets installed with Helm or kubectl are visible only through the "
                         "Kubernetes API, which this read-only AWS check does not use",
                         "with cluster credentials run `kubectl get daemonsets -A` and make sure no "
-                        f"{PLUGIN_DAEMONSETS} outside the stack's releases selects the DRA pools' nodes")]
+                        f"{PLUGIN_DAEMONSETS} outside the stack's releases selects the DRA pools' nodes "
+                        "(then --allow-not-run)", blocked=True)]

@@ -226,6 +226,8 @@ TABLE: dict[str, Replacement] = {
         "pulumi/pulumi-kubernetes v4.32.0 provider/pkg/provider/helm_release.go:907 (.name, .namespace; "
         "chart, version and values upgrade in place)", False),
     "kubernetes:core/v1:Namespace": Replacement(_METADATA, K8S_PROVIDER, True, "every object in the namespace"),
+    # a patch of an object the toolkit does not own (aws-node's pod template): replacing it re-applies the patch
+    "kubernetes:apps/v1:DaemonSetPatch": Replacement(_METADATA, K8S_PROVIDER, False),
     # Karpenter also refuses to move a NodePool between static (spec.replicas set) and dynamic (unset)
     # provisioning (nodepool.go:39): a presence change, not a value change, so no path models it.
     "kubernetes:karpenter.sh/v1:NodePool": Replacement(

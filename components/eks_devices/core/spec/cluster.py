@@ -6,6 +6,7 @@ Karpenter settings. Node pools, claims and the whole Spec are in `spec`.
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -107,6 +108,8 @@ class AutoMode(Model):
 RESERVED_TAG_PREFIXES = ("aws:", "eks:", "kubernetes.io/cluster/", "karpenter.sh/", "karpenter.k8s.aws/",
                          "eks-devices.io/")
 MAX_CLUSTER_TAGS = 40
+# an access entry's principal: an IAM role or user (EKS API Reference, CreateAccessEntry principalArn)
+PRINCIPAL_ARN = re.compile(r"arn:aws(-cn|-us-gov)?:iam::\d{12}:(role|user)(/[\w+=,.@-]+)*/[\w+=,.@-]{1,128}")
 
 
 class Cluster(Model):
@@ -126,6 +129,10 @@ class Cluster(Model):
     # the AMI release every pool runs unless it sets its own (`knowledge/amis.py`): `latest`, a Karpenter
     # alias version (karpenter) or a node group releaseVersion (managed-node-groups); never in auto-mode
     ami_version: str = "latest"
+    # AmazonSSMManagedInstanceCore on the node role (karpenter, managed-node-groups): SSM sessions on every node
+    ssm_access: bool = False
+    # IAM principal ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy)
+    admins: list[str] = Field(default_factory=list)
     # KEP-5004 (DRAExtendedResource; beta and on from Kubernetes 1.36): whether the `gpu.nvidia.com`
     # DeviceClass names `extendedResourceName: nvidia.com/gpu`, so a Pod asking for `nvidia.com/gpu` can be
     # served through DRA on DRA nodes. Unset means on (what the NVIDIA DRA chart renders, and what stacks
@@ -144,6 +151,17 @@ class Cluster(Model):
             versions.kubernetes(value)
         except ValueError:
             raise ValueError('a Kubernetes minor version such as "1.36"') from None
+        return value
+
+    @field_validator("admins")
+    @classmethod
+    def _admins(cls, value: list[str]) -> list[str]:
+        for arn in value:
+            if not PRINCIPAL_ARN.fullmatch(arn):
+                raise ValueError("IAM role or user ARNs such as arn:aws:iam::123456789012:role/platform-admins "
+                                 f"(got {arn!r}; an assumed-role session ARN is not a principal EKS accepts)")
+        if len(set(value)) != len(value):
+            raise ValueError("each principal once (an access entry per principal)")
         return value
 
     @field_validator("tags")
