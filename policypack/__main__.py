@@ -21,6 +21,7 @@ try:
 except ImportError:  # run from a checkout without installing: the package's source is beside the pack
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "components"))
 
+import pulumi
 from pulumi_policy import (
     EnforcementLevel,
     PolicyPack,
@@ -50,7 +51,12 @@ _UNKNOWN = {UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNK
 
 
 def _plain(value: Any) -> Any:
-    """Plain data from the analyzer's proxies; a value unknown during preview becomes None."""
+    """Plain data from the analyzer's proxies; a value unknown during preview becomes None; an asset
+    becomes `{"path": …}` or `{"text": …}` (the core reads a Helm release's valueYamlFiles from them)."""
+    if isinstance(value, pulumi.FileAsset):
+        return {"path": value.path}
+    if isinstance(value, pulumi.StringAsset):
+        return {"text": value.text}
     if isinstance(value, Mapping):
         return {str(k): _item(value, k) for k in value}
     if isinstance(value, Sequence) and not isinstance(value, str):

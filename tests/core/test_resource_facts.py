@@ -47,7 +47,7 @@ def test_a_self_managed_pulumi_eks_node_group() -> None:
     assert (shape.instance_types, shape.labels, shape.taints) == (
         ("g6e.xlarge",), {"team": "ml"}, ({"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},))
     assert {r.source for r in running(shape, read([group, PLUGIN]).installers, "g6e.xlarge")} == {
-        "Helm release of nvidia-device-plugin 0.20.0"}
+        "Helm release plugin of nvidia-device-plugin 0.20.0"}
 
 
 def bottlerocket_group(user_data: str, labels: dict[str, str] | None = None) -> list[Resource]:
@@ -64,7 +64,7 @@ def bottlerocket_group(user_data: str, labels: dict[str, str] | None = None) -> 
 def test_bottlerocket_runs_its_bundled_plugin_unless_the_launch_template_turns_it_off() -> None:
     on = check(bottlerocket_group("[settings.kubernetes]\nmax-pods = 110\n"))
     assert [(v.slug, v.urn) for v in on] == [("one-manager-per-node", "urn:ng")]
-    assert "device-plugin (bottlerocket), dra (Helm chart of dra-driver-nvidia-gpu" in on[0].message
+    assert "device-plugin (bottlerocket), dra (Helm chart dra of dra-driver-nvidia-gpu" in on[0].message
     assert check(bottlerocket_group("[settings.kubelet-device-plugins.nvidia]\nenabled = false\n")) == []
 
 
@@ -117,17 +117,19 @@ def test_an_auto_mode_node_pool_with_a_chart_on_it() -> None:
     everywhere = Resource(PLUGIN.type, PLUGIN.name, PLUGIN.urn, {**PLUGIN.props, "values": {"affinity": None}})
     found = check([pool, everywhere])
     assert [v.urn for v in found] == ["urn:np"]
-    assert "device-plugin (Helm release of nvidia-device-plugin 0.20.0), inferred (auto-mode)" in found[0].message
+    assert "device-plugin (Helm release plugin of nvidia-device-plugin 0.20.0), inferred (auto-mode)" in found[0].message
     assert check([pool, PLUGIN]) == []
     assert check([pool]) == []
 
 
 def test_a_chart_components_daemonsets_are_the_chart() -> None:
-    """A v4 Chart's DaemonSets (registered under it at deploy) are not a second installer."""
+    """A v4 Chart's DaemonSets (registered under it) are not a second installer: they stand for the
+    chart, as what its nodes really run (a transform may have changed them), naming the chart."""
     child = Resource("kubernetes:apps/v1:DaemonSet", "dra-plugin", "urn:ds", {
         "spec": {"template": {"spec": {"containers": [
             {"image": "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"}]}}}}, parent=DRA.urn)
-    assert [i.urn for i in read([DRA, child]).installers] == ["urn:dra"]
+    [installer] = read([DRA, child]).installers
+    assert installer.urn == "urn:ds" and installer.what.endswith("of Chart dra")
     orphan = Resource(child.type, child.name, child.urn, child.props)
     assert [i.urn for i in read([DRA, orphan]).installers] == ["urn:dra", "urn:ds"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -112,7 +113,79 @@ def _partial_efa_layout(res: list[Resource]) -> None:
         {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}]
 
 
+# --- the ways around one-manager-per-node an audit found (issue 26), each on the recorded staging stack ---
+PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+
+
+def _gpu_operator(res: list[Resource]) -> None:
+    """The NVIDIA GPU Operator's chart, defaults: its ClusterPolicy deploys the device plugin on every GPU node."""
+    res.append(Resource("kubernetes:helm.sh/v3:Release", "gpu-operator", "urn:x::gpu-operator",
+                        {"chart": "gpu-operator", "version": "v26.7.0", "values": {}}))
+
+
+def _gpu_operator_dra(res: list[Resource]) -> None:
+    """26.7 with a GPUCluster instead: the operator runs the DRA driver, on the plugin pools too."""
+    res.append(Resource("kubernetes:helm.sh/v3:Release", "gpu-operator", "urn:x::gpu-operator", {
+        "chart": "nvidia/gpu-operator", "version": "v26.7.0",
+        "values": {"gpuCluster": {"deployCR": True}, "clusterPolicy": {"deployCR": False}}}))
+
+
+def _cluster_policy(res: list[Resource]) -> None:
+    res.append(Resource("kubernetes:nvidia.com/v1:ClusterPolicy", "cluster-policy", "urn:x::cluster-policy",
+                        {"metadata": {"name": "cluster-policy"}, "spec": {"devicePlugin": {"enabled": True}}}))
+
+
+def _packaged_chart(res: list[Resource]) -> None:
+    props = named(res, "platform-nvidia-device-plugin").props
+    props["chart"] = "./charts/nvidia-device-plugin-0.20.0.tgz"
+    props["values"]["nodeSelector"] = None
+
+
+def _daemonset_patch(res: list[Resource]) -> None:
+    """A patch that puts the plugin (from a private mirror) into another DaemonSet, tolerating everything."""
+    res.append(Resource("kubernetes:apps/v1:DaemonSetPatch", "plugin-patch", "urn:x::patch", {
+        "metadata": {"name": "node-agent", "namespace": "kube-system"},
+        "spec": {"template": {"spec": {"containers": [
+            {"name": "plugin", "image": "mirror.corp.example:5000/gpu/k8s-device-plugin:v0.20.0"}],
+            "tolerations": [{"operator": "Exists"}]}}}}))
+
+
+def _mirrored_wrapper_chart(res: list[Resource]) -> None:
+    """A chart of the team's own whose values run the plugin's image from a private mirror."""
+    res.append(Resource("kubernetes:helm.sh/v3:Release", "corp-gpu", "urn:x::corp-gpu", {
+        "chart": "oci://mirror.corp.example/charts/corp-gpu-stack", "version": "1.0.0",
+        "values": {"plugin": {"image": {"repository": "mirror.corp.example/nvidia/k8s-device-plugin",
+                                        "tag": "v0.20.0"}}}}))
+
+
+def _transformed_v4_chart(res: list[Resource]) -> None:
+    """A scoped helm.sh/v4 Chart whose DaemonSet a transform unscoped: the child is what runs."""
+    res.append(Resource("kubernetes:helm.sh/v4:Chart", "team-plugin", "urn:x::chart", {
+        "chart": "nvidia-device-plugin", "version": "0.20.0",
+        "values": {"nodeSelector": {"eks-devices.io/device-manager-nvidia": "device-plugin"}}}))
+    res.append(Resource("kubernetes:apps/v1:DaemonSet", "team-plugin:kube-system/nvidia-device-plugin", "urn:x::ds", {
+        "metadata": {"name": "nvidia-device-plugin", "namespace": "kube-system"},
+        "spec": {"template": {"spec": {"containers": [{"image": PLUGIN_IMAGE}],
+                                       "tolerations": [{"operator": "Exists"}]}}}}, parent="urn:x::chart"))
+
+
+EVERY_GPU_POOL = {"platform-gpu-dra", "platform-gpu-mig", "platform-gpu-timeslice", "platform-nvidia-device-plugin",
+                  "platform-nvidia-dra-driver"}
 BROKEN: dict[str, tuple[str, Callable[[list[Resource]], None], str, set[str]]] = {
+    "gpu-operator-release": ("staging", _gpu_operator, "one-manager-per-node", EVERY_GPU_POOL | {"gpu-operator"}),
+    "gpu-operator-release-dra": ("staging", _gpu_operator_dra, "one-manager-per-node",
+                                 EVERY_GPU_POOL | {"gpu-operator"}),
+    "gpu-operator-cluster-policy": ("staging", _cluster_policy, "one-manager-per-node",
+                                    EVERY_GPU_POOL | {"cluster-policy"}),
+    "packaged-chart-unscoped": ("staging", _packaged_chart, "one-manager-per-node",
+                                {"platform-gpu-dra", "platform-gpu-mig", "platform-nvidia-device-plugin",
+                                 "platform-nvidia-dra-driver"}),
+    "daemonset-patch-from-a-mirror": ("staging", _daemonset_patch, "one-manager-per-node",
+                                      EVERY_GPU_POOL | {"plugin-patch"}),
+    "mirrored-image-in-a-wrapper-chart": ("staging", _mirrored_wrapper_chart, "one-manager-per-node",
+                                          {"corp-gpu", "platform-nvidia-device-plugin", "platform-nvidia-dra-driver"}),
+    "v4-chart-unscoped-by-a-transform": ("staging", _transformed_v4_chart, "one-manager-per-node",
+                                         EVERY_GPU_POOL | {"team-plugin:kube-system/nvidia-device-plugin"}),
     # variant: (stack, change, slug, names of the resources blamed)
     "plugin-nodeSelector-null": ("staging", _unscoped_plugin, "one-manager-per-node",
                                  {"platform-gpu-dra", "platform-gpu-mig", "platform-nvidia-device-plugin",
@@ -157,8 +230,9 @@ def test_the_violation_says_what_runs_where(recorded: dict[str, list[Resource]])
     pool = named(resources, "platform-gpu-dra").urn
     message = next(v.message for v in check(resources) if v.urn == pool)
     assert message.startswith("Karpenter NodePool platform-gpu-dra: p5.48xlarge nodes would run 2 nvidia device "
-                              "managers: device-plugin (Helm release of nvidia-device-plugin 0.20.0), dra (Helm "
-                              "release of dra-driver-nvidia-gpu 0.4.1)")
+                              "managers: device-plugin (Helm release platform-nvidia-device-plugin of "
+                              "nvidia-device-plugin 0.20.0), dra (Helm release platform-nvidia-dra-driver of "
+                              "dra-driver-nvidia-gpu 0.4.1)")
 
 
 def test_an_unserved_pool_says_why(recorded: dict[str, list[Resource]]) -> None:
@@ -167,8 +241,8 @@ def test_an_unserved_pool_says_why(recorded: dict[str, list[Resource]]) -> None:
     (found,) = check(resources)
     assert found.message.startswith(
         "Karpenter NodePool platform-gpu-timeslice: its g6e.2xlarge nodes are labelled "
-        "eks-devices.io/device-manager-nvidia=device-plugin but get no nvidia device-plugin: Helm release of "
-        "nvidia-device-plugin 0.20.0: its nodeSelector eks-devices.io/device-manager-nvidia=plugin does not match")
+        "eks-devices.io/device-manager-nvidia=device-plugin but get no nvidia device-plugin: Helm release "
+        "platform-nvidia-device-plugin of nvidia-device-plugin 0.20.0: its nodeSelector eks-devices.io/device-manager-nvidia=plugin does not match")
 
 
 def test_a_program_without_eks_devices_is_flagged() -> None:
@@ -179,7 +253,8 @@ def test_a_program_without_eks_devices_is_flagged() -> None:
     assert blamed == {"gpu", "gpu-pool", "dra-driver", "device-plugin"}  # both pools, and the pair of charts whatever pools exist
     pool = next(v for v in found if by_urn[v.urn] == "gpu-pool")
     assert re.match(r"Karpenter NodePool gpu-pool: g6e\.\w+ nodes would run 2 nvidia device managers: device-plugin "
-                    r"\(Helm release of nvidia-device-plugin 0\.20\.0\), dra \(Helm chart of dra-driver-nvidia-gpu", pool.message)
+                    r"\(Helm release device-plugin of nvidia-device-plugin 0\.20\.0\), dra \(Helm chart dra-driver of "
+                    r"dra-driver-nvidia-gpu", pool.message)
 
 
 def test_scoped_charts_on_labelled_pools_pass() -> None:
@@ -193,3 +268,44 @@ def test_scoped_charts_on_labelled_pools_pass() -> None:
     assert check(resources) == []
 
 
+
+
+def test_the_gpu_operator_violation_names_the_resource(recorded: dict[str, list[Resource]]) -> None:
+    resources = copy.deepcopy(recorded["staging"])
+    _cluster_policy(resources)
+    pool = named(resources, "platform-gpu-dra").urn
+    message = next(v.message for v in check(resources) if v.urn == pool)
+    assert "GPU Operator ClusterPolicy cluster-policy (resource cluster-policy)" in message
+
+
+def _plugin_values_in_a_file(resources: list[Resource], asset: dict[str, str]) -> None:
+    props = named(resources, "platform-nvidia-device-plugin").props
+    props["values"].pop("nodeSelector")
+    props["valueYamlFiles"] = [asset]
+
+
+@pytest.mark.parametrize("form", ["text", "path"])
+def test_value_yaml_files_are_read(recorded: dict[str, list[Resource]], tmp_path: Path, form: str) -> None:
+    """The plugin's scoping given in a values file (a StringAsset's text, or a local FileAsset):
+    read, merged under `values`, the stack passes; without the file the plugin is unscoped."""
+    scoping = "nodeSelector:\n  eks-devices.io/device-manager-nvidia: device-plugin\n"
+    path = tmp_path / "plugin-values.yaml"
+    path.write_text(scoping)
+    resources = copy.deepcopy(recorded["staging"])
+    _plugin_values_in_a_file(resources, {"text": scoping} if form == "text" else {"path": str(path)})
+    assert check(resources) == []
+    path.write_text("nodeSelector: {}\n")  # the file now unscopes it
+    resources = copy.deepcopy(recorded["staging"])
+    _plugin_values_in_a_file(resources, {"text": path.read_text()} if form == "text" else {"path": str(path)})
+    assert "platform-gpu-dra" in {named_by_urn(resources, v.urn) for v in check(resources)}
+
+
+def test_an_unreadable_value_yaml_file_is_a_violation(recorded: dict[str, list[Resource]]) -> None:
+    resources = copy.deepcopy(recorded["staging"])
+    _plugin_values_in_a_file(resources, {"path": "/nonexistent/plugin-values.yaml"})
+    found = [v for v in check(resources) if named_by_urn(resources, v.urn) == "platform-nvidia-device-plugin"]
+    assert any("valueYamlFiles /nonexistent/plugin-values.yaml could not be read" in v.message for v in found)
+
+
+def named_by_urn(resources: list[Resource], urn: str) -> str:
+    return next(r.name for r in resources if r.urn == urn)

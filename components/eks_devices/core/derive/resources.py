@@ -18,7 +18,10 @@ import base64
 import binascii
 import tomllib
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from eks_devices.core.derive import scope
 from eks_devices.core.knowledge import catalog, charts, installers, node_labels
@@ -86,9 +89,10 @@ class Installer:
 
     name: str
     urn: str
-    what: str  # "Helm release aws-dranet 1.0.0", "DaemonSet kube-system/x (image …)"
+    what: str  # "Helm release <resource> of aws-dranet 1.0.0", "DaemonSet kube-system/x (image …)"
     agents: tuple[charts.Agent, ...]
     values: dict[str, Any]
+    unread: tuple[str, ...] = ()  # valueYamlFiles that could not be read: its placement is unknown
 
 
 @dataclass(frozen=True)
@@ -280,15 +284,67 @@ def _default_instance_lists(agents: tuple[charts.Agent, ...], values: dict[str, 
     return values
 
 
+def _value_files(res: Resource) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The merged `valueYamlFiles` of a release or chart (Helm merges them in order, then `values` on
+    top), and the files that could not be read. An asset arrives as `{"text": …}` or `{"path": …}`
+    (a local file, read from the program's folder, where Pulumi runs)."""
+    merged: dict[str, Any] = {}
+    unread: list[str] = []
+    for asset in _list(res.props.get("valueYamlFiles")):
+        text = asset.get("text") if isinstance(asset, dict) else None
+        path = asset.get("path") if isinstance(asset, dict) else None
+        if not isinstance(text, str) and isinstance(path, str):
+            try:
+                text = Path(path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = None
+        try:
+            loaded = yaml.safe_load(text) if isinstance(text, str) else None
+        except yaml.YAMLError:
+            loaded = None
+        if isinstance(loaded, dict):
+            merged = merge(merged, loaded)
+        elif not (isinstance(text, str) and loaded is None):  # an empty file adds nothing
+            unread.append(str(path or "an inline values file"))
+    return merged, tuple(unread)
+
+
 def _helm(res: Resource) -> Installer | None:
-    key = installers.chart_key(str(res.props.get("chart") or ""))
-    if key is None:
-        return None
+    chart = str(res.props.get("chart") or "")
+    key = installers.chart_key(chart)
     version = res.props.get("version") or "(unpinned)"
-    values = res.props.get("values") if isinstance(res.props.get("values"), dict) else {}
-    values = _default_instance_lists(charts.CHARTS[key].agents, values)
-    return Installer(res.name, res.urn, f"Helm {res.kind.lower()} of {charts.CHARTS[key].chart} {version}",
-                     charts.CHARTS[key].agents, values)
+    files, unread = _value_files(res)
+    given = res.props.get("values") if isinstance(res.props.get("values"), dict) else {}
+    values = merge(files, given)
+    what = f"Helm {res.kind.lower()} {res.name} of {{}} {version}"
+    if key is not None:
+        values = _default_instance_lists(charts.CHARTS[key].agents, values)
+        return Installer(res.name, res.urn, what.format(charts.CHARTS[key].chart), charts.CHARTS[key].agents,
+                         values, unread)
+    if installers.chart_name(chart) == installers.GPU_OPERATOR_CHART:
+        if dig(values, "clusterPolicy.deployCR") is False:  # no ClusterPolicy: no device plugin from it
+            values = merge(values, {"devicePlugin": {"enabled": False}})
+        return Installer(res.name, res.urn, what.format(installers.GPU_OPERATOR_CHART) + " (NVIDIA GPU Operator)",
+                         installers.GPU_OPERATOR_AGENTS, values, unread)
+    managers = {m for image in installers.images_in(values) if (m := installers.image_manager(image))}
+    if managers or unread:  # another chart whose values run a device manager's image (a wrapper, a mirror)
+        agents = tuple(charts.Agent(family, manager, node_selector="nodeSelector", affinity="affinity",
+                                    tolerations="tolerations") for family, manager in sorted(managers))
+        return Installer(res.name, res.urn, what.format(installers.chart_name(chart) or res.name)
+                         + " (its values run " + (", ".join(f"the {f} {m}" for f, m in sorted(managers))
+                                                  or "nothing known") + ")", agents, values, unread)
+    return None
+
+
+def _operator_policy(res: Resource) -> Installer | None:
+    """A GPU Operator `ClusterPolicy` or `GPUCluster`: its spec, read as the chart's values."""
+    if res.kind not in installers.GPU_OPERATOR_CRS or not res.type.startswith(
+            f"kubernetes:{installers.GPU_OPERATOR_CRS[res.kind]}/"):
+        return None
+    spec = res.props.get("spec") if isinstance(res.props.get("spec"), dict) else {}
+    agents = installers.CLUSTER_POLICY_AGENTS if res.kind == "ClusterPolicy" else installers.GPU_CLUSTER_AGENTS
+    name = dig(res.props, "metadata.name") or res.name
+    return Installer(res.name, res.urn, f"GPU Operator {res.kind} {name} (resource {res.name})", agents, spec)
 
 
 # A raw DaemonSet is read with the same Agent model as a chart, its own pod spec as the "values".
@@ -306,7 +362,8 @@ def _daemonset(res: Resource) -> Installer | None:
     image, (family, manager) = found[0]
     namespace = dig(res.props, "metadata.namespace") or "default"
     name = dig(res.props, "metadata.name") or res.name
-    return Installer(res.name, res.urn, f"DaemonSet {namespace}/{name} (image {image})",
+    kind = "DaemonSetPatch" if res.kind.endswith("Patch") else "DaemonSet"
+    return Installer(res.name, res.urn, f"{kind} {namespace}/{name} (image {image}, resource {res.name})",
                      (charts.Agent(family, manager, **_DAEMONSET_AGENT, host_network=pod.get("hostNetwork") is True),),
                      dict(res.props))
 
@@ -348,10 +405,22 @@ def read(resources: list[Resource]) -> Facts:
         elif r.type in HELM_TYPES and (installer := _helm(r)) is not None:
             software.append(installer)
             charted.add(r.urn)
-    for r in resources:  # DaemonSets a chart component expanded into are that chart, already counted
-        daemonset = r.kind == "DaemonSet" and r.type.startswith("kubernetes:apps/")
-        if daemonset and not _under(r, charted, by_urn) and (installer := _daemonset(r)) is not None:
+        elif r.type.startswith("kubernetes:") and (installer := _operator_policy(r)) is not None:
             software.append(installer)
+    # The DaemonSets a chart component (helm.sh/v4 Chart) registered are what its nodes really run,
+    # transforms included: they replace the chart's values model. A Release registers none.
+    expanded: dict[str, list[Installer]] = {}
+    for r in resources:
+        daemonset = r.kind in ("DaemonSet", "DaemonSetPatch") and r.type.startswith("kubernetes:apps/")
+        if not daemonset or (installer := _daemonset(r)) is None:
+            continue
+        owner = next((u for u in charted if _under(r, {u}, by_urn)), None)
+        if owner is None:
+            software.append(installer)
+        else:
+            expanded.setdefault(owner, []).append(replace(
+                installer, what=f"{installer.what} of {by_urn[owner].kind} {by_urn[owner].name}"))
+    software = [i for i in software if i.urn not in expanded] + [i for found in expanded.values() for i in found]
     regions = {str(r.props["region"]) for r in resources if r.type == AWS_PROVIDER_TYPE and r.props.get("region")}
     if len(regions) == 1:  # the nodes' region label, when the program's AWS providers agree on one
         shapes = [replace(s, region=next(iter(regions))) for s in shapes]

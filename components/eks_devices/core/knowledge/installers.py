@@ -8,11 +8,22 @@ Sources: kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 `deployments/helm/dra-driv
 (`image.repository`); NVIDIA/k8s-device-plugin v0.20.0 `deployments/helm/nvidia-device-plugin/values.yaml`;
 aws/eks-charts `stable/aws-efa-k8s-device-plugin/values.yaml` and `stable/aws-dranet/values.yaml`;
 aws-neuron/neuron-helm-charts 1.10.0 `values.yaml` (`devicePlugin.image`, `draDriver.image`).
+
+The NVIDIA GPU Operator installs the device plugin itself (NVIDIA/gpu-operator v26.7.0
+`deployments/gpu-operator/values.yaml`: `devicePlugin.enabled: true`, operands tolerate
+`daemonsets.tolerations`, by default `nvidia.com/gpu` NoSchedule; `clusterPolicy.deployCR` makes the
+`ClusterPolicy` that deploys it) and, from 26.7, the DRA driver when `gpuCluster.deployCR` makes a
+`GPUCluster` (nvidia.com/v1alpha1; "It is an invalid configuration for both CRs to exist"). Its
+operands select nodes by `nvidia.com/gpu.deploy.<operand>: "true"` (`assets/state-device-plugin/
+0500_daemonset.yaml`), a label the operator puts on every node with an NVIDIA GPU: every GPU node,
+whatever the values say.
 """
 
 from __future__ import annotations
 
-from eks_devices.core.knowledge.charts import CHARTS, ManagerName
+import re
+
+from eks_devices.core.knowledge.charts import CHARTS, Agent, ManagerName, Toleration
 from eks_devices.core.vocabulary import Family
 
 # Chart name → the chart key whose agents model it. The Neuron chart is one chart in two modes;
@@ -37,13 +48,59 @@ IMAGES: dict[str, tuple[Family, ManagerName]] = {
 }
 
 
+GPU_OPERATOR_CHART = "gpu-operator"
+GPU_OPERATOR_CRS = {"ClusterPolicy": "nvidia.com", "GPUCluster": "nvidia.com"}  # kind → API group
+_OPERAND = {"node_selector": "daemonsets.nodeSelector", "affinity": None, "tolerations": "daemonsets.tolerations",
+            "default_tolerations": (Toleration("nvidia.com/gpu", "NoSchedule"),)}
+# the operator's own chart values (a release) and the CRs' specs share these paths
+GPU_OPERATOR_AGENTS = (Agent("nvidia", "device-plugin", enabled="devicePlugin.enabled", **_OPERAND),
+                       Agent("nvidia", "dra", enabled="gpuCluster.deployCR", enabled_default=False, **_OPERAND))
+CLUSTER_POLICY_AGENTS = (GPU_OPERATOR_AGENTS[0],)
+GPU_CLUSTER_AGENTS = (Agent("nvidia", "dra", **_OPERAND),)
+_PACKAGED = re.compile(r"^(?P<name>.+?)-v?\d+\.\d+\.\d+[^/]*?(\.tgz|\.tar\.gz)$")
+
+
+def chart_name(chart: str) -> str:
+    """The chart's name in a reference: `oci://…/name`, `repo/name`, `name`, a local directory, or a
+    packaged `./charts/name-1.2.3.tgz` (Helm's package file name is `<name>-<version>.tgz`)."""
+    base = chart.rstrip("/").rsplit("/", 1)[-1]
+    packaged = _PACKAGED.match(base)
+    if packaged:
+        return packaged.group("name")
+    for suffix in (".tgz", ".tar.gz"):
+        base = base.removesuffix(suffix)
+    return base
+
+
 def chart_key(chart: str) -> str | None:
-    """The chart key of a Helm chart reference (`oci://…/name`, `repo/name`, `name`), or None."""
-    return CHART_KEYS.get(chart.rstrip("/").rsplit("/", 1)[-1])
+    """The chart key of a Helm chart reference (see `chart_name`), or None."""
+    return CHART_KEYS.get(chart_name(chart))
 
 
 def image_manager(image: str) -> tuple[Family, ManagerName] | None:
-    """The (family, manager) a container image runs, from its repository name, or None."""
+    """The (family, manager) a container image runs, from the last segment of its repository path
+    (so any registry host or mirror prefix matches: `mirror.corp:5000/nvidia/k8s-device-plugin:v1`),
+    or None."""
     repository = image.split("@", 1)[0]
     name = repository.rsplit("/", 1)[-1].split(":", 1)[0]
     return IMAGES.get(name)
+
+
+def images_in(values: object) -> list[str]:
+    """Every container image a chart's values name: `image: "<ref>"` strings, and `{repository,
+    image?, tag?}` maps (the shapes the device charts and the GPU Operator use)."""
+    out: list[str] = []
+    if isinstance(values, dict):
+        repository = values.get("repository")
+        if isinstance(repository, str):
+            image = values.get("image")
+            out.append(f"{repository}/{image}" if isinstance(image, str) else repository)
+        for key, value in values.items():
+            if key == "image" and isinstance(value, str):
+                out.append(value)
+            else:
+                out.extend(images_in(value))
+    elif isinstance(values, list):
+        for value in values:
+            out.extend(images_in(value))
+    return out

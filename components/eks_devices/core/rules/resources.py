@@ -134,8 +134,17 @@ def _per_release(facts: Facts) -> list[Violation]:
     return out
 
 
+def _unread(facts: Facts) -> list[Violation]:
+    """Device software whose valueYamlFiles could not be read: where it runs cannot be proved."""
+    return [Violation("one-manager-per-node", inst.urn,
+                      f"{inst.what}: its valueYamlFiles {', '.join(inst.unread)} could not be read (a local file "
+                      "the policy pack cannot open, or not a YAML mapping), so where its device managers run cannot "
+                      "be checked; give those values inline (values) or make the file readable from the program's "
+                      "folder") for inst in facts.installers if inst.unread]
+
+
 def one_manager_per_node(facts: Facts) -> list[Violation]:
-    return _per_node(facts) + _per_release(facts)
+    return _per_node(facts) + _per_release(facts) + _unread(facts)
 
 
 def karpenter_dra_gates_exclusive(facts: Facts) -> list[Violation]:
