@@ -115,3 +115,25 @@ def test_the_pack_pins_what_the_project_pins() -> None:
     pack, project = pins(ROOT / "policypack" / "requirements.txt"), pins(ROOT / "requirements.txt")
     assert pack == {name: project[name] for name in ("pulumi-policy", "pulumi")}
     assert ".." in (ROOT / "policypack" / "requirements.txt").read_text().splitlines()
+
+
+@pytest.mark.parametrize("asset", ["file", "string"])
+def test_value_yaml_files_reach_the_rules_as_the_engine_sends_them(analyzer: analyzer_pb2_grpc.AnalyzerStub,
+                                                                   tmp_path: Path, asset: str) -> None:
+    """A Helm release's valueYamlFiles arrive as assets (a FileAsset's path, a StringAsset's text):
+    the pack reads them, so the plugin scoped only in its file passes and unscoped there fails."""
+    rec = main(shipped("staging"))
+    [plugin] = [r for r in rec.resources if r.name == "platform-nvidia-device-plugin"]
+    found = {}
+    for scope, text in (("scoped", "nodeSelector:\n  eks-devices.io/device-manager-nvidia: device-plugin\n"),
+                        ("unscoped", "nodeSelector: {}\n")):
+        path = tmp_path / f"{scope}.yaml"
+        path.write_text(text)
+        wire = {rpc._special_sig_key: rpc._special_asset_sig, **({"path": str(path)} if asset == "file"
+                                                                  else {"text": text})}
+        for props in (plugin.inputs, plugin.outputs):
+            props["values"] = {k: v for k, v in props["values"].items() if k != "nodeSelector"}
+            props["valueYamlFiles"] = [wire]
+        response = analyzer.AnalyzeStack(request(rec), timeout=60)
+        found[scope] = {d.policyName for d in response.diagnostics}
+    assert found == {"scoped": set(), "unscoped": {"one-manager-per-node"}}
