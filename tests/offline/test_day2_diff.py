@@ -285,7 +285,8 @@ def test_karpenter_requirements_drift_only_the_nodes_they_no_longer_accept() -> 
     assert pool.action == "update" and pool.rolls == [] and story["nodesRolled"] == []
     changes, story = compare(stack("karpenter", pools={"b": two}), stack("karpenter", pools={"b": one}))
     pool = next(c for c in changes if c.type == NODE_POOL and c.name == "platform-b")
-    assert pool.rolls == [pool.urn]
+    assert pool.rolls == [pool.urn] and pool.partial
     assert pool.rollout.startswith("spec.template.spec.requirements: only nodes with "
                                    "node.kubernetes.io/instance-type p5e.48xlarge drift, the other nodes are kept")
-    assert story["nodesRolled"] == ["b"]
+    assert story["nodesRolled"] == ["b"] and pools_of(story)["b"]["nodes"] == "partly rolled"
+    assert pools_of(story)["b"]["rolledBecause"] == [f"platform-b: {pool.rollout}"]

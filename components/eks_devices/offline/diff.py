@@ -49,13 +49,15 @@ class Change:
     fails: bool = False  # an immutable field changes without replaceOnChanges: the API refuses the update
     rolls: list[str] = field(default_factory=list)  # URNs of node objects whose nodes this update replaces
     rollout: str = ""  # why those nodes are replaced although nothing is
+    partial: bool = False  # only some of those nodes (the ones new NodePool requirements refuse)
 
     def as_dict(self) -> dict[str, Any]:
         return {"action": self.action, "type": self.type, "name": self.name, "urn": self.urn,
                 "component": self.component, "changed": self.changed, "reasons": self.reasons,
                 "previousUrn": self.previous_urn, "stateful": self.stateful, "loses": self.loses,
                 "protected": self.protected, "deleteBeforeReplace": self.delete_before_replace,
-                "fails": self.fails, "rollsNodesOf": self.rolls, "rollout": self.rollout}
+                "fails": self.fails, "rollsNodesOf": self.rolls, "rollout": self.rollout,
+                "partialRoll": self.partial}
 
 
 # --- property paths --------------------------------------------------------------------------------
@@ -312,6 +314,7 @@ def _rollouts(changes: dict[str, Change], matched: dict[str, Registered], after:
             drifted = rollouts.requirement_drift(_requirements_of(matched[r.urn]), _requirements_of(r))
             if drifted:
                 change.rolls.append(r.urn)
+                change.partial = True
                 change.rollout = (f"{rollouts.REQUIREMENTS}: only {'; '.join(drifted)} drift, the other nodes are "
                                   f"kept ({rollouts.KARPENTER_REQUIREMENTS})")
 
@@ -394,6 +397,12 @@ def _pool_of(urns: tuple[str | None, ...], recordings: tuple[Recording, Recordin
     return None
 
 
+def partly_rolled(changes: list[Change], recordings: tuple[Recording, Recording]) -> set[str]:
+    """The pools (as `roll_reasons` names them) whose every rolling update replaces only some nodes."""
+    whole = {_pool_of((u,), recordings) or u.rsplit("::", 1)[-1] for c in changes if not c.partial for u in c.rolls}
+    return {_pool_of((u,), recordings) or u.rsplit("::", 1)[-1] for c in changes if c.partial for u in c.rolls} - whole
+
+
 def roll_reasons(changes: list[Change], recordings: tuple[Recording, Recording]) -> dict[str, list[str]]:
     """Per pool (or, for node objects of no pool such as the system node group, their resource name)
     whose nodes an in-place update replaces: why, one line per update that rolls them."""
@@ -441,6 +450,7 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
     upgrade = upgrade_rolls(before, after)
     renamed_to = {old: new for new, old in was.items()}
     reasons = {renamed_to.get(p, p): why for p, why in roll_reasons(changes, recordings).items()}
+    partial = {renamed_to.get(p, p) for p in partly_rolled(changes, recordings)} - set(upgrade)
     by_resources = sorted(reasons)
     rolled = set(by_resources) | set(upgrade)
     stories = []
@@ -456,7 +466,7 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
         nodes = "created" if old is None else "deleted" if new is None else (change.action if change else "kept")
         nodes = {"create": "created", "delete": "deleted", "replace": "replaced", "update": "updated"}.get(nodes, nodes)
         if nodes in ("kept", "updated") and pool in rolled:
-            nodes = "rolled"
+            nodes = "partly rolled" if pool in partial else "rolled"
         first = bool(change and change.action == "replace" and change.delete_before_replace)
         released = first and (old or {}).get("capacity") in RESERVED_CAPACITY
         workloads = []
@@ -469,7 +479,7 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
                                 and family in c.get("families", []))
                 who = f"claims {', '.join(claims)}" if claims else f"pods with ResourceClaims for {family} devices"
                 workloads.append(f"{who} on pool {pool}: no {family} DRA driver serves its nodes after the change")
-        if nodes in ("replaced", "deleted", "rolled") and not workloads and managers:
+        if nodes in ("replaced", "deleted", "rolled", "partly rolled") and not workloads and managers:
             workloads.append(f"every pod on pool {pool} is evicted while its nodes are "
                              f"{'removed' if nodes == 'deleted' else 'replaced'}")
         if change or pool in rolled or old is None or new is None or any(b != a for b, a in managers.values()):
@@ -478,14 +488,15 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
                                      capacity=shape.get("capacity", "on-demand"),
                                      provisioning=shape.get("provisioning", "dynamic"),
                                      why=([upgrade[pool]] if pool in upgrade else []) + reasons.get(pool, [])
-                                     if nodes == "rolled" else []))
+                                     if nodes in ("rolled", "partly rolled") else []))
     return {
         "pools": [s.as_dict() for s in stories],
         "flips": [{"pool": p, "family": f, "before": b, "after": a} for p, f, b, a in manager_flips(before, after)],
         "releasesRemoved": sorted(set(before["releases"]) - set(after["releases"])),
         "releasesAdded": sorted(set(after["releases"]) - set(before["releases"])),
-        "nodesRolled": sorted(set(by_resources) | {s.pool for s in stories if s.nodes == "rolled"}),
-        "reservedCapacityRolled": [s.pool for s in stories if s.reserved and s.nodes in ("rolled", "replaced")],
+        "nodesRolled": sorted(set(by_resources) | {s.pool for s in stories if s.nodes in ("rolled", "partly rolled")}),
+        "reservedCapacityRolled": [s.pool for s in stories if s.reserved
+                                   and s.nodes in ("rolled", "partly rolled", "replaced")],
         "amiDrift": ami_drift(after),
         "warnings": _roll_warnings(after, stories) + _held_roll_warnings(stories),
     }
@@ -557,10 +568,11 @@ def _held_roll_warnings(stories: list[PoolStory]) -> list[str]:
     pools on reserved capacity or a capacity block."""
     out = []
     for s in stories:
-        if s.nodes in ("rolled", "replaced") and (s.reserved or s.provisioning == "static"):
+        if s.nodes in ("rolled", "partly rolled", "replaced") and (s.reserved or s.provisioning == "static"):
             kinds = " ".join(k for k in (s.provisioning if s.provisioning == "static" else "",
                                          s.capacity if s.reserved else "") if k)
-            out.append(f"{kinds} pool {s.pool}: every node is {s.nodes}"
+            out.append(f"{kinds} pool {s.pool}: " + ("some of its nodes are rolled" if s.nodes == "partly rolled"
+                                                     else f"every node is {s.nodes}")
                        + ("; the capacity it holds must be free for the new nodes" if s.reserved else ""))
     return out
 
