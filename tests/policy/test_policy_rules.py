@@ -309,3 +309,14 @@ def test_an_unreadable_value_yaml_file_is_a_violation(recorded: dict[str, list[R
 
 def named_by_urn(resources: list[Resource], urn: str) -> str:
     return next(r.name for r in resources if r.urn == urn)
+
+
+def test_gpu_nodes_opted_out_of_the_gpu_operator_run_none_of_its_operands(recorded: dict[str, list[Resource]]) -> None:
+    """The operator skips nodes labelled nvidia.com/gpu.deploy.operands=false: DRA pools labelled so
+    are not reported (the plugin pool still is: the operator's plugin would run beside the toolkit's)."""
+    resources = copy.deepcopy(recorded["staging"])
+    _gpu_operator(resources)
+    for pool in ("platform-gpu-dra", "platform-gpu-mig"):
+        named(resources, pool).props["spec"]["template"]["metadata"]["labels"]["nvidia.com/gpu.deploy.operands"] = "false"
+    blamed = {named_by_urn(resources, v.urn) for v in check(resources)}
+    assert "platform-gpu-timeslice" in blamed and not blamed & {"platform-gpu-dra", "platform-gpu-mig"}
