@@ -175,9 +175,7 @@ def _set(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], bool]:
     def mutate(doc: dict[str, Any]) -> bool:
         node: Any = doc
         for key in path[:-1]:
-            if isinstance(node, dict) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+            if (isinstance(node, dict) and key in node) or (isinstance(node, list) and isinstance(key, int) and key < len(node)):
                 node = node[key]
             else:
                 return False
