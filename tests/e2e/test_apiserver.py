@@ -248,3 +248,28 @@ def test_models_agree_with_the_server(plane: ControlPlane, case: str, doc: dict[
     server = server_accepts(plane, doc)
     model = model_accepts(doc)
     assert model == server, f"{case}: the server {'accepts' if server else 'refuses'} it, our model does not agree"
+
+
+def _property_paths(schema: dict[str, Any], at: str = "") -> set[str]:
+    """Every property path a structural schema names (through objects and array items)."""
+    out: set[str] = set()
+    for name, child in (schema.get("properties") or {}).items():
+        out.add(f"{at}.{name}")
+        out |= _property_paths(child, f"{at}.{name}")
+    if isinstance(schema.get("items"), dict):
+        out |= _property_paths(schema["items"], f"{at}[]")
+    return out
+
+
+@pytest.mark.parametrize(("kind", "file"), [("NodePool", "karpenter.sh_nodepools.yaml"),
+                                            ("EC2NodeClass", "karpenter.k8s.aws_ec2nodeclasses.yaml")])
+def test_our_crd_schemas_name_only_fields_karpenter_has(control_plane: ControlPlane, kind: str, file: str) -> None:
+    from eks_devices.core.knowledge import crd_schemas
+
+    real = yaml.safe_load((control_plane.crds / file).read_text())
+    served = next(v for v in real["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
+    ours = crd_schemas.SCHEMAS[(f"{real['spec']['group']}/v1", kind)]
+    missing = _property_paths(ours["properties"]["spec"], ".spec") - _property_paths(served["properties"]["spec"],
+                                                                                       ".spec")
+    assert missing == set(), f"our {kind} schema names fields Karpenter's CRD does not have"
+    assert set(ours["properties"]["spec"]["properties"]) == set(served["properties"]["spec"]["properties"])
