@@ -26,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from eks_devices.core.knowledge import crd_schemas
+from eks_devices.core import cel
+from eks_devices.core.knowledge import crd_schemas, kube_validation
 from eks_devices.offline import engine as offline
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -119,22 +120,45 @@ def _builtin(api_version: str) -> bool:
     return group == "" or group.endswith(".k8s.io") or group in ("apps", "batch", "policy", "autoscaling")
 
 
+def _cel_expressions(node: Any, at: str = "") -> list[tuple[str, str]]:
+    """Every `cel.expression` under a DRA object, with its path."""
+    out: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        cel_node = node.get("cel")
+        if isinstance(cel_node, dict) and isinstance(cel_node.get("expression"), str):
+            out.append((f"{at}.cel.expression".lstrip("."), cel_node["expression"]))
+        for key, value in node.items():
+            out += _cel_expressions(value, f"{at}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _cel_expressions(value, f"{at}[{i}]")
+    return out
+
+
 def problems(item: Rendered, version: str) -> list[str]:
-    """Schema problems of one rendered object at a Kubernetes version (`"1.36"`)."""
+    """Schema problems of one rendered object at a Kubernetes version (`"1.36"`): the kind's schema, and
+    what the API server checks beyond it (names and labels; DRA selectors' CEL, which it compiles)."""
     if item.path.startswith("helm-values/"):
         return [] if isinstance(item.document, dict) else ["values are not a mapping"]
     import kubernetes_validate  # loads its schemas' library only when rendering
 
     obj = item.document
-    if _builtin(str(obj.get("apiVersion", ""))):
-        try:
-            kubernetes_validate.validate(obj, f"{version}.0", strict=True)
-        except kubernetes_validate.ValidationError as exc:
-            return [f"{'.'.join(str(p) for p in exc.path) or '(object)'}: {exc.message}"]
-        except kubernetes_validate.SchemaNotFoundError as exc:
-            return [str(exc)]
-        return []
-    return crd_schemas.validate(obj)
+    if not _builtin(str(obj.get("apiVersion", ""))):
+        return crd_schemas.validate(obj)
+    found = [f"{at}: {why}" for at, why in kube_validation.metadata_problems(obj)]
+    try:
+        kubernetes_validate.validate(obj, f"{version}.0", strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        found.append(f"{'.'.join(str(p) for p in exc.path) or '(object)'}: {exc.message}")
+    except kubernetes_validate.SchemaNotFoundError as exc:
+        found.append(str(exc))
+    if str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
+        for at, expression in _cel_expressions(obj.get("spec")):
+            try:
+                cel.compile_expression(expression)
+            except cel.CelError as exc:
+                found.append(f"spec.{at}: {exc}")
+    return found
 
 
 def schema_version(kubernetes: tuple[int, int]) -> str:

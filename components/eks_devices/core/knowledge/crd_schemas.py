@@ -100,8 +100,10 @@ _REQUIREMENT = {
     "then": {"required": ["values"], "properties": {"values": {"minItems": 1}}},
 }
 
+# karpenter v1.15.0 `pkg/apis/crds/karpenter.sh_nodepools.yaml`: spec takes these five fields and no other
+# (the e2e tier holds every property named here against the CRD the Go module embeds).
 NODE_POOL = _object("karpenter.sh/v1", "NodePool", metadata=_metadata(), spec={
-    "type": "object", "required": ["template"], "properties": {
+    "type": "object", "required": ["template"], "additionalProperties": False, "properties": {
         "template": {"type": "object", "required": ["spec"], "properties": {
             "metadata": {"type": "object", "properties": {"labels": {
                 "type": "object", "maxProperties": 100,
@@ -136,7 +138,13 @@ EC2_NODE_CLASS = _object("karpenter.k8s.aws/v1", "EC2NodeClass", metadata=_metad
     "type": "object",
     "required": ["amiSelectorTerms", "subnetSelectorTerms", "securityGroupSelectorTerms"],
     "oneOf": [{"required": ["role"]}, {"required": ["instanceProfile"]}],
+    # karpenter-provider-aws v1.15.0 `pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml`: every spec field;
+    # those the toolkit never sets are listed unchecked so that a field the CRD lacks is refused.
+    "additionalProperties": False,
     "properties": {
+        **{field: {} for field in ("amiFamily", "associatePublicIPAddress", "connectionTracking", "context",
+                                   "cpuOptions", "detailedMonitoring", "enclaveOptions", "instanceStorePolicy",
+                                   "ipPrefixCount", "kubelet")},
         "role": _string(), "instanceProfile": _string(),
         "amiSelectorTerms": {"type": "array", "minItems": 1, "maxItems": 30, "items": {
             "type": "object", "minProperties": 1, "properties": {

@@ -15,6 +15,7 @@ from typing import Any
 
 _NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -44,6 +45,26 @@ def label_value_problem(value: Any) -> str | None:
         return (f"{value!r}: a label value must be empty or at most 63 characters, alphanumerics, '-', '_' "
                 "or '.', beginning and ending with an alphanumeric")
     return None
+
+
+def metadata_problems(obj: dict[str, Any]) -> list[Problem]:
+    """What the API server refuses in an object's name and labels (apimachinery
+    `pkg/api/validation/objectmeta.go` ValidateObjectMeta: most kinds are named by a DNS subdomain of at
+    most 253 characters, a Namespace by a DNS label of at most 63; `ValidateLabels` for the labels)."""
+    meta = obj.get("metadata") or {}
+    out: list[Problem] = []
+    name = meta.get("name")
+    label_only = obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1"
+    limit, pattern = (63, _LABEL) if label_only else (253, _SUBDOMAIN)
+    if not isinstance(name, str) or len(name) > limit or not pattern.fullmatch(name):
+        what = "a DNS label" if label_only else "a DNS subdomain"
+        out.append(("metadata.name", f"{name!r} is not {what} (lower-case alphanumerics, '-'"
+                                     f"{'' if label_only else ', ' + repr('.')}, at most {limit} characters)"))
+    for key, value in (meta.get("labels") or {}).items():
+        for found in (label_key_problem(key), label_value_problem(value)):
+            if found:
+                out.append((f"metadata.labels.{key}", found))
+    return out
 
 
 def node_selector_problems(selector: dict[str, Any]) -> list[Problem]:

@@ -1,0 +1,43 @@
+"""The e2e tier: real engines as the oracle. Every test here carries the `e2e` marker and shares one
+control plane per test process. Without built engines the tier is skipped (said once, with the command
+that enables it); under CI (`CI` set) it fails instead, so CI never passes without it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from e2e import controlplane
+
+HERE = Path(__file__).parent
+_skipped: list[str] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[controlplane.ControlPlane]:
+    try:
+        plane = controlplane.start()
+    except controlplane.EnginesMissing as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"the e2e tier must run in CI, but {exc}: run `{controlplane.ENABLE}` first")
+        _skipped.append(str(exc))
+        pytest.skip(f"e2e tier skipped ({exc}); `{controlplane.ENABLE}` enables it")
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _skipped:
+        terminalreporter.write_line(
+            f"e2e tier (real engines) skipped: {_skipped[0]}; run `{controlplane.ENABLE}` to enable it")
