@@ -1,0 +1,218 @@
+"""The real Pulumi engine as the oracle for `eks-devices diff`.
+
+The Kubernetes-layer components on an existing cluster (`DeviceSoftware`'s DeviceClasses and
+namespaces, `ClaimTemplates`, Karpenter and Auto Mode `NodePools`) run through the real Pulumi CLI and
+the real `pulumi-resource-kubernetes` provider (both built from Go modules), as Automation API inline
+programs with a local file backend, against the real API server: `up` with a baseline, then `preview`
+of a change. The steps the engine plans per resource (create, update, replace, delete; replace with
+delete-before-replace; an alias honoured as no step) must be the ones `diff` predicts from the mock
+engine's recordings of the same two programs (`eks_devices.offline.diff.compare`).
+
+Helm releases stay out: their charts are not in any registry this tier can reach, and a stack whose
+plan has releases would need them. The stacks here are chosen to have none: Auto Mode installs no device
+software, and the Karpenter cases run no DRA driver or plugin chart (their pools are `none`-managed).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+import pulumi_kubernetes as k8s
+import pytest
+import yaml
+from pulumi import automation as auto
+
+from e2e.controlplane import ControlPlane
+from eks_devices import (
+    ClaimTemplates,
+    ClaimTemplatesArgs,
+    DeviceSoftware,
+    DeviceSoftwareArgs,
+    NodePools,
+    NodePoolsArgs,
+    build,
+    parse,
+)
+from eks_devices.offline import diff
+from eks_devices.offline import engine as offline
+from support import stacks
+
+PROJECT = "eks-devices-e2e"
+STEPS = {"create": "create", "update": "update", "replace": "replace", "create-replacement": "replace",
+         "delete-replaced": "replace", "delete": "delete"}
+
+# Auto Mode's NodeClass has no published CRD; the engine only needs the API server to store it.
+AUTO_MODE_NODE_CLASS_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "nodeclasses.eks.amazonaws.com"},
+    "spec": {"group": "eks.amazonaws.com", "scope": "Cluster",
+             "names": {"kind": "NodeClass", "plural": "nodeclasses", "singular": "nodeclass", "listKind": "NodeClassList"},
+             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                 "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+@pytest.fixture(scope="module")
+def pulumi_env(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A Pulumi home with the provider built from its Go module, a file backend, and no downloads."""
+    home = tmp_path_factory.mktemp("pulumi-home")
+    env = {"PULUMI_HOME": str(home), "PULUMI_BACKEND_URL": f"file://{tmp_path_factory.mktemp('backend')}",
+           "PULUMI_CONFIG_PASSPHRASE": "e2e", "PULUMI_SKIP_UPDATE_CHECK": "true",
+           "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true", "PULUMI_DISABLE_REGISTRY_RESOLVE": "true"}
+    # the version label the Python SDK asks for, so the engine finds this binary without a download
+    sdk_version = _sdk_version()
+    subprocess.run([str(control_plane.bin_dir / "pulumi"), "plugin", "install", "resource", "kubernetes",
+                    sdk_version, "--file", str(control_plane.bin_dir / "pulumi-resource-kubernetes")],
+                   env={**os.environ, **env}, check=True, capture_output=True)
+    crds = [yaml.safe_load(p.read_text()) for p in sorted(control_plane.crds.glob("karpenter.*.yaml"))]
+    control_plane.install_crds([*crds, AUTO_MODE_NODE_CLASS_CRD])
+    return env
+
+
+def _sdk_version() -> str:
+    from importlib.metadata import version
+
+    return version("pulumi_kubernetes")
+
+
+def components(cfg: dict[str, Any], kubeconfig: str) -> Callable[[], None]:
+    """The program: the stack's Kubernetes-layer components on an existing cluster."""
+
+    def program() -> None:
+        plan = build(parse(cfg))
+        assert not plan.releases, "this tier has no charts: choose stacks without device software"
+        provider = k8s.Provider("cluster", kubeconfig=kubeconfig, enable_server_side_apply=True)
+        name = cfg["eks-devices:cluster"]["name"]
+        software = DeviceSoftware(name, DeviceSoftwareArgs(plan=plan, k8s_provider=provider))
+        ClaimTemplates(name, ClaimTemplatesArgs(plan=plan, k8s_provider=provider, namespaces=software.namespaces,
+                                                device_classes=software.device_classes, releases=software.releases))
+        if plan.pools:
+            NodePools(name, NodePoolsArgs(
+                plan=plan, cluster_name=name, k8s_provider=provider, node_role_name="nodes",
+                node_role_arn="arn:aws:iam::111122223333:role/nodes", private_subnet_ids=["subnet-0a", "subnet-0b"],
+                private_subnets_by_zone={"us-west-2a": "subnet-0a", "us-west-2b": "subnet-0b"},
+                cluster_security_group_id="sg-0c", efa_security_group_id="sg-0e", discovery_tag=name, tagged_security_groups=True))
+
+    return program
+
+
+def real_steps(plane: ControlPlane, env: dict[str, str], stack: str, before: dict[str, Any],
+               after: dict[str, Any]) -> dict[str, str]:
+    """`up` with `before`, then the engine's planned step per URN for `after` (resources with a step only)."""
+    kubeconfig = _kubeconfig_text(plane)
+    ws = auto.LocalWorkspaceOptions(
+        env_vars=env, pulumi_home=env["PULUMI_HOME"],
+        project_settings=auto.ProjectSettings(name=PROJECT, runtime="python",
+                                              backend=auto.ProjectBackend(url=env["PULUMI_BACKEND_URL"])),
+        pulumi_command=auto.PulumiCommand(root=str(plane.bin_dir.parent)))
+    s = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=components(before, kubeconfig),
+                                    opts=ws)
+    try:
+        result = s.up(on_output=lambda _line: None)
+        assert result.summary.result == "succeeded"
+        s.workspace.program = components(after, kubeconfig)
+        steps: dict[str, str] = {}
+
+        def event(e: auto.EngineEvent) -> None:
+            pre = e.resource_pre_event
+            op = pre.metadata.op.name.lower().replace("_", "-") if pre is not None else ""
+            if op not in STEPS:
+                return
+            urn = pre.metadata.urn
+            if op == "delete-replaced" and urn not in steps:  # the old object goes before the new one exists
+                steps[urn] = "replace (delete first)"
+            elif urn not in steps:
+                steps[urn] = STEPS[op]
+
+        s.preview(on_event=event)
+        return steps
+    finally:
+        s.destroy(on_output=lambda _line: None)
+        s.workspace.remove_stack(stack)
+
+
+def predicted_steps(stack: str, before: dict[str, Any], after: dict[str, Any]) -> dict[str, str]:
+    """What `diff` predicts for the same programs, from the mock engine's recordings."""
+    kubeconfig = "{}"
+    old = offline.run(components(before, kubeconfig), {}, stack=stack, project=PROJECT)
+    new = offline.run(components(after, kubeconfig), {}, stack=stack, project=PROJECT)
+    return {c.urn: c.action + (" (delete first)" if c.action == "replace" and c.delete_before_replace else "")
+            for c in diff.compare(old, new) if c.type.startswith("kubernetes:")}
+
+
+def _kubeconfig_text(plane: ControlPlane) -> str:
+    return plane.kubeconfig.read_text()
+
+
+def _relevant(steps: dict[str, str]) -> dict[str, str]:
+    return {urn: op for urn, op in steps.items()
+            if urn.split("::")[2].split("$")[-1].startswith("kubernetes:")}
+
+
+AUTO = {"gpu": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"}},
+        "big": {"instanceTypes": ["g6e.12xlarge"], "devices": {"nvidia": "dra", "efa": "none"}}}
+CLAIM = {"one-gpu": {"pools": ["big"], "namespace": "ml", "gpus": {"count": 1}}}
+KARPENTER = {"cpu-gpu": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "none"}}}
+
+
+def auto_mode(pools: dict[str, Any], claims: dict[str, Any] | None = None, name: str = "e2e-auto") -> dict[str, Any]:
+    return stacks.config("auto-mode", "1.36", pools, name=name, **({"claims": claims} if claims else {}))
+
+
+def karpenter(pools: dict[str, Any], name: str = "e2e-karp") -> dict[str, Any]:
+    return stacks.config("karpenter", "1.36", pools, name=name)
+
+
+def _renamed(pools: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    out = copy.deepcopy(pools)
+    out[new] = {**out.pop(old), "renamedFrom": old}
+    return out
+
+
+CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "claim-spec-changes": (auto_mode(AUTO, CLAIM), auto_mode(AUTO, {"one-gpu": {**CLAIM["one-gpu"],
+                                                                              "gpus": {"count": 2}}})),
+    "claim-added": (auto_mode(AUTO), auto_mode(AUTO, CLAIM)),
+    "claim-removed": (auto_mode(AUTO, CLAIM), auto_mode(AUTO)),
+    "auto-pool-renamed-with-renamedFrom": (auto_mode(AUTO), auto_mode(_renamed(AUTO, "big", "large"))),
+    "auto-pool-renamed-without-renamedFrom": (
+        auto_mode(AUTO), auto_mode({"gpu": AUTO["gpu"], "large": AUTO["big"]})),
+    "auto-manager-flips": (auto_mode(AUTO), auto_mode({**AUTO, "big": {**AUTO["big"],
+                                                                      "devices": {"nvidia": "device-plugin", "efa": "none"}}})),
+    "auto-instance-type-added": (auto_mode(AUTO), auto_mode({**AUTO, "big": {
+        **AUTO["big"], "instanceTypes": ["g6e.12xlarge", "g6e.24xlarge"]}})),
+    "karpenter-pool-renamed-with-renamedFrom": (karpenter(KARPENTER),
+                                                karpenter(_renamed(KARPENTER, "cpu-gpu", "gpu-l40s"))),
+    "karpenter-label-added": (karpenter(KARPENTER), karpenter({"cpu-gpu": {**KARPENTER["cpu-gpu"],
+                                                                          "labels": {"team": "ml"}}})),
+}
+
+
+def test_cases_build_without_device_software() -> None:
+    for name, (before, after) in CASES.items():
+        for cfg in (before, after):
+            plan = build(parse(cfg))
+            assert not plan.errors and not plan.releases, name
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_diff_predicts_the_engines_steps(control_plane: ControlPlane, pulumi_env: dict[str, str], case: str) -> None:
+    before, after = CASES[case]
+    stack = case[:40]
+    predicted = predicted_steps(stack, before, after)
+    real = _relevant(real_steps(control_plane, pulumi_env, stack, before, after))
+    assert real, f"{case}: the engine planned no step at all (a change the test means to make)"
+    assert predicted == real
+
+
+def test_the_engine_is_real(control_plane: ControlPlane, pulumi_env: dict[str, str]) -> None:
+    """The CLI and the provider are the ones built from Go modules, not anything on PATH."""
+    done = subprocess.run([str(control_plane.bin_dir / "pulumi"), "plugin", "ls"], env={**os.environ, **pulumi_env},
+                          capture_output=True, text=True, check=True)
+    assert "kubernetes" in done.stdout and _sdk_version() in done.stdout
+    version = subprocess.run([str(control_plane.bin_dir / "pulumi"), "version"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    assert version.startswith("v3.") and tuple(map(int, version[1:].split(".")[:2])) >= (3, 272)
