@@ -303,11 +303,14 @@ class ControlPlane:
             self.apply(doc)
         for doc in docs:
             name = doc["metadata"]["name"]
-            self.wait_for(lambda n=name: any(
-                c["type"] == "Established" and c["status"] == "True" for c in self.get(
-                    "apiextensions.k8s.io/v1", "CustomResourceDefinition", n).get("status", {}).get("conditions", [])),
-                timeout, f"CRD {name} established")
+            self.wait_for(lambda n=name: self._established(n), timeout, f"CRD {name} established")
         self.discover()
+
+    def _established(self, name: str) -> bool:
+        """Whether the CRD is Established; right after creation the server may report `conditions: null`."""
+        crd = self.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name) or {}
+        conditions = (crd.get("status") or {}).get("conditions") or []
+        return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
     @staticmethod
     def wait_for(predicate: Callable[[], bool], timeout: float = 60, what: str = "condition",
