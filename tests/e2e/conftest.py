@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e import controlplane
+from e2e import controlplane, pulumi_cli
 
 HERE = Path(__file__).parent
 _skipped: list[str] = []
@@ -35,6 +35,13 @@ def control_plane() -> Iterator[controlplane.ControlPlane]:
         yield plane
     finally:
         plane.stop()
+
+
+
+@pytest.fixture(scope="module")
+def pulumi_env(control_plane: controlplane.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A Pulumi home with the provider built from its Go module, a file backend, and no downloads."""
+    return pulumi_cli.prepare(control_plane, tmp_path_factory.mktemp("pulumi-home"), tmp_path_factory.mktemp("backend"))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

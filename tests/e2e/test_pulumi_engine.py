@@ -23,10 +23,11 @@ from typing import Any
 
 import pulumi_kubernetes as k8s
 import pytest
-import yaml
 from pulumi import automation as auto
 
+from e2e import pulumi_cli
 from e2e.controlplane import ControlPlane
+from e2e.pulumi_cli import PROJECT
 from eks_devices import (
     ClaimTemplates,
     ClaimTemplatesArgs,
@@ -41,42 +42,8 @@ from eks_devices.offline import diff
 from eks_devices.offline import engine as offline
 from support import stacks
 
-PROJECT = "eks-devices-e2e"
 STEPS = {"create": "create", "update": "update", "replace": "replace", "create-replacement": "replace",
          "delete-replaced": "replace", "delete": "delete"}
-
-# Auto Mode's NodeClass has no published CRD; the engine only needs the API server to store it.
-AUTO_MODE_NODE_CLASS_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": "nodeclasses.eks.amazonaws.com"},
-    "spec": {"group": "eks.amazonaws.com", "scope": "Cluster",
-             "names": {"kind": "NodeClass", "plural": "nodeclasses", "singular": "nodeclass", "listKind": "NodeClassList"},
-             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                 "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
-
-
-@pytest.fixture(scope="module")
-def pulumi_env(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """A Pulumi home with the provider built from its Go module, a file backend, and no downloads."""
-    home = tmp_path_factory.mktemp("pulumi-home")
-    env = {"PULUMI_HOME": str(home), "PULUMI_BACKEND_URL": f"file://{tmp_path_factory.mktemp('backend')}",
-           "PULUMI_CONFIG_PASSPHRASE": "e2e", "PULUMI_SKIP_UPDATE_CHECK": "true",
-           "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true", "PULUMI_DISABLE_REGISTRY_RESOLVE": "true"}
-    # the version label the Python SDK asks for, so the engine finds this binary without a download
-    sdk_version = _sdk_version()
-    subprocess.run([str(control_plane.bin_dir / "pulumi"), "plugin", "install", "resource", "kubernetes",
-                    sdk_version, "--file", str(control_plane.bin_dir / "pulumi-resource-kubernetes")],
-                   env={**os.environ, **env}, check=True, capture_output=True)
-    crds = [yaml.safe_load(p.read_text()) for p in sorted(control_plane.crds.glob("karpenter.*.yaml"))]
-    control_plane.install_crds([*crds, AUTO_MODE_NODE_CLASS_CRD])
-    return env
-
-
-def _sdk_version() -> str:
-    from importlib.metadata import version
-
-    return version("pulumi_kubernetes")
-
 
 def components(cfg: dict[str, Any], kubeconfig: str) -> Callable[[], None]:
     """The program: the stack's Kubernetes-layer components on an existing cluster."""
@@ -103,11 +70,7 @@ def real_steps(plane: ControlPlane, env: dict[str, str], stack: str, before: dic
                after: dict[str, Any]) -> dict[str, str]:
     """`up` with `before`, then the engine's planned step per URN for `after` (resources with a step only)."""
     kubeconfig = _kubeconfig_text(plane)
-    ws = auto.LocalWorkspaceOptions(
-        env_vars=env, pulumi_home=env["PULUMI_HOME"],
-        project_settings=auto.ProjectSettings(name=PROJECT, runtime="python",
-                                              backend=auto.ProjectBackend(url=env["PULUMI_BACKEND_URL"])),
-        pulumi_command=auto.PulumiCommand(root=str(plane.bin_dir.parent)))
+    ws = pulumi_cli.workspace(plane, env)
     s = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=components(before, kubeconfig),
                                     opts=ws)
     try:
@@ -212,7 +175,7 @@ def test_the_engine_is_real(control_plane: ControlPlane, pulumi_env: dict[str, s
     """The CLI and the provider are the ones built from Go modules, not anything on PATH."""
     done = subprocess.run([str(control_plane.bin_dir / "pulumi"), "plugin", "ls"], env={**os.environ, **pulumi_env},
                           capture_output=True, text=True, check=True)
-    assert "kubernetes" in done.stdout and _sdk_version() in done.stdout
+    assert "kubernetes" in done.stdout and pulumi_cli.provider_version() in done.stdout
     version = subprocess.run([str(control_plane.bin_dir / "pulumi"), "version"], capture_output=True, text=True,
                              check=True).stdout.strip()
     assert version.startswith("v3.") and tuple(map(int, version[1:].split(".")[:2])) >= (3, 272)
