@@ -8,7 +8,7 @@ from eks_devices.core.derive import daemonsets, scope
 from eks_devices.core.knowledge import charts
 from eks_devices.core.model import Plan
 from eks_devices.core.names import eks_manager_label
-from eks_devices.core.rules.registry import Verdict, at, error, rule, warning
+from eks_devices.core.rules.registry import Verdict, at, auto_mode_neuron_dra, error, rule, warning
 from eks_devices.core.values import dig
 
 
@@ -22,15 +22,22 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
         if any(r.source == "bottlerocket" for r in overlap.running) and pool and pool.manager("nvidia") == "dra":
             continue  # reported by bottlerocket-bundled-plugin with its own fix
         if plan.mode == "auto-mode":
-            # Auto Mode installs nothing: only a pool label that contradicts the plan picks another manager
+            if pool and auto_mode_neuron_dra(plan, pool, overlap.family):
+                continue  # auto-mode-neuron-plugin-only says why and what applies
+            # Auto Mode installs nothing: a pool label that contradicts the plan picks another manager
             label = eks_manager_label(overlap.family) if overlap.family in ("nvidia", "efa") else None
-            path = (f"nodePools.{overlap.pool}.labels.{label}" if pool and label and label in pool.config.labels
-                    else f"nodePools.{overlap.pool}.devices.{overlap.family}")
-            sets = (f"sets none for devices.{overlap.family}: inferred (Auto Mode picks per node)"
-                    if pool and pool.manager(overlap.family) == "inferred" else
-                    f"sets them from devices.{overlap.family}")
-            yield error(path, overlap.problem,
-                        f"remove the device-manager labels from nodePools.{overlap.pool}.labels; the toolkit {sets}")
+            if pool and label and label in pool.config.labels:
+                sets = (f"sets none for devices.{overlap.family}: inferred (Auto Mode picks per node)"
+                        if pool.manager(overlap.family) == "inferred" else
+                        f"sets them from devices.{overlap.family}")
+                yield error(f"nodePools.{overlap.pool}.labels.{label}", overlap.problem,
+                            f"remove the device-manager labels from nodePools.{overlap.pool}.labels; the toolkit "
+                            f"{sets}")
+            else:  # no label of the pool's to remove: Auto Mode cannot run what devices.<family> asks for
+                runs = sorted({r.manager for r in overlap.running}) or ["device-plugin"]
+                yield error(f"nodePools.{overlap.pool}.devices.{overlap.family}", overlap.problem,
+                            f"set nodePools.{overlap.pool}.devices.{overlap.family}: {runs[0]} (what Auto Mode "
+                            "runs on these nodes)")
             continue
         serving = pool.releases.get(overlap.family) if pool else None
         overridden = [r.source for r in overlap.running if r.source in plan.spec.helm_values] + (

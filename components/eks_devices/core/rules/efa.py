@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from eks_devices.core.derive.pools import efa_layouts
 from eks_devices.core.knowledge import catalog
+from eks_devices.core.manifests.nodes import reserves_capacity, uses_placement_group
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, pool_types, rule, warning
 
@@ -114,9 +115,10 @@ def _alignment_fix(plan: Plan, pool: PoolPlan, other: str) -> str:
 @rule("placement-group-with-reservation", "no auto-created placement group on reserved / capacity-block EFA pools "
       "(warning)")
 def _placement_group_with_reservation(plan: Plan) -> Iterator[Verdict]:
+    """Only pools that really get a group (`uses_placement_group`): a Karpenter or Auto Mode pool
+    without `availabilityZone` spans zones and gets none, so there is nothing to turn off."""
     for pool in plan.pools.values():
-        reserved = pool.capacity in ("reserved", "capacity-block")
-        if reserved and pool.manager("efa") != "none" and pool.config.placement_group:
+        if reserves_capacity(pool) and uses_placement_group(plan.mode, pool):
             yield warning(at(pool, "placementGroup"),
                           f"a {pool.capacity} pool with an auto-created cluster placement group can hit "
                           "insufficient-capacity errors: the reservation already places its instances",

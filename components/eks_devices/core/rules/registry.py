@@ -128,6 +128,12 @@ def dra_pools(plan: Plan, families: Iterable[str] = FAMILIES, inferred: bool = F
                 yield pool, family
 
 
+def auto_mode_neuron_dra(plan: Plan, pool: PoolPlan, family: str) -> bool:
+    """Neuron asked of DRA in Auto Mode, which runs it on the device plugin only: one rule
+    (`auto-mode-neuron-plugin-only`) says so; the others keep quiet about its consequences."""
+    return plan.mode == "auto-mode" and family == "neuron" and pool.manager("neuron") == "dra"
+
+
 def refused_labels(plan: Plan, refused: Callable[[str], bool]) -> Iterator[tuple[PoolPlan, str]]:
     """(pool, label key) for every pool label `refused` says the mode's API refuses."""
     for pool in plan.pools.values():
