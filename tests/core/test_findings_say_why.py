@@ -71,3 +71,82 @@ def test_types_failing_alike_without_counts_are_listed_with_commas() -> None:
 
 def _config(mode: str, pools: dict[str, Any], **sections: Any) -> dict[str, Any]:
     return stacks.config(mode, pools=pools, **sections)
+
+
+# --- aligned claims on pools whose EFA runs the device plugin -------------------------------------
+
+ALIGNED = {"x": {"pools": ["p"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}}
+
+
+def test_aligned_claim_on_1_34_says_the_efa_dra_driver_needs_1_35() -> None:
+    plan = stacks.build(_config("managed-node-groups", {"p": {**P5, **STATIC}}, claims=ALIGNED) | {
+        "eks-devices:cluster": {"name": "test", "version": "1.34", "mode": "managed-node-groups"}})
+    assert [f.slug for f in plan.errors] == ["claim-alignment-needs-dra"]
+    found = plan.errors[0]
+    assert "needs DRA for both device types" in found.message and "EFA device plugin publishes none" in found.message
+    assert "aws-dranet needs Kubernetes 1.35" in found.message
+    assert 'cluster.version "1.35"' in found.fix and "name one of" not in found.fix
+
+
+def test_aligned_neuron_claim_on_an_efa_plugin_pool_keeps_the_efa() -> None:
+    plan = stacks.build(_config("managed-node-groups", {"p": {**TRN2, **STATIC, "devices": {"efa": "device-plugin"}}},
+                                claims={"x": {"pools": ["p"], "neurons": {"count": 1}, "efa": {"count": 1},
+                                              "alignWith": "neuron"}}))
+    found = _one(plan, "claim-alignment-needs-dra")
+    assert "Neuron device group" in found.message and "nodePools.p.devices.efa: dra" in found.fix
+    assert not _found(plan, "claim-device-class-missing")
+
+
+# --- claim-device-class-missing says which class is missing and why --------------------------------
+
+def test_device_classes_off_in_auto_mode_is_not_called_no_dra_pool() -> None:
+    plan = stacks.build(_config("auto-mode", {"p": {**P5, **STATIC}}, cluster={"autoMode": {"createDeviceClasses": False}},
+                                claims={"x": {"pools": ["p"], "gpus": {}}}))
+    found = _one(plan, "claim-device-class-missing")
+    assert "no pool runs a DRA driver" not in found.fix + found.message and "no classes" not in found.fix
+    assert "createDeviceClasses: false" in found.message
+    assert found.fix == "set cluster.autoMode.createDeviceClasses: true"
+
+
+def test_unaligned_efa_claim_on_a_plugin_pool_names_the_pool_to_switch() -> None:
+    plan = stacks.build(_config("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}},
+                                claims={"x": {"pools": ["p"], "efa": {"count": 1}}}))
+    found = _one(plan, "claim-device-class-missing")
+    assert "efa.networking.k8s.aws" in found.message and "pool p efa is device-plugin" in found.message
+    assert found.fix == "set nodePools.p.devices.efa: dra"
+
+
+# --- gpuSharing.replicas on an NVIDIA DRA pool --------------------------------------------------
+
+def test_time_slicing_replicas_on_a_dra_pool_are_said_to_have_no_effect() -> None:
+    plan = stacks.plan("managed-node-groups", pools={"p": {"instanceTypes": ["g6.xlarge"], **STATIC,
+                                                           "devices": {"nvidia": "dra"},
+                                                           "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})
+    found = _one(plan, "dra-time-slicing-replicas")
+    assert found.severity == "warning" and "replicas: 4 has no effect" in found.message
+    assert "devices.nvidia: device-plugin" in found.fix
+    # dynamic Karpenter pools do use them (consumable capacity): that is karpenter-time-slicing's business
+    dynamic = stacks.plan("karpenter", pools={"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                                    "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})
+    assert not _found(dynamic, "dra-time-slicing-replicas")
+
+
+def test_karpenter_time_slicing_fix_names_no_unreleased_driver_version() -> None:
+    plan = stacks.plan("karpenter", pools={"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})
+    found = _one(plan, "karpenter-time-slicing")
+    assert "0.5" not in found.fix and "chartVersions" not in found.fix
+    assert "devices.nvidia: device-plugin" in found.fix
+
+
+# --- mig-partitions points only at keys the stack has ---------------------------------------------
+
+def test_mig_partitions_fix_names_stack_settings_and_says_when_none_helps() -> None:
+    plan = stacks.plan("managed-node-groups", "1.35", pools={"p": {
+        "instanceTypes": ["p4d.24xlarge"], **STATIC, "devices": {"nvidia": "device-plugin"},
+        "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}})
+    found = _one(plan, "mig-partitions")
+    assert "user data" not in found.fix and "mig-parted" not in found.fix
+    for step in ("nodePools.p.devices.nvidia: dra", 'cluster.version "1.36"', "nodePools.p.instanceTypes",
+                 "p4d.24xlarge is older", "no stack setting does it"):
+        assert step in found.fix, step

@@ -322,6 +322,10 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
          {"cluster": {"endpoint": {"privateAccess": True}}})],
     "control-plane-logging-off": [(
         case("auto-mode", {}, cluster={"logging": []}), {"cluster": {"logging": ["api", "audit", "authenticator"]}})],
+    "dra-time-slicing-replicas": [(
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6.xlarge"], **STATIC, "devices": {"nvidia": "dra"},
+                                           "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}),
+        pool("p", devices={"nvidia": "device-plugin"}))],
     "pool-public-ips": [(
         case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}}), pool("p", subnets="private"))],
     # --- claims ---
@@ -335,14 +339,52 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
              cluster=K115, claims={"x": {"pools": ["gpu-dra"], "kind": "extended-resource",
                                          "extendedResources": {"nvidia.com/gpu": 1}}}),
         {"claims": {"x": {"pools": ["gpu-plugin"]}}})],
-    "claim-device-class-missing": [(
-        case("auto-mode", {"p5": {**P5, **STATIC}}, claims={"x": {"pools": ["p5"], "requests": [
+    "claim-device-class-missing": [
+        (case("auto-mode", {"p5": {**P5, **STATIC}}, claims={"x": {"pools": ["p5"], "requests": [
             {"name": "mig", "exactly": {"deviceClassName": "mig.nvidia.com"}}]}}),
-        {"claims": {"x": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}})],
-    "claim-unsatisfiable": [(
-        case("managed-node-groups", {"l40s": {"instanceTypes": ["g6e.48xlarge"], **STATIC}},
-             claims={"x": {"pools": ["l40s"], "gpus": {"model": "H100"}}}),
-        {"claims": {"x": {"gpus": {"model": "L40S"}}}})],
+         {"claims": {"x": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}),
+        # Auto Mode with the toolkit's classes turned off: the pool runs DRA, the classes are what is missing
+        (case("auto-mode", {"p5": {**P5, **STATIC}}, cluster={"autoMode": {"createDeviceClasses": False}},
+              claims={"x": {"pools": ["p5"], "gpus": {}}}),
+         {"cluster": {"autoMode": {"createDeviceClasses": True}}}),
+        # an EFA claim where every pool runs the EFA device plugin: only the EFA DRA driver brings the class
+        (case("karpenter", {"p5": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=K115,
+              claims={"x": {"pools": ["p5"], "efa": {"count": 1}}}),
+         pool("p5", devices={"efa": "dra"})),
+        # Neuron (+ EFA) in Auto Mode: no Neuron DRA at all, the device plugin's extended resource is the way
+        (case("auto-mode", {"trn": {**TRN2, **STATIC}},
+              claims={"x": {"pools": ["trn"], "neurons": {"count": 1}, "efa": {"count": 1}, "alignWith": "neuron"}}),
+         {"claims": {"x": {"kind": "extended-resource", "extendedResources": {"aws.amazon.com/neuron": 1},
+                           "neurons": DELETE, "efa": DELETE, "alignWith": DELETE}}}),
+        # ... and on 1.34, where aws-dranet cannot run, the version is the fix
+        (case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.34", claims={"x": {"pools": ["p5"], "efa": {"count": 1}}}),
+         {"version": "1.35"}),
+    ],
+    "claim-unsatisfiable": [
+        (case("managed-node-groups", {"l40s": {"instanceTypes": ["g6e.48xlarge"], **STATIC}},
+              claims={"x": {"pools": ["l40s"], "gpus": {"model": "H100"}}}),
+         {"claims": {"x": {"gpus": {"model": "L40S"}}}}),
+        # one target pool runs the EFA DRA driver, the other the plugin: the blocked pool's fix is its manager
+        (case("karpenter", {"dra": P5, "plugin": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=K115,
+              claims={"x": {"pools": ["dra", "plugin"], "efa": {"count": 1}}}),
+         pool("plugin", devices={"efa": "dra"})),
+    ],
+    "claim-alignment-needs-dra": [
+        (case("karpenter", {"p5": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=K115,
+              claims={"x": {"pools": ["p5"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}}),
+         pool("p5", devices={"efa": "dra"})),
+        # 1.34: aws-dranet needs 1.35, so `auto` put EFA on the plugin
+        (case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.34",
+              claims={"x": {"pools": ["p5"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}}),
+         {"version": "1.35"}),
+        # Auto Mode before 1.36 has no DRA at all
+        (case("auto-mode", {"p5": {**P5, **STATIC}}, "1.35",
+              claims={"x": {"pools": ["p5"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}}),
+         {"version": "1.36"}),
+    ],
+    "karpenter-mig-claim-static-only": [(
+        case("karpenter", {"p5": P5}, cluster=K115, claims={"x": {"pools": ["p5"], "mig": {"profile": "1g.10gb"}}}),
+        pool("p5", **STATIC, gpuSharing={"strategy": "mig", "profile": "1g.10gb"}))],
     "karpenter-claim-selector-attributes": [(
         case("karpenter", {"gpu-dra": P5}, cluster=K115, claims={"x": {"pools": ["gpu-dra"], "requests": [
             {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {

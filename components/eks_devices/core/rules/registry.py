@@ -143,3 +143,43 @@ def refused_labels(plan: Plan, refused: Callable[[str], bool]) -> Iterator[tuple
 
 def pool_types(pool: PoolPlan) -> list[catalog.InstanceType]:
     return [catalog.instance_types()[t] for t in pool.instance_types]
+
+
+# The Kubernetes version each mode's DRA needs: Auto Mode's built-in drivers 1.36; aws-dranet (EFA DRA) 1.35
+# (its README); DRA otherwise 1.34 (GA, recommended by the EKS guide).
+def dra_kubernetes(mode: str, family: str) -> tuple[int, int]:
+    if mode == "auto-mode":
+        return (1, 36)
+    return (1, 35) if family == "efa" else (1, 34)
+
+
+def dra_fix(plan: Plan, pool: PoolPlan, families: Iterable[str]) -> str:
+    """What puts `families` of the pool on DRA, in words that can be applied: the Kubernetes version
+    the mode's driver needs, `devices.<family>: dra` where the stack chose another manager, and a
+    static pool where the mode has no DRA device metadata for a dynamic pool's types."""
+    wanted = [f for f in families if not pool.serves(f, "dra")]  # type: ignore[arg-type]
+    need = max((dra_kubernetes(plan.mode, f) for f in wanted), default=(0, 0))
+    parts = []
+    if plan.spec.cluster.kubernetes < need:
+        drivers = sorted({"Auto Mode's DRA drivers" if plan.mode == "auto-mode" else
+                          "aws-dranet, the EFA DRA driver," if f == "efa" else "DRA"
+                          for f in wanted if plan.spec.cluster.kubernetes < dra_kubernetes(plan.mode, f)})
+        needs = "need" if len(drivers) > 1 or plan.mode == "auto-mode" else "needs"
+        parts.append(f'set cluster.version "{need[0]}.{need[1]}" or later ({" and ".join(drivers)} {needs} it)')
+    if (plan.mode == "karpenter" and pool.provisioning == "dynamic"
+            and plan.spec.cluster.karpenter_version < (1, 15, 0)):
+        parts.append("set cluster.karpenter.version to 1.15.0 or later (dynamic DRA provisioning needs it)")
+    explicit = [f for f in wanted if pool.managers[f].requested != "auto"]  # type: ignore[index]
+    lacking = sorted({t.name for t in pool_types(pool) for f in wanted if t.has(f) and not (
+        t.auto_mode_dra_metadata if plan.mode == "auto-mode" else t.karpenter_dra_metadata)})
+    static = pool.provisioning == "dynamic" and plan.mode != "managed-node-groups" and lacking
+    if static:
+        parts.append(f"make nodePools.{pool.name} static (provisioning: static with replicas): {plan.mode} has no "
+                     f"DRA device metadata for {', '.join(lacking)}, so a dynamic pool never launches them for DRA "
+                     "claims")
+    settings = [f"nodePools.{pool.name}.devices.{f}: dra" for f in (wanted if static else explicit)]
+    if settings:
+        parts.append("set " + " and ".join(settings))
+    elif not parts:
+        parts.append(" and ".join(f"set nodePools.{pool.name}.devices.{f}: dra" for f in wanted))
+    return "; ".join(parts)
