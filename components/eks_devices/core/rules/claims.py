@@ -170,9 +170,11 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
                     "(cluster.autoMode.createDeviceClasses: false)", "set cluster.autoMode.createDeviceClasses: true")
     plain = [p for p in targets if p.manager(family) != "none" and not p.serves(family, "dra")]  # type: ignore[arg-type]
     if plain:
-        who = "Auto Mode's" if plan.mode == "auto-mode" else "its chart's"
-        return (f"only the {family} DRA driver brings it ({who} class), and no pool of this stack runs that driver: "
-                + "; ".join(f"on pool {p.name} {not_dra(p, [family])}" for p in plain),
+        name = FAMILY_NAMES[family]
+        who = (f"the toolkit creates it only for pools whose {name} devices run DRA, and no pool's do"
+               if plan.mode == "auto-mode" else f"only the {name} DRA driver's chart creates it, and no pool runs "
+               "that driver")
+        return (f"{who}: " + "; ".join(f"on pool {p.name} {not_dra(p, [family])}" for p in plain),
                 "; ".join(dra_fix(plan, p, [family]) for p in plain))
     return (f"the {family} DRA driver of this stack does not create it (its chart creates "
             f"{', '.join(c.name for c in plan.device_classes if class_family(c.name) == family) or 'none'})",
