@@ -356,6 +356,10 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
               claims={"x": {"pools": ["trn"], "neurons": {"count": 1}, "efa": {"count": 1}, "alignWith": "neuron"}}),
          {"claims": {"x": {"kind": "extended-resource", "extendedResources": {"aws.amazon.com/neuron": 1},
                            "neurons": DELETE, "efa": DELETE, "alignWith": DELETE}}}),
+        # a Neuron claim on Inferentia: the Neuron DRA driver serves Trainium only
+        (case("managed-node-groups", {"p": {"instanceTypes": ["inf2.xlarge"], **STATIC}},
+              claims={"x": {"pools": ["p"], "neurons": {"count": 1}}}),
+         pool("p", instanceTypes=["trn1.32xlarge"])),
         # ... and on 1.34, where aws-dranet cannot run, the version is the fix
         (case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.34", claims={"x": {"pools": ["p5"], "efa": {"count": 1}}}),
          {"version": "1.35"}),
@@ -364,6 +368,13 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         (case("managed-node-groups", {"l40s": {"instanceTypes": ["g6e.48xlarge"], **STATIC}},
               claims={"x": {"pools": ["l40s"], "gpus": {"model": "H100"}}}),
          {"claims": {"x": {"gpus": {"model": "L40S"}}}}),
+        # a MIG claim on a pool whose GPUs are whole: the pool's gpuSharing partitions them
+        (case("managed-node-groups", {"p5": {**P5, **STATIC}}, claims={"x": {"pools": ["p5"], "mig": {"profile": "1g.10gb"}}}),
+         pool("p5", gpuSharing={"strategy": "mig", "profile": "1g.10gb"})),
+        # ... or into another profile: either side can change
+        (case("managed-node-groups", {"p5": {**P5, **STATIC, "gpuSharing": {"strategy": "mig", "profile": "2g.20gb"}}},
+              claims={"x": {"pools": ["p5"], "mig": {"profile": "1g.10gb"}}}),
+         {"claims": {"x": {"mig": {"profile": "2g.20gb"}}}}),
         # one target pool runs the EFA DRA driver, the other the plugin: the blocked pool's fix is its manager
         (case("karpenter", {"dra": P5, "plugin": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=K115,
               claims={"x": {"pools": ["dra", "plugin"], "efa": {"count": 1}}}),

@@ -208,11 +208,26 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Verdict]:
             pool = plan.pools[pool_name]
             blocked = [f for f in claim.families if pool.manager(f) != "none" and not pool.serves(f, "dra")]
             fix = (f"{dra_fix(plan, pool, blocked)}; or target pools that run the {'/'.join(blocked)} DRA driver"
-                   if fit.blocked and blocked else
+                   if fit.blocked and blocked else _mig_fix(claim, pool) or
                    "change the claim (count, model, selectors, alignWith) or its pools to ones whose instance "
                    "types can satisfy it; `eks-devices preview` shows what each instance type offers")
             yield error(_at(claim, "pools"),
                         f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}", fix)
+
+
+def _mig_fix(claim: ClaimPlan, pool: PoolPlan) -> str:
+    """A MIG claim on a pool whose GPUs are not partitioned into its profile: the pool's gpuSharing is the fix."""
+    if not _mig_requests(claim):
+        return ""
+    sharing = pool.config.gpu_sharing
+    wanted = claim.config.mig.profile if claim.config.mig else "<the claim's profile>"
+    if sharing.strategy != "mig":
+        return (f"partition the pool's GPUs: set nodePools.{pool.name}.gpuSharing to {{strategy: mig, profile: "
+                f"{wanted}}}, or target a pool that has MIG devices")
+    if claim.config.mig and sharing.profile != wanted:
+        return (f"set nodePools.{pool.name}.gpuSharing.profile: {wanted}, or claim the pool's profile "
+                f"(claims.{claim.name}.mig.profile: {sharing.profile})")
+    return ""
 
 
 def _mig_requests(claim: ClaimPlan) -> bool:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import Finding, Plan, PoolPlan, Severity
 from eks_devices.core.spec.stack import FAMILIES
 from eks_devices.core.vocabulary import MODES, Mode
@@ -169,6 +169,11 @@ def dra_fix(plan: Plan, pool: PoolPlan, families: Iterable[str]) -> str:
     if (plan.mode == "karpenter" and pool.provisioning == "dynamic"
             and plan.spec.cluster.karpenter_version < (1, 15, 0)):
         parts.append("set cluster.karpenter.version to 1.15.0 or later (dynamic DRA provisioning needs it)")
+    inferentia = sorted(t.name for t in pool_types(pool) if "neuron" in wanted and t.has("neuron")
+                        and t.name.startswith(charts.INFERENTIA))
+    if inferentia:
+        parts.append(f"allow only Trainium instanceTypes in nodePools.{pool.name} (the Neuron DRA driver's chart keeps "
+                     f"off {', '.join(inferentia)})")
     explicit = [f for f in wanted if pool.managers[f].requested != "auto"]  # type: ignore[index]
     lacking = sorted({t.name for t in pool_types(pool) for f in wanted if t.has(f) and not (
         t.auto_mode_dra_metadata if plan.mode == "auto-mode" else t.karpenter_dra_metadata)})
