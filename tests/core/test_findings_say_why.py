@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eks_devices.core.model import NodeFit, grouped
 from support import stacks
 
 P5 = {"instanceTypes": ["p5.48xlarge"]}
@@ -150,3 +154,25 @@ def test_mig_partitions_fix_names_stack_settings_and_says_when_none_helps() -> N
     for step in ("nodePools.p.devices.nvidia: dra", 'cluster.version "1.36"', "nodePools.p.instanceTypes",
                  "p4d.24xlarge is older", "no stack setting does it"):
         assert step in found.fix, step
+
+
+# --- grouping fit reasons: nothing lost, one sentence per shape -----------------------------------
+
+TYPES = ["g6e.xlarge", "g6e.2xlarge", "p5.48xlarge", "p4d.24xlarge", "trn1.32xlarge"]
+SHAPES = ["{t} publishes no mig.nvidia.com device (request 'x')",
+          "no device on {t} matches the selectors of request 'gpu-1': it has {n} × NVIDIA L40S (memory 45776Mi)",
+          "the claim needs {n} × efa.networking.k8s.aws but {t} has {m} that match {{#x}}"]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.sampled_from(SHAPES), st.integers(0, 64), st.integers(0, 64)), min_size=1, max_size=5))
+def test_grouped_reasons_keep_every_type_and_count_and_merge_alike_ones(rows: list[tuple[str, int, int]]) -> None:
+    fits = [NodeFit(TYPES[i], 0, shape.format(t=TYPES[i], n=n, m=m)) for i, (shape, n, m) in enumerate(rows)]
+    out = grouped(fits)
+    assert len(out) == len({shape for shape, _, _ in rows})  # one sentence per shape
+    text = " ".join(reason for _, reason in out)
+    for fit, (shape, n, m) in zip(fits, rows, strict=True):
+        assert fit.instance_type in text
+        assert ("{n}" not in shape or str(n) in text) and ("{m}" not in shape or str(m) in text)
+    if len(fits) == 1:  # a lone type's reason is untouched
+        assert out == [(fits[0].instance_type, fits[0].reason)]

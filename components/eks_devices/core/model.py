@@ -108,6 +108,7 @@ UNSETTLED = frozenset({"undetermined", "topology-modelled"})  # causes the model
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 _TYPE = "\0"
+_COUNT = "\x01"
 
 
 def grouped(bad: Sequence[NodeFit]) -> list[tuple[str, str]]:
@@ -116,14 +117,14 @@ def grouped(bad: Sequence[NodeFit]) -> list[tuple[str, str]]:
     groups: dict[str, list[tuple[str, list[str]]]] = {}
     for fit in bad:
         text = fit.reason.replace(fit.instance_type, _TYPE)
-        groups.setdefault(_NUMBER.sub("#", text), []).append((fit.instance_type, _NUMBER.findall(text)))
+        groups.setdefault(_NUMBER.sub(_COUNT, text), []).append((fit.instance_type, _NUMBER.findall(text)))
     out = []
     for shape, members in groups.items():
         names = [name for name, _ in members]
         varying = any(numbers != members[0][1] for _, numbers in members)
         joined = (" / " if varying else ", ").join(names)
-        columns = iter(zip(*(numbers for _, numbers in members), strict=True))
-        reason = shape.replace("{", "{{").replace("}", "}}").replace("#", "{}")
+        columns = zip(*(numbers for _, numbers in members), strict=True)
+        reason = shape.replace("{", "{{").replace("}", "}}").replace(_COUNT, "{}")
         values = [" / ".join(column) if len(set(column)) > 1 else column[0] for column in columns]
         out.append((joined, reason.format(*values).replace(_TYPE, joined)))
     return out
