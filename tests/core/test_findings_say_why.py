@@ -101,6 +101,12 @@ def test_aligned_neuron_claim_on_an_efa_plugin_pool_keeps_the_efa() -> None:
     assert not _found(plan, "claim-device-class-missing")
 
 
+def test_aligned_claim_on_an_aligned_pool_is_reported_once_by_the_pool() -> None:
+    plan = stacks.build(_config("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu"}, "devices": {"efa": "device-plugin"}}},
+                                claims=ALIGNED))
+    assert [f.slug for f in plan.errors] == ["topology-alignment-needs-dra"]
+
+
 # --- claim-device-class-missing says which class is missing and why --------------------------------
 
 def test_device_classes_off_in_auto_mode_is_not_called_no_dra_pool() -> None:

@@ -112,14 +112,14 @@ def aligned_families(claim: ClaimPlan) -> tuple[str, ...]:
     return tuple(f for f in FAMILIES if f in found)
 
 
-def _alignment_gaps(plan: Plan, claim: ClaimPlan) -> list[tuple[PoolPlan, list[str]]]:
+def _alignment_gaps(plan: Plan, claim: ClaimPlan, own: bool = False) -> list[tuple[PoolPlan, list[str]]]:
     """(pool, families it does not serve with DRA) for the claim's aligned families on each target pool
-    that has the devices; pools whose own `efa.alignWith` already fails are left to that rule."""
+    that has the devices; pools whose own `efa.alignWith` fails too are left to that rule unless `own`."""
     families = aligned_families(claim)
     out = []
     for name in claim.config.pools:
         pool = plan.pools.get(name)
-        if pool is None or not families or pool.config.efa.align_with != "none":
+        if pool is None or not families or (pool.config.efa.align_with != "none" and not own):
             continue
         if plan.mode == "auto-mode" and "neuron" in families:
             continue  # no Neuron DRA at all: claim-device-class-missing says so, with the plugin's way
@@ -184,7 +184,7 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
 @rule("claim-device-class-missing", "a claim names a DeviceClass that will not exist in this mode, and why")
 def _claim_device_class_missing(plan: Plan) -> Iterator[Verdict]:
     for claim in _claims(plan):
-        if not claim.missing_classes or _alignment_gaps(plan, claim) or _mig_dynamic_pools(plan, claim):
+        if not claim.missing_classes or _alignment_gaps(plan, claim, own=True) or _mig_dynamic_pools(plan, claim):
             continue  # claim-alignment-needs-dra / karpenter-mig-claim-static-only say why
         missing = claim.missing_classes
         if plan.mode == "auto-mode" and NEURON_CLASS in missing:
