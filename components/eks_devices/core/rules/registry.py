@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.knowledge import catalog, charts, versions
 from eks_devices.core.model import Finding, Plan, PoolPlan, Severity
 from eks_devices.core.spec.stack import FAMILIES
 from eks_devices.core.vocabulary import MODES, Mode
@@ -145,12 +145,11 @@ def pool_types(pool: PoolPlan) -> list[catalog.InstanceType]:
     return [catalog.instance_types()[t] for t in pool.instance_types]
 
 
-# The Kubernetes version each mode's DRA needs: Auto Mode's built-in drivers 1.36; aws-dranet (EFA DRA) 1.35
-# (its README); DRA otherwise 1.34 (GA, recommended by the EKS guide).
 def dra_kubernetes(mode: str, family: str) -> tuple[int, int]:
+    """The Kubernetes minor a family's DRA needs in a mode (`knowledge.versions`)."""
     if mode == "auto-mode":
-        return (1, 36)
-    return (1, 35) if family == "efa" else (1, 34)
+        return versions.AUTO_MODE_DRA_KUBERNETES
+    return versions.EFA_DRA_KUBERNETES if family == "efa" else versions.DRA_KUBERNETES
 
 
 def dra_fix(plan: Plan, pool: PoolPlan, families: Iterable[str]) -> str:
