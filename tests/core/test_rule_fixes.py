@@ -360,6 +360,13 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         (case("managed-node-groups", {"p": {"instanceTypes": ["inf2.xlarge"], **STATIC}},
               claims={"x": {"pools": ["p"], "neurons": {"count": 1}}}),
          pool("p", instanceTypes=["trn1.32xlarge"])),
+        # a ComputeDomain channel on a pool that does not turn ComputeDomains on (Karpenter: static pools only)
+        (case("karpenter", {"p5": P5}, cluster=K115, claims={"x": {"pools": ["p5"], "computeDomainChannel": {}}}),
+         pool("p5", **STATIC, computeDomains=True)),
+        # an EFA request on a pool without EFA hardware
+        (case("karpenter", {"g6": {"instanceTypes": ["g6.xlarge"]}}, cluster=K115,
+              claims={"x": {"pools": ["g6"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}}),
+         {"claims": {"x": {"efa": DELETE, "alignWith": DELETE}}}),
         # ... and on 1.34, where aws-dranet cannot run, the version is the fix
         (case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.34", claims={"x": {"pools": ["p5"], "efa": {"count": 1}}}),
          {"version": "1.35"}),

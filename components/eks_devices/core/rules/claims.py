@@ -12,7 +12,13 @@ from typing import Any
 
 from eks_devices.core.derive.fit import walk
 from eks_devices.core.derive.resolve import FAMILY_NAMES
-from eks_devices.core.knowledge.device_classes import AUTO_MODE_CLASSES, CLASS_DRIVERS, MIG_CLASS, NEURON_CLASS
+from eks_devices.core.knowledge.device_classes import (
+    AUTO_MODE_CLASSES,
+    CHANNEL_CLASS,
+    CLASS_DRIVERS,
+    MIG_CLASS,
+    NEURON_CLASS,
+)
 from eks_devices.core.manifests.claims import DRIVER_FAMILIES
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
 from eks_devices.core.rules.efa import ALIGNMENT_WHY, alignment_fix, not_dra
@@ -28,6 +34,9 @@ def _at(claim: ClaimPlan, field: str = "") -> str:
 
 def _claims(plan: Plan) -> Iterator[ClaimPlan]:
     yield from plan.claims
+
+
+CHANNEL_DRIVER = CLASS_DRIVERS[CHANNEL_CLASS]  # the ComputeDomain classes' driver
 
 
 def class_family(device_class: str) -> str | None:
@@ -143,6 +152,16 @@ def _claim_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
                                       f"{claim.name} (alignWith, matchAttribute)"))
 
 
+SHORT_KEYS = {"nvidia": "gpus", "efa": "efa", "neuron": "neurons"}  # the short shape's key per family
+
+
+def _request_of(claim: ClaimPlan, family: str) -> str:
+    """How the claim asks for a family, in its own config words."""
+    if claim.config.requests is not None:
+        return f"the {family} requests"
+    return SHORT_KEYS[family] + (" and alignWith" if claim.config.align_with != "none" else "")
+
+
 def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple[str, str]:
     """Why a DeviceClass the claim names will not exist, and the fix, by what would create it."""
     family = class_family(device_class)
@@ -176,6 +195,19 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
                "that driver")
         return (f"{who}: " + "; ".join(f"on pool {p.name} {not_dra(p, [family])}" for p in plain),
                 "; ".join(dra_fix(plan, p, [family]) for p in plain))
+    bare = [p for p in targets if p.manager(family) == "none"]  # type: ignore[arg-type]
+    if targets and len(bare) == len(targets):
+        name = FAMILY_NAMES[family]
+        return (f"no target pool has {name} devices ("
+                + "; ".join(f"{p.name}: {', '.join(p.instance_types)}" for p in bare) + ")",
+                f"target a pool whose instanceTypes have {name} devices, or drop {_request_of(claim, family)} from "
+                f"claims.{claim.name}")
+    if CLASS_DRIVERS[device_class] == CHANNEL_DRIVER:
+        dynamic = [p.name for p in targets if plan.mode == "karpenter" and p.provisioning == "dynamic"]
+        static = (f" (Karpenter serves them on static pools only: make {', '.join(dynamic)} provisioning: static "
+                  "with replicas)") if dynamic else ""
+        return ("the NVIDIA DRA driver serves ComputeDomains only where a pool turns them on",
+                "set " + " and ".join(f"nodePools.{p.name}.computeDomains: true" for p in targets) + static)
     return (f"the {family} DRA driver of this stack does not create it (its chart creates "
             f"{', '.join(c.name for c in plan.device_classes if class_family(c.name) == family) or 'none'})",
             rename or "name a class the driver creates")
