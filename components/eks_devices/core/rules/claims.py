@@ -208,7 +208,7 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
                   "with replicas)") if dynamic else ""
         return ("the NVIDIA DRA driver serves ComputeDomains only where a pool turns them on",
                 "set " + " and ".join(f"nodePools.{p.name}.computeDomains: true" for p in targets) + static)
-    return (f"the {family} DRA driver of this stack does not create it (its chart creates "
+    return (f"the {FAMILY_NAMES[family]} DRA driver of this stack does not create it (its chart creates "
             f"{', '.join(c.name for c in plan.device_classes if class_family(c.name) == family) or 'none'})",
             rename or "name a class the driver creates")
 
