@@ -21,6 +21,8 @@ def problems(config: dict) -> dict[str, str]:
     ("instance_types", {"instance_types": ["g6e.xlarge"]}, "instanceTypes"),
     ("gpu_sharing", {"instanceTypes": ["g6e.xlarge"], "gpu_sharing": {"strategy": "none"}}, "gpuSharing"),
     ("gpuSharng", {"instanceTypes": ["g6e.xlarge"], "gpuSharng": {"strategy": "none"}}, "gpuSharing"),
+    # the system node group's key, refused on a pool: never suggested for itself (issue 24)
+    ("instanceType", {"instanceType": ["g6e.xlarge"]}, "instanceTypes"),
 ])
 def test_snake_case_and_misspelt_keys_are_problems_with_a_suggestion(key: str, pool: dict, suggestion: str) -> None:
     found = problems({"eks-devices:cluster": CLUSTER, "eks-devices:nodePools": {"g": pool}})

@@ -23,7 +23,7 @@ from itertools import product
 from typing import Any
 
 from eks_devices.core.knowledge.devices import Device, layout_attribute, topology_published
-from eks_devices.core.model import NodeFit, Outcome
+from eks_devices.core.model import NodeFit, Outcome, grouped
 
 SEARCH_BUDGET = 200_000  # device placements tried per allocation before giving up as undetermined
 MAX_PER_NODE = 64
@@ -263,9 +263,10 @@ def describe(fits: Sequence[NodeFit], shared: bool = False) -> str:
         unit = "shared by its Pods" if shared else "per node"
         text = "fits on: " + ", ".join(f"{f.instance_type} (x{f.per_node} {unit})" for f in good)
         if bad:
-            text += "; not on: " + "; ".join(f"{f.instance_type} ({f.reason})" for f in bad)
+            text += "; not on: " + "; ".join(f"{types} ({reason})" for types, reason in grouped(bad))
         return text
-    return "does not fit: " + "; ".join(f.reason for f in bad)
+    return "does not fit: " + "; ".join(reason for _, reason in grouped(bad))
+
 
 
 def walk(requests: Sequence[Mapping[str, Any]]) -> Iterator[tuple[str, str]]:

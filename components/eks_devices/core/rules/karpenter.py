@@ -121,7 +121,7 @@ CONSUMABLE_SHARES_DRIVER = (0, 5, 0)
 
 
 @rule("karpenter-time-slicing", "consumable-capacity time-slicing needs 1.36 + Karpenter 1.15 and a "
-      "dra-driver-nvidia-gpu with the `ConsumableShares` gate (0.5.0+; 0.4.x refuses the unknown gate) (errors); "
+      "dra-driver-nvidia-gpu with the `ConsumableShares` gate (0.4.x refuses the unknown gate) (errors); "
       "alpha (warning)", modes=("karpenter",))
 def _karpenter_time_slicing(plan: Plan) -> Iterator[Verdict]:
     for pool, _ in dra_pools(plan, ("nvidia",)):
@@ -137,8 +137,9 @@ def _karpenter_time_slicing(plan: Plan) -> Iterator[Verdict]:
             yield error(at(pool, "gpuSharing.strategy"),
                         f"dra-driver-nvidia-gpu {driver} has no ConsumableShares feature gate (it came after "
                         "0.4.1): the driver rejects the unknown gate and stops on every NVIDIA DRA node",
-                        "pin chartVersions.nvidia-dra-driver to 0.5.0 or later, or use devices.nvidia: "
-                        "device-plugin for time-slicing")
+                        "use devices.nvidia: device-plugin for time-slicing (gpuSharing.replicas then splits each "
+                        "GPU into that many nvidia.com/gpu); the toolkit knows no dra-driver-nvidia-gpu release "
+                        "with the ConsumableShares gate yet")
         else:
             yield warning(at(pool, "gpuSharing.strategy"),
                           "consumable-capacity time-slicing is alpha in Karpenter and in the NVIDIA DRA driver",
