@@ -14,8 +14,9 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
+from eks_devices import answers
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
-from eks_devices.cluster import Cluster, ClusterArgs, endpoint_problems
+from eks_devices.cluster import Cluster, ClusterArgs, cluster_reads, endpoint_problems
 from eks_devices.core import planner
 from eks_devices.core.model import Plan
 from eks_devices.core.names import PLATFORM_TYPE
@@ -23,7 +24,7 @@ from eks_devices.core.spec.errors import ConfigError
 from eks_devices.core.spec.stack import NAMESPACE, parse
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
 from eks_devices.inputs import check_plan, config_problems, reject
-from eks_devices.network import Network, NetworkArgs
+from eks_devices.network import Network, NetworkArgs, network_reads
 from eks_devices.node_pools import NodePools, NodePoolsArgs
 
 
@@ -113,6 +114,8 @@ class Platform(pulumi.ComponentResource):
     def _build(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None) -> None:
         if problems := endpoint_problems(plan.spec.cluster.endpoint):
             reject("Platform", problems)
+        # under a team's own mocks, every answer the platform reads is asked for before anything is registered
+        answers.check_mocks("Platform", [*network_reads(plan.spec.network), *cluster_reads(plan)])
         super().__init__(PLATFORM_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         spec = plan.spec
