@@ -20,7 +20,9 @@ from eks_devices.core import planner
 from eks_devices.core.model import Plan
 from eks_devices.core.names import PLATFORM_TYPE
 from eks_devices.core.spec.errors import ConfigError
-from eks_devices.core.spec.stack import NAMESPACE, parse
+from eks_devices.core.spec.keys import property_name, snake_case
+from eks_devices.core.spec.stack import STACK_KEYS as SPEC_KEYS
+from eks_devices.core.spec.stack import parse
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
 from eks_devices.inputs import check_plan, config_problems, reject
 from eks_devices.network import Network, NetworkArgs
@@ -52,15 +54,10 @@ class PlatformArgs(TypedDict):
     """Per-chart version overrides."""
 
 
-# PlatformArgs key → the stack configuration key it stands for.
-STACK_KEYS = {"region": "aws:region", "profile": "aws:profile", "network": f"{NAMESPACE}:network",
-              "cluster": f"{NAMESPACE}:cluster", "node_pools": f"{NAMESPACE}:nodePools",
-              "device_classes": f"{NAMESPACE}:deviceClasses", "claims": f"{NAMESPACE}:claims",
-              "helm_values": f"{NAMESPACE}:helmValues", "chart_versions": f"{NAMESPACE}:chartVersions"}
-# A problem's stack path head → the PlatformArgs property it is reported at.
-PROPERTY_PATHS = {"aws:region": "region", "aws:profile": "profile",
-                  **{f"{NAMESPACE}:{k}": k for k in ("network", "cluster", "nodePools", "deviceClasses",
-                                                    "claims", "helmValues", "chartVersions")}}
+# PlatformArgs key (`node_pools`) → the stack configuration key it stands for (`eks-devices:nodePools`).
+STACK_KEYS = {snake_case(property_name(key)): key for key in SPEC_KEYS}
+# A problem's stack path head (`eks-devices:nodePools`) → the PlatformArgs property it is reported at.
+PROPERTY_PATHS = {key: property_name(key) for key in SPEC_KEYS}
 
 
 def plan_args(args: PlatformArgs) -> Plan:

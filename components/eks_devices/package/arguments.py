@@ -16,17 +16,12 @@ import pulumi
 
 from eks_devices.cluster import endpoint_problems
 from eks_devices.core.model import Plan
+from eks_devices.core.spec.keys import camel_case
 from eks_devices.inputs import Problem, reject
 from eks_devices.platform import STACK_KEYS, plan_args
 
 COMPONENT = "Platform"
 ZONE_COUNT, ZONE_LIST = "availabilityZoneCount", "availabilityZones"
-
-
-def camel_case(name: str) -> str:
-    """`node_pools` → `nodePools`, as Pulumi's analyzer names schema properties."""
-    head, *rest = name.split("_")
-    return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
 # wire argument (`nodePools`) → the Python Platform's PlatformArgs key (`node_pools`)

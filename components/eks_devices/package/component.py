@@ -17,7 +17,8 @@ import pulumi_kubernetes as k8s
 from eks_devices import platform
 from eks_devices.cluster import kubeconfig_with_profile
 from eks_devices.core.model import Plan
-from eks_devices.package.arguments import camel_case, plan_inputs
+from eks_devices.core.spec.keys import camel_case
+from eks_devices.package.arguments import plan_inputs
 from eks_devices.package.types import DevicePlan, PlatformArgs
 
 

@@ -29,7 +29,8 @@ from pulumi.provider.server import ComponentInitError
 
 from eks_devices import __version__
 from eks_devices.core.names import TYPE_PACKAGE
-from eks_devices.package.arguments import camel_case, plan_inputs
+from eks_devices.core.spec.keys import camel_case
+from eks_devices.package.arguments import plan_inputs
 from eks_devices.package.component import Platform
 
 SECRET_OUTPUTS = ("kubeconfig",)

@@ -4,14 +4,15 @@ instances immutable."""
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+
+from eks_devices.core.spec.keys import camel_case
 
 
 class Model(BaseModel):
     """Base: camelCase keys in YAML, unknown keys rejected, instances immutable."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, validate_by_name=False, validate_by_alias=True
+        extra="forbid", frozen=True, alias_generator=camel_case, validate_by_name=False, validate_by_alias=True
     )
 
 

@@ -18,18 +18,11 @@ import json
 import sys
 from typing import Any
 
+from eks_devices.core.spec.keys import stack_key
 from eks_devices.core.spec.stack import NAMESPACE, Spec
 
-# Spec fields that live in another namespace of the stack file (the AWS provider's own keys).
-PROVIDER_KEYS = {"region": "aws:region", "aws_profile": "aws:profile"}
 # Pulumi's own top-level keys of a stack file besides `config` (Pulumi docs, "Stack settings file").
 STACK_FILE_KEYS = ("secretsprovider", "encryptedkey", "encryptionsalt", "environment")
-
-
-def stack_key(name: str) -> str:
-    """The stack-file key of a Spec field: `aws:region`, `aws:profile`, or `eks-devices:<alias>`."""
-    field = Spec.model_fields[name]
-    return PROVIDER_KEYS.get(name) or f"{NAMESPACE}:{field.alias or name}"
 
 
 def _tidy(node: Any) -> Any:

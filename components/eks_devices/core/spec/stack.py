@@ -23,6 +23,7 @@ from eks_devices.core.spec.claims import problems as claim_problems
 from eks_devices.core.spec.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
 from eks_devices.core.spec.errors import ConfigError, ConfigProblem, from_validation
 from eks_devices.core.spec.helm import problems as helm_shape_problems
+from eks_devices.core.spec.keys import camel_case, property_name, stack_key
 from eks_devices.core.spec.subnets import subnet_layout
 from eks_devices.core.spec.values import value_problems
 from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the configuration's vocabulary)
@@ -211,6 +212,9 @@ class Spec(Model):
             return pool.provisioning
         return "static" if self.mode == "managed-node-groups" else "dynamic"
 
+
+# stack-file key (`eks-devices:nodePools`, `aws:region`) → the Spec field it is read into
+STACK_KEYS = {stack_key(name): name for name in Spec.model_fields}
 
 def _name_problems(data: dict[str, Any]) -> list[ConfigProblem]:
     """Pool names, read from the raw configuration so they are reported with any other problem."""
@@ -459,17 +463,17 @@ def _layout_problems(at: str, layout: list[NetworkInterface]) -> list[ConfigProb
     return problems
 
 
-# The two `aws:` keys read into the Spec: their config path and what is accepted.
-AWS_KEYS = {"region": ("aws:region", "an AWS region such as us-west-2"),
-            "awsProfile": ("aws:profile", "an AWS profile name (letters, digits and _.@+=,-)")}
+# What the Spec fields read from the AWS provider's keys accept (`keys.PROVIDER_KEYS`).
+AWS_ACCEPTED = {"region": "an AWS region such as us-west-2",
+                "aws_profile": "an AWS profile name (letters, digits and _.@+=,-)"}
 
 
 def _aws_key(problem: ConfigProblem) -> ConfigProblem:
     """A problem with `aws:region` / `aws:profile`, named as the stack file spells the key."""
-    if problem.path not in AWS_KEYS:
-        return problem
-    path, accepted = AWS_KEYS[problem.path]
-    return ConfigProblem(path, problem.given, accepted)
+    for field, accepted in AWS_ACCEPTED.items():
+        if problem.path == camel_case(field):
+            return ConfigProblem(stack_key(field), problem.given, accepted)
+    return problem
 
 
 def near_namespace(key: str) -> bool:
@@ -490,21 +494,16 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     if problems:
         raise ConfigError(problems, source)
     data: dict[str, Any] = {}
-    allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions", "deviceClasses", "claims"}
+    allowed = sorted(property_name(k) for k in STACK_KEYS if k.startswith(f"{NAMESPACE}:"))
     for key, value in config.items():
         namespace, _, name = str(key).partition(":")
-        if key == "aws:region":
-            data["region"] = value
-        elif key == "aws:profile":
-            data["awsProfile"] = value
+        if key in STACK_KEYS:
+            data[camel_case(STACK_KEYS[key])] = value
         elif namespace == NAMESPACE:
-            if name in allowed:
-                data[name] = value
-            else:
-                close = difflib.get_close_matches(name, sorted(allowed), n=1, cutoff=0.6)
-                hint = f"did you mean {NAMESPACE}:{close[0]}? " if close else ""
-                problems.append(ConfigProblem(key, f"unknown key {key!r}",
-                                              hint + ", ".join(f"{NAMESPACE}:{k}" for k in sorted(allowed))))
+            close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+            hint = f"did you mean {NAMESPACE}:{close[0]}? " if close else ""
+            problems.append(ConfigProblem(key, f"unknown key {key!r}",
+                                          hint + ", ".join(f"{NAMESPACE}:{k}" for k in allowed)))
         elif near_namespace(str(key)):
             # another project's keys are left alone; a near miss of ours would be silently ignored
             problems.append(ConfigProblem(str(key), f"a key in namespace {namespace!r}",
