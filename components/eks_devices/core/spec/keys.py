@@ -38,3 +38,9 @@ def property_name(key: str) -> str:
     """The argument a stack-file key is given as to `Platform` (camelCase, as on the wire and in
     problem paths): `eks-devices:nodePools` → `nodePools`, `aws:profile` → `profile`."""
     return key.partition(":")[2]
+
+
+def count_key(name: str) -> str:
+    """The key a count takes where a field accepts a count or a list (`availability_zones: 3 | [names]`)
+    and a typed interface needs one key each: `availability_zones` → `availability_zone_count`."""
+    return f"{name.removesuffix('s')}_count"
