@@ -98,6 +98,17 @@ def test_mig_and_shared_gpu_slices_validate(version: str) -> None:
     assert shares[0]["spec"]["devices"][0]["allowMultipleAllocations"] is True
 
 
+def test_a_shared_gpu_gives_each_claim_one_share_and_no_memory() -> None:
+    """Without request policies the scheduler consumes a device's whole capacity per claim (one claim
+    per GPU, which the real scheduler showed); the driver's policies make it one share each."""
+    [gpu] = devices.resource_slices("g6e.xlarge", ("nvidia",), gpu_shares=4)[0]["spec"]["devices"]
+    assert gpu["capacity"]["shares"] == {"value": "4", "requestPolicy": {
+        "default": "1", "validRange": {"min": "1", "max": "4", "step": "1"}}}
+    assert gpu["capacity"]["memory"]["requestPolicy"]["default"] == "0"
+    [whole] = devices.resource_slices("g6e.xlarge", ("nvidia",))[0]["spec"]["devices"]
+    assert "requestPolicy" not in whole["capacity"]["memory"]
+
+
 def test_aligned_gpu_efa_shape_matches_facts() -> None:
     devices_spec = BUILDERS["aligned-gpu-efa"].devices
     assert devices_spec["requests"] == [

@@ -147,7 +147,19 @@ class Device:
             entry["capacity"] = {k: {"value": v} for k, v in self.capacity.items()}
         if self.allocations > 1:
             entry["allowMultipleAllocations"] = True
+            for name, capacity in entry["capacity"].items():
+                capacity["requestPolicy"] = _share_policy(name, capacity["value"])
         return entry
+
+
+def _share_policy(capacity: str, value: str) -> dict[str, Any]:
+    """What a claim that asks for no capacity consumes of a shared GPU: one of its `shares` and no
+    `memory`, as the NVIDIA driver publishes them (dra-driver-nvidia-gpu commit 75a2d69f,
+    `cmd/gpu-kubelet-plugin/consumable_shares.go`, gate ConsumableShares). Without a policy the
+    scheduler gives each claim the whole capacity, so a GPU would serve one claim, not `shares`."""
+    if capacity == "shares":
+        return {"default": "1", "validRange": {"min": "1", "max": value, "step": "1"}}
+    return {"default": "0", "validRange": {"min": "0", "max": value, "step": "1Mi"}}
 
 
 def _s(value: str) -> dict[str, str]:
