@@ -66,21 +66,27 @@ PROPERTY_PATHS = {"aws:region": "region", "aws:profile": "profile",
 
 def plan_args(args: PlatformArgs) -> Plan:
     """Parse and plan PlatformArgs, or raise InputPropertiesError naming every problem."""
+    return plan_config("Platform", args)
+
+
+def plan_config(component: str, args: Any) -> Plan:
+    """Parse and plan the stack-configuration sections a component takes (PlatformArgs' keys), or
+    raise InputPropertiesError naming every problem."""
     if not isinstance(args, dict):
-        reject("Platform", [("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
+        reject(component, [("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
     unknown = sorted(set(args) - set(STACK_KEYS))
     outputs = sorted(k for k, v in args.items() if isinstance(v, pulumi.Output))
     if unknown or outputs:
-        reject("Platform", [*((k, f"unknown argument; accepted: {', '.join(sorted(STACK_KEYS))}") for k in unknown),
-                            *((k, "given an Output; accepted: a plain value, known when the program runs "
-                                  "(the plan decides which resources exist)") for k in outputs)])
+        reject(component, [*((k, f"unknown argument; accepted: {', '.join(sorted(STACK_KEYS))}") for k in unknown),
+                           *((k, "given an Output; accepted: a plain value, known when the program runs "
+                                 "(the plan decides which resources exist)") for k in outputs)])
     config = {STACK_KEYS[k]: v for k, v in args.items()}
     try:
-        spec = parse(config, source="PlatformArgs")
+        spec = parse(config, source=f"{component}Args")
     except ConfigError as exc:
-        reject("Platform", config_problems(exc, PROPERTY_PATHS))
+        reject(component, config_problems(exc, PROPERTY_PATHS))
     plan = planner.build(spec)
-    check_plan("Platform", plan)
+    check_plan(component, plan)
     return plan
 
 
@@ -112,6 +118,10 @@ class Platform(pulumi.ComponentResource):
         return platform
 
     def _build(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None) -> None:
+        if plan.spec.cluster.existing:
+            reject("Platform", [("cluster.existing", "given true; accepted: false: Platform creates the cluster; "
+                                 "add pools, device software and claims to an existing one with "
+                                 "eks_devices.ClusterDevices")])
         if problems := endpoint_problems(plan.spec.cluster.endpoint):
             reject("Platform", problems)
         # under a team's own mocks, every answer the platform reads is asked for before anything is registered

@@ -171,6 +171,8 @@ class KarpenterConfig(TypedDict):
 
     version: NotRequired[str]
     reuse_values: NotRequired[bool]
+    settings: NotRequired[dict[str, Any]]
+    """On an existing cluster only: the settings its own Karpenter release runs with (e.g. enableDRA)."""
 
 
 class ClusterConfig(TypedDict):
@@ -202,6 +204,8 @@ class ClusterConfig(TypedDict):
     """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
     protect: NotRequired[bool]
     """Protect the EKS cluster (and EKS deletion protection), VPC, subnets, KMS key and log group (default true)."""
+    existing: NotRequired[bool]
+    """The cluster exists and the team runs it: refused by Platform (Python's ClusterDevices takes it)."""
 
 
 class DeviceManagers(TypedDict):

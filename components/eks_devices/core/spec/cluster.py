@@ -85,8 +85,15 @@ class SystemNodeGroup(Model):
 
 
 class Karpenter(Model):
+    """The Karpenter release: the one the toolkit installs (its version; the settings are derived from
+    the pools), or, on a cluster that runs its own (`cluster.existing`), the version and `settings`
+    that release runs with, which the rules check the pools against."""
+
     version: str = "1.15.0"
     reuse_values: bool = False
+    # the `settings` of the team's own release's Helm values (enableDRA, awsFeatureGates.draNVIDIAGPU /
+    # draEFA, ignoreDRARequests, featureGates.staticCapacity); only with cluster.existing
+    settings: dict[str, Any] | None = None
 
     @field_validator("version")
     @classmethod
@@ -141,6 +148,9 @@ class Cluster(Model):
     # the EKS cluster, VPC, subnets, KMS key and log group are protected (Pulumi `protect`, EKS
     # deletion protection) unless this is false
     protect: bool = True
+    # the cluster exists and the team runs it (its Karpenter too): `ClusterDevices` adds pools, device
+    # software and claims; the toolkit creates no VPC, cluster or Karpenter (`Platform` refuses it)
+    existing: bool = False
 
     @field_validator("version", mode="before")
     @classmethod
