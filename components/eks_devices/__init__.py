@@ -17,6 +17,7 @@ _EXPORTS = {
     "Platform": "eks_devices.platform", "PlatformArgs": "eks_devices.platform",
     "Network": "eks_devices.network", "NetworkArgs": "eks_devices.network",
     "Cluster": "eks_devices.cluster", "ClusterArgs": "eks_devices.cluster",
+    "ClusterDevices": "eks_devices.cluster_devices", "ClusterDevicesArgs": "eks_devices.cluster_devices",
     "Karpenter": "eks_devices.karpenter", "KarpenterArgs": "eks_devices.karpenter",
     "NodePools": "eks_devices.node_pools", "NodePoolsArgs": "eks_devices.node_pools",
     "DeviceSoftware": "eks_devices.device_software", "DeviceSoftwareArgs": "eks_devices.device_software",
@@ -30,6 +31,8 @@ __all__ = [
     "ClaimTemplatesArgs",
     "Cluster",
     "ClusterArgs",
+    "ClusterDevices",
+    "ClusterDevicesArgs",
     "ConfigError",
     "ConfigProblem",
     "DeviceSoftware",
@@ -52,6 +55,7 @@ __all__ = [
 if TYPE_CHECKING:
     from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
     from eks_devices.cluster import Cluster, ClusterArgs
+    from eks_devices.cluster_devices import ClusterDevices, ClusterDevicesArgs
     from eks_devices.core.model import Finding, Plan
     from eks_devices.core.planner import build
     from eks_devices.core.spec.errors import ConfigError, ConfigProblem

@@ -164,10 +164,17 @@ class AutoModeConfig(TypedDict):
 
 
 class KarpenterConfig(TypedDict):
-    """Karpenter's chart version and upgrade behaviour."""
+    """The Karpenter release: the one the toolkit installs (its version; the settings are derived from
+    the pools), or, on a cluster that runs its own (`cluster.existing`), the version and `settings`
+    that release runs with, which the rules check the pools against.
+    """
 
     version: NotRequired[str]
     reuse_values: NotRequired[bool]
+    settings: NotRequired[dict[str, Any]]
+    """The `settings` of the team's own release's Helm values (enableDRA, awsFeatureGates.draNVIDIAGPU /
+    draEFA, ignoreDRARequests, featureGates.staticCapacity); only with `cluster.existing`.
+    """
 
 
 class ClusterConfig(TypedDict):
@@ -202,6 +209,10 @@ class ClusterConfig(TypedDict):
     """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
     protect: NotRequired[bool]
     """Protect the EKS cluster (and EKS deletion protection), VPC, subnets, KMS key and log group (default true)."""
+    existing: NotRequired[bool]
+    """The cluster exists and the team runs it (its Karpenter too): `ClusterDevices` adds pools, device
+    software and claims; the toolkit creates no VPC, cluster or Karpenter (`Platform` refuses it).
+    """
 
 
 class LimitsConfig(TypedDict):

@@ -84,25 +84,31 @@ def zone_path(path: str, count_given: bool) -> str:
 
 def plan_args(args: PlatformArgs) -> Plan:
     """Parse and plan PlatformArgs, or raise InputPropertiesError naming every problem."""
+    return plan_config("Platform", args)
+
+
+def plan_config(component: str, args: Any) -> Plan:
+    """Parse and plan the stack-configuration sections a component takes (PlatformArgs' keys), or
+    raise InputPropertiesError naming every problem."""
     if not isinstance(args, dict):
-        reject("Platform", [("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
+        reject(component, [("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
     unknown = sorted(set(args) - set(STACK_KEYS))
     outputs = sorted(k for k, v in args.items() if isinstance(v, pulumi.Output))
     if unknown or outputs:
-        reject("Platform", [*((k, f"unknown argument; accepted: {', '.join(sorted(STACK_KEYS))}") for k in unknown),
-                            *((k, "given an Output; accepted: a plain value, known when the program runs "
-                                  "(the plan decides which resources exist)") for k in outputs)])
+        reject(component, [*((k, f"unknown argument; accepted: {', '.join(sorted(STACK_KEYS))}") for k in unknown),
+                           *((k, "given an Output; accepted: a plain value, known when the program runs "
+                                 "(the plan decides which resources exist)") for k in outputs)])
     hints = get_type_hints(PlatformArgs)
-    config = {STACK_KEYS[k]: stack_keys(v, hints[k]) for k, v in args.items()}
+    config = {STACK_KEYS[k]: stack_keys(v, hints.get(k, Any)) for k, v in args.items()}
     problems, count_given = split_zones(config)
     try:
-        spec = parse(config, source="PlatformArgs")
+        spec = parse(config, source=f"{component}Args")
     except ConfigError as exc:
         problems.extend((zone_path(path, count_given), reason) for path, reason in config_problems(exc, PROPERTY_PATHS))
     if problems:
-        reject("Platform", problems)
+        reject(component, problems)
     plan = planner.build(spec)
-    check_plan("Platform", plan)
+    check_plan(component, plan)
     return plan
 
 
@@ -134,6 +140,10 @@ class Platform(pulumi.ComponentResource):
         return platform
 
     def _build(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None) -> None:
+        if plan.spec.cluster.existing:
+            reject("Platform", [("cluster.existing", "given true; accepted: false: Platform creates the cluster; "
+                                 "add pools, device software and claims to an existing one with "
+                                 "eks_devices.ClusterDevices")])
         if problems := endpoint_problems(plan.spec.cluster.endpoint):
             reject("Platform", problems)
         # under a team's own mocks, every answer the platform reads is asked for before anything is registered

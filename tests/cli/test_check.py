@@ -89,3 +89,43 @@ def test_the_pre_commit_hook_runs_check() -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "eks-devices-check" and hook["entry"] == "eks-devices check"
     assert hook["language"] == "python" and hook["pass_filenames"] is False
+
+
+EXISTING = """config:
+  aws:region: us-west-2
+  eks-devices:cluster: {name: research, version: "1.35", mode: karpenter, existing: true,
+                        karpenter: {version: 1.15.0, settings: {}}}
+  eks-devices:nodePools:
+    h100: {instanceTypes: [p5.48xlarge]}
+"""
+
+
+def test_an_existing_cluster_stack_is_checked_against_its_karpenter_and_not_previewed(project: Path) -> None:
+    """`check` judges the pools against the Karpenter the cluster states; `preview` would run the
+    program that creates a cluster, so it refuses the stack with the way to go (exit 2)."""
+    (project / "stacks" / "Pulumi.existing.yaml").write_text(EXISTING)
+    code, stdout = check("existing", "--project-dir", str(project), "--json")
+    found = json.loads(stdout)["stacks"][0]
+    assert code == 1 and [(f["slug"], f["path"]) for f in found["findings"]] == [
+        ("karpenter-dra-gates-match-drivers", "cluster.karpenter.settings")]
+    assert "--reset-then-reuse-values" in found["findings"][0]["fix"]
+    (project / "stacks" / "Pulumi.existing.yaml").write_text(EXISTING.replace("settings: {}", "settings: {enableDRA: true}"))
+    assert check("existing", "--project-dir", str(project))[0] == 0
+    result = CliRunner().invoke(app, ["preview", "existing", "--project-dir", str(project)])
+    assert result.exit_code == 2 and "ClusterDevices" in result.stderr
+
+
+def test_the_plan_report_says_the_karpenter_is_the_cluster_s_own_with_its_stated_settings() -> None:
+    import io
+
+    from rich.console import Console
+
+    from eks_devices import build, parse
+    from eks_devices.cli import report
+
+    plan = build(parse(yaml.safe_load(EXISTING.replace("settings: {}", "settings: {enableDRA: true}"))["config"]))
+    assert report.plan_data(plan)["karpenter"]["installed"] is False
+    text = io.StringIO()
+    report.print_plan(Console(file=text, width=300), plan, "existing")
+    assert ('Karpenter 1.15.0, the cluster\'s own release: settings {"enableDRA": true} stated; the pools need DRA '
+            'settings {"enableDRA": true}') in text.getvalue()

@@ -20,6 +20,8 @@ import eks_devices
 from eks_devices import (
     ClaimTemplates,
     ClaimTemplatesArgs,
+    ClusterDevices,
+    ClusterDevicesArgs,
     DeviceSoftware,
     DeviceSoftwareArgs,
     Network,
@@ -75,9 +77,18 @@ def test_a_program_with_its_own_components_package_imports_both(tmp_path: Path) 
 
 # --- each component alone, on a cluster the team already runs ----------------------------------
 
-def existing_cluster_config() -> dict[str, Any]:
-    config = yaml.safe_load((EXISTING / "Pulumi.example.yaml").read_text())["config"]
-    return {**config, "existing:kubeconfig": "{}"}
+def existing_cluster_config(example: Path = EXISTING, **overrides: Any) -> dict[str, Any]:
+    config = yaml.safe_load((example / "Pulumi.example.yaml").read_text())["config"]
+    return {**config, "existing:kubeconfig": "{}", **{f"existing:{k}": v for k, v in overrides.items()}}
+
+
+def run_example(example: Path, **overrides: Any) -> engine.Recording:
+    return engine.run(lambda: runpy.run_path(str(example / "__main__.py")), existing_cluster_config(example, **overrides),
+                      stack="example", project=example.name)
+
+
+CREATED_BY_PLATFORM = ("aws:ec2/vpc", "aws:ec2/subnet", "aws:eks/cluster", "eks:index:", "aws:ec2/natGateway",
+                       "aws:kms", "aws:sqs", "eks-devices:index:Karpenter", "aws:iam/role:Role")
 
 
 def test_existing_cluster_example_adds_pools_software_and_claims_and_nothing_else() -> None:
@@ -87,13 +98,88 @@ def test_existing_cluster_example_adds_pools_software_and_claims_and_nothing_els
     assert counts["aws:eks/nodeGroup:NodeGroup"] == 2
     assert counts["kubernetes:helm.sh/v3:Release"] == 3  # NVIDIA DRA driver, NVIDIA plugin, EFA manager
     assert counts["kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"] == 1
-    created = set(counts)
-    assert not {t for t in created if t.startswith(("aws:ec2/vpc", "aws:ec2/subnet", "aws:eks/cluster",
-                                                   "eks:index:", "aws:ec2/natGateway", "aws:kms"))}
+    assert not {t for t in counts if t.startswith(CREATED_BY_PLATFORM)}
     groups = recording.of_type("aws:eks/nodeGroup:NodeGroup")
     assert {g.inputs["clusterName"] for g in groups} == {"platform-prod"}
     assert {g.inputs["nodeRoleArn"] for g in groups} == {"arn:aws:iam::123456789012:role/platform-prod-nodes"}
     assert recording.exports["claims"]["two-gpus"]["nodeSelector"] == {"eks-devices.io/device-manager-nvidia": "dra"}
+
+
+KARPENTER_EXAMPLE = ROOT / "examples" / "existing-karpenter"
+AUTO_MODE_EXAMPLE = ROOT / "examples" / "existing-auto-mode"
+
+
+def test_existing_karpenter_example_adds_nodepools_and_drivers_but_no_karpenter() -> None:
+    recording = run_example(KARPENTER_EXAMPLE)
+    counts = recording.counts()
+    assert not {t for t in counts if t.startswith(CREATED_BY_PLATFORM)}
+    assert counts["kubernetes:karpenter.sh/v1:NodePool"] == 2
+    releases = {r.inputs["name"] for r in recording.of_type("kubernetes:helm.sh/v3:Release")}
+    assert releases >= {"nvidia-dra-driver", "aws-dranet", "nvidia-device-plugin"} and "karpenter" not in releases
+    assert recording.exports["claims"]["gpu-and-efa"]["nodeSelector"] == {
+        "eks-devices.io/device-manager-nvidia": "dra", "eks-devices.io/device-manager-efa": "dra"}
+
+
+@pytest.mark.parametrize(("version", "settings", "paths_"), [
+    ("1.15.0", {}, ["cluster.karpenter.settings"]),  # enableDRA off: Karpenter never launches for the claims
+    ("1.15.0", {"awsFeatureGates": {"draNVIDIAGPU": True}}, ["cluster.karpenter.settings"]),  # no EFA gate
+    ("1.14.2", {"enableDRA": True}, ["cluster.karpenter.version"]),  # no DRA provisioning before 1.15
+])
+def test_existing_karpenter_that_cannot_serve_the_dra_pools_is_refused_with_the_upgrade_advice(
+        version: str, settings: dict[str, Any], paths_: list[str]) -> None:
+    def program() -> None:
+        ClusterDevices("research", ClusterDevicesArgs(
+            cluster={"name": "research", "version": "1.35", "mode": "karpenter",
+                     "karpenter": {"version": version, "settings": settings}},
+            node_pools={"h100": {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "dra", "efa": "dra"}}},
+            k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+            private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c"))
+
+    exc, recording = refused(program)
+    assert recording.resources == []
+    assert paths(exc) == paths_
+    reason = (exc.errors or [])[0]["reason"]
+    assert "--reset-then-reuse-values" in reason and "Helm 3.14" in reason and "--reuse-values keeps" in reason
+
+
+def test_existing_auto_mode_example_adds_nodepools_and_device_classes_and_no_device_software() -> None:
+    recording = run_example(AUTO_MODE_EXAMPLE)
+    counts = recording.counts()
+    assert not {t for t in counts if t.startswith(CREATED_BY_PLATFORM)}
+    assert counts["kubernetes:karpenter.sh/v1:NodePool"] == 2
+    assert "kubernetes:helm.sh/v3:Release" not in counts
+    assert "gpu.nvidia.com" in {c.inputs["metadata"]["name"] for c in recording.of_type(
+        "kubernetes:resource.k8s.io/v1:DeviceClass")}  # Auto Mode's classes are the toolkit's to create
+
+
+def test_an_existing_cluster_states_what_it_runs_and_nothing_the_toolkit_would_create() -> None:
+    def program() -> None:
+        ClusterDevices("x", ClusterDevicesArgs(
+            cluster={"name": "ml", "version": "1.35", "mode": "karpenter", "logging": ["api"]},
+            node_pools={"h100": {"instanceTypes": ["p5.48xlarge"]}}, helm_values={"karpenter": {}},
+            k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+            private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c"))
+
+    exc, recording = refused(program)
+    assert recording.resources == []
+    assert sorted(paths(exc)) == ["cluster.karpenter.settings", "cluster.karpenter.version", "cluster.logging",
+                                  "helmValues.karpenter"]
+
+
+def test_platform_refuses_an_existing_cluster_and_names_cluster_devices() -> None:
+    args = PlatformArgs(cluster={"name": "ml", "version": "1.36", "mode": "managed-node-groups", "existing": True})
+    exc, recording = refused(lambda: Platform("ml", args))
+    assert recording.resources == [] and paths(exc) == ["cluster.existing"]
+    assert "eks_devices.ClusterDevices" in (exc.errors or [])[0]["reason"]
+
+
+def test_karpenter_settings_are_stated_only_for_an_existing_cluster() -> None:
+    stack = copy.deepcopy(ERROR_STACK)
+    stack["eks-devices:cluster"] = {"name": "ml", "version": "1.36", "mode": "karpenter",
+                                    "karpenter": {"settings": {"enableDRA": True}}}
+    with pytest.raises(eks_devices.ConfigError) as caught:
+        parse(stack)
+    assert [p.path for p in caught.value.problems] == ["cluster.karpenter.settings"]
 
 
 # --- input errors before any registration ------------------------------------------------------

@@ -24,6 +24,11 @@ CB = {"capacity": "capacity-block", "capacityReservationIds": ["cr-0123456789abc
 LAYOUT_1 = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
             {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}]
 K115 = {"karpenter": {"version": "1.15.0"}}
+
+
+def existing(version: str = "1.15.0", **settings: Any) -> dict[str, Any]:
+    """The cluster section of a cluster that runs its own Karpenter release with `settings`."""
+    return {"existing": True, "karpenter": {"version": version, "settings": settings}}
 INFERRED = {"nvidia": "inferred", "efa": "inferred"}  # dynamic Auto Mode pools only
 
 
@@ -75,9 +80,12 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         (case("auto-mode", {"p": {**P5, "devices": INFERRED}}, "1.35"), pool("p", devices={"nvidia": "device-plugin",
                                                                                           "efa": "device-plugin"})),
     ],
-    "karpenter-dra-version": [(
-        case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}}, cluster={"karpenter": {"version": "1.14.1"}}),
-        {"cluster": K115})],
+    "karpenter-dra-version": [
+        (case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}}, cluster={"karpenter": {"version": "1.14.1"}}),
+         {"cluster": K115}),
+        (case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}},
+              cluster=existing("1.14.1", awsFeatureGates={"draNVIDIAGPU": True})),
+         {"cluster": {"karpenter": {"version": "1.15.0", "settings": Replace({"enableDRA": True})}}})],
     "karpenter-kubernetes-compat": [(
         case("karpenter", {}, "1.37", cluster={"karpenter": {"version": "1.14.1"}}), {"cluster": K115})],
     "one-manager-per-node": [
@@ -210,13 +218,19 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
               helmValues={"nvidia-device-plugin": {"config": {"name": "my-configs"}}}),
          {"helmValues": {"nvidia-device-plugin": {"config": {"name": DELETE}}}}),
     ],
-    "karpenter-dra-gates-exclusive": [(
-        case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"ignoreDRARequests": False}}}),
-        {"helmValues": {"karpenter": {"settings": {"ignoreDRARequests": DELETE}}}})],
-    "karpenter-dra-gates-match-drivers": [(
-        case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}},
-             helmValues={"karpenter": {"settings": {"enableDRA": True, "awsFeatureGates": None}}}),
-        {"helmValues": {"karpenter": {"settings": {"enableDRA": DELETE, "awsFeatureGates": DELETE}}}})],
+    "karpenter-dra-gates-exclusive": [
+        (case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"ignoreDRARequests": False}}}),
+         {"helmValues": {"karpenter": {"settings": {"ignoreDRARequests": DELETE}}}}),
+        (case("karpenter", {"p": P5}, cluster=existing(enableDRA=True, ignoreDRARequests=False)),
+         {"cluster": {"karpenter": {"settings": {"ignoreDRARequests": DELETE}}}})],
+    "karpenter-dra-gates-match-drivers": [
+        (case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}},
+              helmValues={"karpenter": {"settings": {"enableDRA": True, "awsFeatureGates": None}}}),
+         {"helmValues": {"karpenter": {"settings": {"enableDRA": DELETE, "awsFeatureGates": DELETE}}}}),
+        # the cluster's own release, without the DRA gates its dynamic DRA pools need
+        (case("karpenter", {"p": P5}, cluster=existing()), {"cluster": {"karpenter": {"settings": {"enableDRA": True}}}}),
+        (case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=existing(enableDRA=False)),
+         {"cluster": {"karpenter": {"settings": Replace({"awsFeatureGates": {"draNVIDIAGPU": True}})}}})],
     "karpenter-shared-instance-types": [(
         case("karpenter", {"a": P5, "b": {**P5, "devices": {"nvidia": "device-plugin", "efa": "device-plugin"}}}),
         pool("b", instanceTypes=["g6e.xlarge"], devices=Replace({"nvidia": "device-plugin"})))],
@@ -229,10 +243,12 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         case("karpenter", {"p": {"instanceTypes": ["p5.48xlarge"], "gpuSharing": {"strategy": "mig",
                                                                                   "profile": "1g.10gb"}}}),
         pool("p", **STATIC))],
-    "karpenter-static-capacity-gate": [(
-        case("karpenter", {"p": {**P5, **STATIC}},
-             helmValues={"karpenter": {"settings": {"featureGates": {"staticCapacity": False}}}}),
-        {"helmValues": {"karpenter": {"settings": {"featureGates": {"staticCapacity": DELETE}}}}})],
+    "karpenter-static-capacity-gate": [
+        (case("karpenter", {"p": {**P5, **STATIC}},
+              helmValues={"karpenter": {"settings": {"featureGates": {"staticCapacity": False}}}}),
+         {"helmValues": {"karpenter": {"settings": {"featureGates": {"staticCapacity": DELETE}}}}}),
+        (case("karpenter", {"p": {**P5, **STATIC, "amiVersion": "v20251117"}}, cluster=existing()),
+         {"cluster": {"karpenter": {"settings": {"featureGates": {"staticCapacity": True}}}}})],
     "karpenter-ami-latest": [
         (case("karpenter", {"p": {**P5, **STATIC}}), pool("p", amiVersion="v20251117")),
         (case("karpenter", {"t": {**TRN2, **STATIC, **CB, "ami": "bottlerocket"}}),

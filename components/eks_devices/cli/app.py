@@ -158,6 +158,10 @@ def preview(
 
     flips = _flips(stack, against, project_dir, as_json) if against is not None else None
     plan = load_plan(stack, project_dir, as_json)
+    if plan.spec.cluster.existing:
+        _fail(2, f"stack {stack} describes an existing cluster (cluster.existing: true), which the project's program "
+                 f"would create: `eks-devices check {stack}` checks its pools against what it runs, and a program "
+                 "using eks_devices.ClusterDevices adds them (README, Reuse the components)", as_json, {})
     run = _run_offline(stack, project_dir, as_json)
     contract = contract_data(run.recording, plan.mode)
     if as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.console import Console
@@ -57,7 +58,8 @@ def plan_data(plan: Plan) -> dict[str, Any]:
     }
     if plan.karpenter:
         data["karpenter"] = {"version": plan.karpenter.version, "draSettings": plan.karpenter.dra_settings,
-                             "staticCapacity": plan.karpenter.static_capacity, "values": plan.karpenter.values}
+                             "staticCapacity": plan.karpenter.static_capacity, "values": plan.karpenter.values,
+                             "installed": plan.karpenter.installed}
     return data
 
 
@@ -146,7 +148,12 @@ def print_plan(console: Console, plan: Plan, title: str) -> None:
             dc.add_row(c.name, c.driver, "eks-devices" if c.created_by_toolkit else f"chart ({c.owner})",
                        c.extended_resource_name or "-")
         console.print(dc)
-    if plan.karpenter:
+    if plan.karpenter and not plan.karpenter.installed:
+        console.print(f"Karpenter {plan.karpenter.version}, the cluster's own release: settings "
+                      f"{json.dumps(plan.karpenter.values['settings'])} stated; the pools need DRA settings "
+                      f"{json.dumps(plan.karpenter.dra_settings) if plan.karpenter.dra_settings else 'none'}, "
+                      f"StaticCapacity {'on' if plan.karpenter.static_capacity else 'off'}", markup=False)
+    elif plan.karpenter:
         console.print(f"Karpenter {plan.karpenter.version}: DRA settings {plan.karpenter.dra_settings or 'none'}, "
                       f"StaticCapacity {'on' if plan.karpenter.static_capacity else 'off'}")
     print_claims(console, plan)

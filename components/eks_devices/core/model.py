@@ -255,11 +255,12 @@ class Release:
 @dataclass(frozen=True)
 class KarpenterPlan:
     version: str
-    dra_settings: dict[str, Any]
+    dra_settings: dict[str, Any]  # the DRA settings the dynamic pools need
     static_capacity: bool
     toolkit_values: dict[str, Any]
-    values: dict[str, Any]
+    values: dict[str, Any]  # the release's values: the toolkit's with overrides, or an existing release's settings
     reuse_values: bool
+    installed: bool = True  # False: the cluster's own release (cluster.existing), which the toolkit only checks
 
 
 @dataclass(frozen=True)

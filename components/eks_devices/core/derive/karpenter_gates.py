@@ -8,6 +8,7 @@ from typing import Any
 
 from eks_devices.core.values import dig
 
+GATES = {"nvidia": "draNVIDIAGPU", "efa": "draEFA"}  # device family → its single gate under settings.awsFeatureGates
 EXCLUSIVE_WITH_ENABLE_DRA = ("awsFeatureGates.draNVIDIAGPU", "awsFeatureGates.draEFA", "ignoreDRARequests")
 
 
@@ -17,7 +18,7 @@ def dra_gates(settings: dict[str, Any] | None) -> set[str]:
     if settings.get("enableDRA"):
         return {"nvidia", "efa"}
     gates = settings.get("awsFeatureGates") or {}
-    return {f for f, key in (("nvidia", "draNVIDIAGPU"), ("efa", "draEFA")) if gates.get(key)}
+    return {f for f, key in GATES.items() if gates.get(key)}
 
 
 def gate_clashes(settings: dict[str, Any] | None) -> list[str]:

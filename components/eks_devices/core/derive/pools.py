@@ -205,6 +205,10 @@ def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:
     settings: dict[str, Any] = dict(dra)
     if static:
         settings["featureGates"] = {"staticCapacity": True}
+    if spec.cluster.existing:  # the team's release: its stated settings are what runs
+        return KarpenterPlan(version=spec.cluster.karpenter.version, dra_settings=dra, static_capacity=static,
+                             toolkit_values={}, values={"settings": dict(spec.cluster.karpenter.settings or {})},
+                             reuse_values=False, installed=False)
     toolkit_values = {"settings": settings}
     return KarpenterPlan(
         version=spec.cluster.karpenter.version,  # the one Karpenter version (chartVersions.karpenter is refused)

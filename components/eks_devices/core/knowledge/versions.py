@@ -34,3 +34,12 @@ def semver(text: str) -> tuple[int, int, int]:
 
 def show(version: tuple[int, ...]) -> str:
     return ".".join(str(part) for part in version)
+
+
+# How an existing Karpenter release gets new DRA settings (EKS User Guide, "Manage hardware devices on
+# Amazon EKS", Upgrading an existing Karpenter release): charts before 1.15 default
+# settings.ignoreDRARequests to true, so `helm upgrade --reuse-values` keeps it and setting
+# settings.enableDRA then fails; `--reset-then-reuse-values` (Helm 3.14 or later) starts from the new defaults.
+KARPENTER_RESET_THEN_REUSE = (
+    "upgrading it with helm upgrade --reset-then-reuse-values (Helm 3.14 or later; --reuse-values keeps earlier "
+    "charts' ignoreDRARequests: true, and settings.enableDRA then fails)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.derive.karpenter_gates import dra_gates, gate_clashes
+from eks_devices.core.derive.karpenter_gates import GATES, dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
 from eks_devices.core.knowledge import amis, versions
 from eks_devices.core.manifests.nodes import refused_template_label, reserves_capacity
@@ -29,7 +29,13 @@ def _karpenter_dra_gates_exclusive(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None:
         return
     clash = gate_clashes(plan.karpenter.values.get("settings"))
-    if clash:
+    if clash and not plan.karpenter.installed:
+        yield error("cluster.karpenter.settings",
+                    f"the cluster's Karpenter release sets settings.enableDRA together with "
+                    f"{', '.join('settings.' + c for c in clash)}: its chart fails to render on the next upgrade",
+                    f"keep one of them on the release, {versions.KARPENTER_RESET_THEN_REUSE}, and state what it then "
+                    "runs in cluster.karpenter.settings")
+    elif clash:
         yield error("helmValues.karpenter.settings",
                     f"settings.enableDRA is set together with {', '.join('settings.' + c for c in clash)}: "
                     "the Karpenter chart fails to render", "remove those keys from helmValues.karpenter; "
@@ -43,6 +49,20 @@ def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Verdict]:
         return
     enabled = dra_gates(plan.karpenter.values.get("settings"))
     running = dra_gates(karpenter_dra_settings(plan.pools))
+    if not plan.karpenter.installed:  # the team's release may serve its own NodePools too: only what ours lack
+        if missing := sorted(running - enabled):
+            pools = sorted({p.name for p, f in dra_pools(plan) if p.provisioning == "dynamic" and f in missing})
+            want = "settings.enableDRA: true" if running == {"nvidia", "efa"} else " and ".join(
+                f"settings.awsFeatureGates.{GATES[f]}: true" for f in missing) + (
+                " in place of settings.enableDRA (the chart refuses both)"
+                if "enableDRA" in plan.karpenter.values["settings"] else "")
+            yield error("cluster.karpenter.settings",
+                        f"dynamic pools {', '.join(pools)} run the {' and '.join(missing)} DRA driver, but the "
+                        f"cluster's Karpenter release has no DRA gate for {' or '.join(missing)}: it never launches "
+                        "nodes for their ResourceClaims, and their Pods stay Pending",
+                        f"set {want} on the cluster's Karpenter release, {versions.KARPENTER_RESET_THEN_REUSE}, and "
+                        "state it in cluster.karpenter.settings; or make those pools static")
+        return
     if enabled != running:
         yield error("helmValues.karpenter.settings",
                     f"Karpenter's DRA gates cover {sorted(enabled) or 'nothing'} but dynamic pools run DRA "
@@ -85,7 +105,12 @@ def _karpenter_mig(plan: Plan) -> Iterator[Verdict]:
 def _karpenter_static_capacity(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None or not plan.karpenter.static_capacity:
         return
-    if dig(plan.karpenter.values, "settings.featureGates.staticCapacity") is not True:
+    if dig(plan.karpenter.values, "settings.featureGates.staticCapacity") is not True and not plan.karpenter.installed:
+        yield error("cluster.karpenter.settings",
+                    "static pools need Karpenter's settings.featureGates.staticCapacity: true, which the cluster's "
+                    "Karpenter release does not set", "set settings.featureGates.staticCapacity: true on the release, "
+                    f"{versions.KARPENTER_RESET_THEN_REUSE}, and state it in cluster.karpenter.settings")
+    elif dig(plan.karpenter.values, "settings.featureGates.staticCapacity") is not True:
         yield error("helmValues.karpenter.settings.featureGates",
                     "static pools need settings.featureGates.staticCapacity: true, which an override turns off",
                     "remove settings.featureGates.staticCapacity from helmValues.karpenter")
@@ -201,7 +226,11 @@ def _karpenter_enable_dra_one_driver(plan: Plan) -> Iterator[Verdict]:
     """The derived `settings.enableDRA` turns on Karpenter's NVIDIA and EFA metadata for every pool
     (EKS "Manage hardware devices on Amazon EKS": "assumes that both the NVIDIA and EFA DRA drivers run on
     your DRA nodes"); a dynamic DRA pool running one of them gets nodes launched for the other's claims."""
-    if plan.karpenter is None or not plan.karpenter.dra_settings.get("enableDRA"):
+    if plan.karpenter is None:
+        return
+    # the settings Karpenter runs: the derived ones, or those an existing cluster's release states
+    settings = plan.karpenter.dra_settings if plan.karpenter.installed else plan.karpenter.values["settings"]
+    if not settings.get("enableDRA"):
         return
     for pool in plan.pools.values():
         running = [f for f in ("nvidia", "efa") if pool.manager(f) == "dra"]  # type: ignore[arg-type]

@@ -39,10 +39,14 @@ def _karpenter_dra_version(plan: Plan) -> Iterator[Verdict]:
         return
     pools = sorted({p.name for p, _ in dra_pools(plan) if p.provisioning == "dynamic"})
     if pools:
+        fix = "set cluster.karpenter.version to 1.15.0 or later, or make those pools static"
+        if plan.spec.cluster.existing:
+            fix = ("set Karpenter 1.15.0 or later with settings.enableDRA (or the gate of each DRA driver) on the "
+                   f"cluster's release, {versions.KARPENTER_RESET_THEN_REUSE}, and state them in "
+                   "cluster.karpenter.version and cluster.karpenter.settings; or make those pools static")
         yield error("cluster.karpenter.version",
                     f"dynamic pools {', '.join(pools)} use DRA but Karpenter {plan.spec.cluster.karpenter.version} "
-                    "cannot provision nodes for ResourceClaims (added in 1.15)",
-                    "set cluster.karpenter.version to 1.15.0 or later, or make those pools static")
+                    "cannot provision nodes for ResourceClaims (added in 1.15)", fix)
 
 
 # Kubernetes minor → the first Karpenter release that supports it (KARP compatibility.md).

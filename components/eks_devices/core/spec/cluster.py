@@ -91,10 +91,15 @@ class SystemNodeGroup(Model):
 
 
 class Karpenter(Model):
-    """Karpenter's chart version and upgrade behaviour."""
+    """The Karpenter release: the one the toolkit installs (its version; the settings are derived from
+    the pools), or, on a cluster that runs its own (`cluster.existing`), the version and `settings`
+    that release runs with, which the rules check the pools against."""
 
     version: str = "1.15.0"
     reuse_values: bool = False
+    settings: dict[str, Any] | None = None
+    """The `settings` of the team's own release's Helm values (enableDRA, awsFeatureGates.draNVIDIAGPU /
+    draEFA, ignoreDRARequests, featureGates.staticCapacity); only with `cluster.existing`."""
 
     @field_validator("version")
     @classmethod
@@ -156,6 +161,9 @@ class Cluster(Model):
     """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
     protect: bool = True
     """Protect the EKS cluster (and EKS deletion protection), VPC, subnets, KMS key and log group (default true)."""
+    existing: bool = False
+    """The cluster exists and the team runs it (its Karpenter too): `ClusterDevices` adds pools, device
+    software and claims; the toolkit creates no VPC, cluster or Karpenter (`Platform` refuses it)."""
 
     @field_validator("version", mode="before")
     @classmethod

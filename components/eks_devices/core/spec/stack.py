@@ -12,6 +12,7 @@ import re
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 
 from eks_devices.core.knowledge import amis, catalog, registries, versions
 from eks_devices.core.knowledge.device_classes import UPSTREAM_DEVICE_CLASSES
@@ -370,6 +371,51 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     for name, claim in spec.claims.items():
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
     problems.extend(helm_shape_problems(spec.helm_values))
+    problems.extend(_existing_problems(spec))
+    return problems
+
+
+# what the toolkit creates only for a cluster of its own: refused on an existing one (nothing would read them)
+CREATED_CLUSTER_KEYS = ("endpoint", "logging", "log_retention_days", "kms_key_arn", "system_node_group", "admins",
+                        "ssm_access", "protect")
+
+
+def _existing_problems(spec: Spec) -> list[ConfigProblem]:
+    """An existing cluster states what it runs (its Karpenter's version and settings); a cluster of the
+    toolkit's own derives Karpenter's settings from the pools."""
+    cluster, karpenter = spec.cluster, spec.cluster.karpenter
+    if not cluster.existing:
+        if karpenter.settings is not None:
+            return [ConfigProblem("cluster.karpenter.settings", repr(karpenter.settings),
+                                  "no settings: the toolkit derives the settings of the Karpenter it installs from "
+                                  "the pools (overrides go to helmValues.karpenter); state them only for a cluster "
+                                  "that runs its own Karpenter (cluster.existing: true)")]
+        return []
+    problems = [ConfigProblem(f"cluster.{to_camel(key)}", "a setting of the cluster",
+                              "nothing on an existing cluster (cluster.existing: true): the toolkit does not "
+                              "create or change the cluster") for key in CREATED_CLUSTER_KEYS
+                if key in cluster.model_fields_set]
+    problems.extend(ConfigProblem(f"network.{to_camel(key)}", "a setting of the VPC",
+                                  "nothing on an existing cluster: node pools take its subnets as arguments")
+                    for key in sorted(spec.network.model_fields_set))
+    if "karpenter" in spec.helm_values:
+        problems.append(ConfigProblem("helmValues.karpenter", "overrides", "nothing on an existing cluster: its "
+                                      "Karpenter release is the team's; state its settings in "
+                                      "cluster.karpenter.settings"))
+    if spec.mode == "karpenter":
+        if "version" not in karpenter.model_fields_set:
+            problems.append(ConfigProblem("cluster.karpenter.version", "nothing",
+                                          "the version of the Karpenter release the cluster runs, such as 1.15.0"))
+        if karpenter.settings is None:
+            problems.append(ConfigProblem("cluster.karpenter.settings", "nothing",
+                                          "the settings of the cluster's Karpenter release, as its Helm values "
+                                          "set them, e.g. {enableDRA: true}; {} when it sets none"))
+        if karpenter.reuse_values:
+            problems.append(ConfigProblem("cluster.karpenter.reuseValues", "true", "nothing on an existing "
+                                          "cluster: the toolkit does not upgrade its Karpenter release"))
+    elif karpenter.model_fields_set:
+        problems.append(ConfigProblem("cluster.karpenter", repr(sorted(karpenter.model_fields_set)),
+                                      f"nothing: a {spec.mode} cluster runs no Karpenter"))
     return problems
 
 
