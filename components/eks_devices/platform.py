@@ -15,8 +15,9 @@ from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 
 import pulumi
 
+from eks_devices import answers
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
-from eks_devices.cluster import Cluster, ClusterArgs, endpoint_problems
+from eks_devices.cluster import Cluster, ClusterArgs, cluster_reads, endpoint_problems
 from eks_devices.config_types import PlatformArgs
 from eks_devices.core import planner
 from eks_devices.core.model import Plan
@@ -27,7 +28,7 @@ from eks_devices.core.spec.stack import STACK_KEYS as SPEC_KEYS
 from eks_devices.core.spec.stack import parse
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
 from eks_devices.inputs import Problem, check_plan, config_problems, reject
-from eks_devices.network import Network, NetworkArgs
+from eks_devices.network import Network, NetworkArgs, network_reads
 from eks_devices.node_pools import NodePools, NodePoolsArgs
 
 # PlatformArgs key (`node_pools`) → the stack configuration key it stands for (`eks-devices:nodePools`).
@@ -135,6 +136,8 @@ class Platform(pulumi.ComponentResource):
     def _build(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None) -> None:
         if problems := endpoint_problems(plan.spec.cluster.endpoint):
             reject("Platform", problems)
+        # under a team's own mocks, every answer the platform reads is asked for before anything is registered
+        answers.check_mocks("Platform", [*network_reads(plan.spec.network), *cluster_reads(plan)])
         super().__init__(PLATFORM_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         spec = plan.spec

@@ -168,7 +168,7 @@ def test_claim_unsatisfiable_names_the_pool_and_the_reason(entry: dict, pool: st
 
 @pytest.mark.parametrize("entry", [
     {"pools": ["l40s"], "gpus": {"count": 2, "model": "L40S"}, "efa": {"count": 1}, "alignWith": "gpu"},
-    {"pools": ["p5"], "gpus": {"count": 8}, "efa": {"count": 32}, "alignWith": "gpu"},
+    {"pools": ["p5"], "gpus": {"count": 4}, "efa": {"count": 16}, "alignWith": "gpu"},
     {"pools": ["p5", "l40s"], "gpus": {"count": 1}},
 ])
 def test_claim_unsatisfiable_is_quiet_when_the_claim_fits(entry: dict) -> None:
@@ -189,7 +189,7 @@ def test_prod_templates_preview_as_fitting() -> None:
     for claim in (aligned[0], trainium[0]):
         assert claim["object"] == "ResourceClaimTemplate"
         assert all(p["fits"] for p in claim["pools"].values())
-    assert claims["p5-node-gpu-efa"]["pools"]["p5-train"]["summary"] == "fits on: p5.48xlarge (x1 per node)"
+    assert claims["p5-half-gpu-efa"]["pools"]["p5-train"]["summary"] == "fits on: p5.48xlarge (x2 per node)"
     assert claims["trn-quarter-neuron-efa"]["pools"]["trn-train"]["summary"] == "fits on: trn1.32xlarge (x4 per node)"
 
 
@@ -220,9 +220,9 @@ def test_claims_are_checked_against_the_pool_s_interface_layout() -> None:
         {"networkCardIndex": c, "deviceIndex": 1 if c == 0 else 0, "interfaceType": "efa-only"} for c in range(8)]
     base = {**MNG, "eks-devices:nodePools": {
         "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"networkInterfaces": layout}}}}
-    whole_node = {"pools": ["p5"], "gpus": {"count": 8}, "efa": {"count": 32}, "alignWith": "gpu"}
+    whole_node = {"pools": ["p5"], "gpus": {"count": 4}, "efa": {"count": 16}, "alignWith": "gpu"}
     found = findings(base, {"x": whole_node}, "claim-unsatisfiable")
-    assert len(found) == 1 and "needs 32 × efa.networking.k8s.aws but p5.48xlarge has 8" in found[0].message
+    assert len(found) == 1 and "needs 16 × efa.networking.k8s.aws but p5.48xlarge has 8" in found[0].message
     assert findings(MNG, {"x": whole_node}, "claim-unsatisfiable") == []
 
 

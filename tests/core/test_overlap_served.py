@@ -175,3 +175,34 @@ def test_zones_named_by_the_stack_are_on_the_nodes() -> None:
     served = plan("managed-node-groups", pools, {"nvidia-device-plugin": {"affinity": required(
         [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2b"]}])}})
     assert "device-software-unserved" not in slugs(served)
+
+
+# --- labels Karpenter and Auto Mode really put on nodes (issue 24, item 4) ------------------------
+
+@pytest.mark.parametrize(("key", "operator", "values", "unserved"), [
+    ("karpenter.k8s.aws/instance-gpu-name", "In", ["l40s"], []),
+    ("karpenter.k8s.aws/instance-gpu-name", "In", ["h100"], ["g6e.2xlarge", "g6e.xlarge"]),
+    ("karpenter.k8s.aws/instance-gpu-manufacturer", "In", ["nvidia"], []),
+    ("karpenter.k8s.aws/instance-gpu-memory", "Gt", ["40000"], []),
+    ("karpenter.k8s.aws/instance-gpu-memory", "Gt", ["50000"], ["g6e.2xlarge", "g6e.xlarge"]),
+    ("karpenter.k8s.aws/instance-category", "In", ["g"], []),
+])
+def test_an_affinity_on_karpenter_gpu_labels_is_judged_by_their_values(
+        key: str, operator: str, values: list[str], unserved: list[str]) -> None:
+    """g6e types carry one NVIDIA L40S (45776 MiB): an affinity on the labels Karpenter sets from EC2's GPU
+    facts admits or refuses them as the scheduler would, not as if the labels were missing."""
+    p = plan("karpenter", GPU_PLUGIN, {"nvidia-device-plugin": {"affinity": required(
+        [{"key": key, "operator": operator, "values": values}])}})
+    assert sorted(u.instance_type for u in scope.unserved(p)) == unserved
+    assert bool(only(p, "device-software-unserved")) == bool(unserved)
+
+
+def test_an_affinity_on_the_neuron_accelerator_name_serves_trainium() -> None:
+    pools = {"trn": {"instanceTypes": ["trn2.48xlarge"], **STATIC, "devices": {"neuron": "device-plugin"}}}
+    served = plan("karpenter", pools, {"neuron-device-plugin": {"devicePlugin": {"affinity": required(
+        [{"key": "karpenter.k8s.aws/instance-accelerator-name", "operator": "In", "values": ["trainium2"]},
+         {"key": "karpenter.k8s.aws/instance-accelerator-manufacturer", "operator": "In", "values": ["aws"]}])}}})
+    assert not scope.unserved(served) and not served.errors, [f.as_dict() for f in served.errors]
+    other = plan("karpenter", pools, {"neuron-device-plugin": {"devicePlugin": {"affinity": required(
+        [{"key": "karpenter.k8s.aws/instance-accelerator-name", "operator": "In", "values": ["inferentia2"]}])}}})
+    assert [u.instance_type for u in scope.unserved(other)] == ["trn2.48xlarge"]

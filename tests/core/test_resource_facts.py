@@ -181,3 +181,27 @@ def test_charts_kept_apart_by_instance_type_affinity_pass() -> None:
     shared = Resource(DRA.type, DRA.name, DRA.urn, {**DRA.props, "values": {
         "kubeletPlugin": {"affinity": _on_types(["p5.48xlarge", "g6e.2xlarge"])}}})
     assert {v.urn for v in check([plugin, shared])} == {"urn:plugin", "urn:dra"}
+
+
+def test_node_labels_from_ec2_gpu_and_neuron_facts() -> None:
+    """Karpenter's and Auto Mode's instance labels as karpenter-provider-aws computes them (lowerKabobCase of EC2's
+    GPU and Neuron names; GPU memory per GPU in MiB; none where EC2 gives no figure)."""
+    from eks_devices.core.knowledge import catalog, node_labels
+    types = catalog.instance_types()
+    k = node_labels.karpenter(types["p5.48xlarge"], "gpu", "on-demand")
+    assert {key.removeprefix("karpenter.k8s.aws/instance-"): v for key, v in k.items() if "gpu" in key} == {
+        "gpu-name": "h100", "gpu-manufacturer": "nvidia", "gpu-count": "8", "gpu-memory": "81920"}
+    rtx = [t for t in types.values() if t.gpu_model == "NVIDIA RTX PRO Server 6000"]
+    assert rtx and node_labels.karpenter(rtx[0], None, "spot")["karpenter.k8s.aws/instance-gpu-name"] == (
+        "rtx-pro-server-6000")
+    gb200 = [t for t in types.values() if t.gpu_model == "NVIDIA GB200"]
+    assert gb200 and "karpenter.k8s.aws/instance-gpu-memory" not in node_labels.karpenter(gb200[0], None, "spot")
+    trn = node_labels.karpenter(types["trn2.48xlarge"], None, "on-demand")
+    assert trn["karpenter.k8s.aws/instance-accelerator-name"] == "trainium2"
+    assert trn["karpenter.k8s.aws/instance-accelerator-count"] == "16"
+    auto = node_labels.auto_mode(types["g6e.xlarge"], "gpu", "on-demand")
+    assert {key: auto[key] for key in auto if key.startswith("eks.amazonaws.com/instance-")} == {
+        "eks.amazonaws.com/instance-family": "g6e", "eks.amazonaws.com/instance-size": "xlarge",
+        "eks.amazonaws.com/instance-category": "g", "eks.amazonaws.com/instance-generation": "6",
+        "eks.amazonaws.com/instance-gpu-name": "l40s", "eks.amazonaws.com/instance-gpu-manufacturer": "nvidia",
+        "eks.amazonaws.com/instance-gpu-count": "1", "eks.amazonaws.com/instance-gpu-memory": "45776"}

@@ -201,6 +201,15 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         (case("karpenter", {"p": {**TRN2, "efa": {"alignWith": "neuron"}}}),
          pool("p", **STATIC, devices={"efa": "dra", "neuron": "dra"})),
     ],
+    "chart-render-refused": [
+        (case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}},
+              helmValues={"nvidia-dra-driver": {"gpuResourcesEnabledOverride": False}}),
+         {"helmValues": {"nvidia-dra-driver": {"gpuResourcesEnabledOverride": DELETE}}}),
+        (case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"},
+                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}},
+              helmValues={"nvidia-device-plugin": {"config": {"name": "my-configs"}}}),
+         {"helmValues": {"nvidia-device-plugin": {"config": {"name": DELETE}}}}),
+    ],
     "karpenter-dra-gates-exclusive": [(
         case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"ignoreDRARequests": False}}}),
         {"helmValues": {"karpenter": {"settings": {"ignoreDRARequests": DELETE}}}})],

@@ -115,6 +115,12 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu"}, "devices": {"efa": "device-plugin"}}}),
         "error", "nodePools.p.efa.alignWith",
         case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu"}}})),
+    "chart-render-refused": (
+        case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}},
+             helmValues={"nvidia-dra-driver": {"gpuResourcesEnabledOverride": False}}),
+        "error", "helmValues.nvidia-dra-driver.gpuResourcesEnabledOverride",
+        case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}},
+             helmValues={"nvidia-dra-driver": {"gpuResourcesEnabledOverride": True}})),
     "karpenter-dra-gates-exclusive": (
         case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"ignoreDRARequests": False}}}),
         "error", "helmValues.karpenter.settings",

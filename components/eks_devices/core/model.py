@@ -44,7 +44,7 @@ class Outcome:
 
     ok: bool
     reason: str = ""
-    cause: str = ""  # "", class-missing, no-devices, too-few, topology, cel-error, undetermined
+    cause: str = ""  # "", class-missing, no-devices, too-few, too-many, topology, cel-error, undetermined
     devices: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (request key, device names)
     attributes: tuple[str, ...] = ()  # for a topology failure: the attributes the devices had to share
 

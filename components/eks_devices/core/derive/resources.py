@@ -256,7 +256,7 @@ def nodes(shape: NodeShape, instance_type: str) -> list[scope.Node]:
     for capacity in shape.capacity_types or ("",):
         labels = dict(node_labels.common(itype.name, itype.architecture, shape.region, None))
         if shape.source == AUTO_MODE_POOL:
-            labels.update(node_labels.auto_mode(shape.node_pool, capacity))
+            labels.update(node_labels.auto_mode(itype, shape.node_pool, capacity))
         elif shape.source == KARPENTER_POOL:
             labels.update(node_labels.karpenter(itype, shape.node_pool, capacity))
         elif shape.source in (EKS_MANAGED, PULUMI_EKS_MANAGED):

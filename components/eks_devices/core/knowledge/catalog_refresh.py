@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 SNAPSHOT = Path(__file__).parent / "data" / "instance_types.json"
+# A catalogued GPU model is EC2's GPU `Name` after this prefix (EC2 reports the manufacturer apart).
+NVIDIA_MODEL_PREFIX = "NVIDIA "
 
 # Instance families the project supports. Every size EC2 describes is taken.
 FAMILIES: tuple[str, ...] = (
@@ -60,7 +62,7 @@ def _entry(raw: dict[str, Any]) -> dict[str, Any]:
         "name": raw["InstanceType"],
         "architecture": "arm64" if "arm64" in archs else "x86_64",
         "gpu_count": sum(g.get("Count", 0) for g in nvidia),
-        "gpu_model": f"NVIDIA {nvidia[0]['Name']}" if nvidia else None,
+        "gpu_model": f"{NVIDIA_MODEL_PREFIX}{nvidia[0]['Name']}" if nvidia else None,
         "gpu_memory_mib": nvidia[0].get("MemoryInfo", {}).get("SizeInMiB") if nvidia else None,
         "neuron_count": sum(n.get("Count", 0) for n in neurons),
         "neuron_model": neurons[0]["Name"] if neurons else None,

@@ -7,20 +7,23 @@ judged as the scheduler would judge it. Where each label comes from:
   `amd64` or `arm64`, `linux`), `node.kubernetes.io/instance-type`, `topology.kubernetes.io/region`
   and `topology.kubernetes.io/zone` (the AWS cloud provider's node controller); Kubernetes
   documents all five under "Well-Known Labels, Annotations and Taints";
-- Karpenter nodes (aws/karpenter-provider-aws v1.14.1 `pkg/apis/v1/labels.go` lines 148-162,
-  `pkg/providers/instancetype/types.go` `computeRequirements` lines 246-290):
-  `karpenter.sh/nodepool`, `karpenter.sh/capacity-type` (`on-demand`, `spot`, `reserved`),
-  `karpenter.sh/registered` and `karpenter.sh/initialized`, and the instance labels
+- Karpenter nodes (aws/karpenter-provider-aws `pkg/apis/v1/labels.go` lines 148-170 and
+  `pkg/providers/instancetype/types.go` `computeRequirements`, read at v1.14.1 and unchanged in the
+  v1.15 line's label set): `karpenter.sh/nodepool`, `karpenter.sh/capacity-type` (`on-demand`, `spot`,
+  `reserved`), `karpenter.sh/registered` and `karpenter.sh/initialized`, and the instance labels
   `karpenter.k8s.aws/instance-family` and `-size` (the name split at the dot), `-category` and
-  `-generation` (its `instanceTypeScheme` regexp), `-gpu-count` and `-gpu-manufacturer` on GPU
-  types, `-accelerator-count` and `-accelerator-manufacturer` (`aws`) on Neuron types (CPU, memory,
-  GPU- and accelerator-name labels are not modelled: the catalogue does not hold their values);
+  `-generation` (its `instanceTypeScheme` regexp); on GPU types `-gpu-name` (EC2's GPU name in lower
+  kebab case: `h100`, `a10g`, `rtx-pro-server-6000`), `-gpu-manufacturer` (`nvidia`), `-gpu-count` and
+  `-gpu-memory` (MiB per GPU, where EC2 reports it); on Neuron types `-accelerator-name` (`trainium2`,
+  `inferentia2`), `-accelerator-manufacturer` (`aws`) and `-accelerator-count` (CPU and memory labels
+  are not modelled: the catalogue does not hold their values);
 - managed node groups (EKS user guide, "Create a managed node group": the labels EKS applies):
   `eks.amazonaws.com/nodegroup` (the group's name) and `eks.amazonaws.com/capacityType`
   (`ON_DEMAND`, `SPOT`, `CAPACITY_BLOCK`);
-- Auto Mode nodes (EKS user guide, "Auto Mode: node labels"): `eks.amazonaws.com/compute-type=auto`
-  with Karpenter's `karpenter.sh/nodepool` and `-capacity-type` (its `eks.amazonaws.com/instance-*`
-  labels are not modelled);
+- Auto Mode nodes (EKS user guide, "Create a Node Pool for EKS Auto Mode", supported labels):
+  `eks.amazonaws.com/compute-type=auto` with Karpenter's `karpenter.sh/nodepool` and `-capacity-type`,
+  and `eks.amazonaws.com/instance-family`, `-size`, `-category`, `-generation`, `-gpu-name`,
+  `-gpu-manufacturer`, `-gpu-count`, `-gpu-memory`, valued as Karpenter's;
 - AL2023 NVIDIA nodes: `nvidia.com/gpu.present=true`, which nodeadm sets on the accelerated AL2023
   AMI (Karpenter v1.15 docs `tasks/dra.md`: the NVIDIA DRA kubelet plugin's affinity relies on it);
   other AMIs get it only from the pool's labels.
@@ -34,8 +37,10 @@ from __future__ import annotations
 import re
 
 from eks_devices.core.knowledge.catalog import InstanceType
+from eks_devices.core.knowledge.catalog_refresh import NVIDIA_MODEL_PREFIX
 from eks_devices.core.names import (
     ARCH_LABEL,
+    AUTO_MODE_INSTANCE_PREFIX,
     COMPUTE_TYPE_LABEL,
     INSTANCE_TYPE_LABEL,
     KARPENTER_CAPACITY_TYPE_LABEL,
@@ -74,23 +79,38 @@ def common(instance_type: str, architecture: str, region: str | None, zone: str 
     return labels
 
 
+def kebab(text: str) -> str:
+    """Karpenter's `lowerKabobCase`: lower case, spaces as hyphens (`RTX PRO Server 6000` → `rtx-pro-server-6000`)."""
+    return text.replace(" ", "-").lower()
+
+
+def instance(prefix: str, itype: InstanceType) -> dict[str, str]:
+    """The instance labels Karpenter (`karpenter.k8s.aws/instance-`) and Auto Mode
+    (`eks.amazonaws.com/instance-`) derive from the instance type: name parts and GPUs."""
+    labels = {f"{prefix}family": itype.family, f"{prefix}size": itype.name.split(".", 1)[1]}
+    if match := _SCHEME.match(itype.name):
+        labels[f"{prefix}category"] = match.group(1)
+        labels[f"{prefix}generation"] = match.group(3)
+    if itype.gpu_count and itype.gpu_model:
+        labels[f"{prefix}gpu-name"] = kebab(itype.gpu_model.removeprefix(NVIDIA_MODEL_PREFIX))
+        labels[f"{prefix}gpu-manufacturer"] = "nvidia"
+        labels[f"{prefix}gpu-count"] = str(itype.gpu_count)
+        if itype.gpu_memory_mib:
+            labels[f"{prefix}gpu-memory"] = str(itype.gpu_memory_mib)
+    return labels
+
+
 def karpenter(itype: InstanceType, node_pool: str | None, capacity_type: str) -> dict[str, str]:
     """What Karpenter puts on the nodes it launches (the NodePool's name left out when not known)."""
     labels = {KARPENTER_CAPACITY_TYPE_LABEL: capacity_type,
               KARPENTER_REGISTERED_LABEL: "true", KARPENTER_INITIALIZED_LABEL: "true",
-              f"{KARPENTER_INSTANCE_PREFIX}family": itype.family,
-              f"{KARPENTER_INSTANCE_PREFIX}size": itype.name.split(".", 1)[1]}
+              **instance(KARPENTER_INSTANCE_PREFIX, itype)}
     if node_pool:
         labels[KARPENTER_NODEPOOL_LABEL] = node_pool
-    if match := _SCHEME.match(itype.name):
-        labels[f"{KARPENTER_INSTANCE_PREFIX}category"] = match.group(1)
-        labels[f"{KARPENTER_INSTANCE_PREFIX}generation"] = match.group(3)
-    if itype.gpu_count:
-        labels[f"{KARPENTER_INSTANCE_PREFIX}gpu-count"] = str(itype.gpu_count)
-        labels[f"{KARPENTER_INSTANCE_PREFIX}gpu-manufacturer"] = "nvidia"
-    if itype.neuron_count:
-        labels[f"{KARPENTER_INSTANCE_PREFIX}accelerator-count"] = str(itype.neuron_count)
+    if itype.neuron_count and itype.neuron_model:
+        labels[f"{KARPENTER_INSTANCE_PREFIX}accelerator-name"] = kebab(itype.neuron_model)
         labels[f"{KARPENTER_INSTANCE_PREFIX}accelerator-manufacturer"] = "aws"
+        labels[f"{KARPENTER_INSTANCE_PREFIX}accelerator-count"] = str(itype.neuron_count)
     return labels
 
 
@@ -99,9 +119,10 @@ def node_group(name: str | None, capacity_type: str) -> dict[str, str]:
     return {**({NODEGROUP_LABEL: name} if name else {}), NODEGROUP_CAPACITY_LABEL: capacity_type}
 
 
-def auto_mode(node_pool: str | None, capacity_type: str) -> dict[str, str]:
+def auto_mode(itype: InstanceType, node_pool: str | None, capacity_type: str) -> dict[str, str]:
     """What Auto Mode puts on the nodes it launches, of the labels modelled here."""
     return {COMPUTE_TYPE_LABEL: "auto", KARPENTER_CAPACITY_TYPE_LABEL: capacity_type,
+            **instance(AUTO_MODE_INSTANCE_PREFIX, itype),
             **({KARPENTER_NODEPOOL_LABEL: node_pool} if node_pool else {})}
 
 

@@ -11,6 +11,7 @@ blames, what is wrong, and the fix — which the registry stamps with the rule's
 from eks_devices.core.model import Finding, Severity
 from eks_devices.core.rules import (
            auto_mode,
+           charts,
            claims,
            devices,
            efa,
@@ -34,6 +35,6 @@ from eks_devices.core.rules.registry import (
     warning,
 )
 
-__all__ = ["REGISTRY", "RULES", "Finding", "Registry", "Rule", "Severity", "Verdict", "auto_mode", "claims",
+__all__ = ["REGISTRY", "RULES", "Finding", "Registry", "Rule", "Severity", "Verdict", "auto_mode", "charts", "claims",
            "devices", "efa", "error", "evaluate", "extended_resources", "instance_types", "karpenter",
            "kubernetes_versions", "markdown_table", "node_groups", "rule", "security", "warning"]
