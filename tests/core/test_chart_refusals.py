@@ -90,7 +90,7 @@ def test_refused_override_is_an_error_at_its_path(name: str) -> None:
     pools, key, override, path, version = REFUSED[name]
     found = stacks.findings(_plan(pools, key, override, version), "chart-render-refused")
     assert [(f.severity, f.path) for f in found] == [("error", f"helmValues.{key}.{path}")]
-    assert "refuses to render" in found[0].message and "pools p run no" in found[0].message
+    assert "refuses to render" in found[0].message and "its pools (p) get no" in found[0].message
     assert found[0].fix.startswith("accepted: ")
 
 

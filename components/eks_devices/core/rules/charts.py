@@ -26,8 +26,8 @@ def _chart_render_refused(plan: Plan) -> Iterator[Verdict]:
             given = "unset" if value is _UNSET else json.dumps(value, sort_keys=True)
             yield error(f"helmValues.{release.key}.{blamed}",
                         f"chart {chart} {release.version} refuses to render: {refusal.problem} ({blamed} given "
-                        f"{given}); release {release.key} never installs, so pools {', '.join(release.pools)} "
-                        f"run no {release.family} {release.manager}",
+                        f"{given}); release {release.key} never installs, so its pools ({', '.join(release.pools)}) "
+                        f"get no {release.family} {release.manager}",
                         f"accepted: {refusal.accepted}; change or remove helmValues.{release.key}.{blamed}")
 
 
