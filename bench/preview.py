@@ -17,6 +17,7 @@ program loads (found by running it), and how much each of them costs. Both that 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import resource
 import shutil
@@ -43,10 +44,12 @@ SHAPES = (
 
 
 def stack(pools: int) -> dict:
+    """A Karpenter stack of `pools` pools cycling through SHAPES, each pool its own copy (so the YAML
+    written has no aliases: stack files allow 1,000)."""
     return {"config": {
         "aws:region": "us-west-2",
         "eks-devices:cluster": {"name": f"bench-{pools}", "version": "1.36", "mode": "karpenter"},
-        "eks-devices:nodePools": {f"pool-{i:03d}": SHAPES[i % len(SHAPES)] for i in range(pools)},
+        "eks-devices:nodePools": {f"pool-{i:04d}": copy.deepcopy(SHAPES[i % len(SHAPES)]) for i in range(pools)},
     }}
 
 

@@ -25,7 +25,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from eks_devices import iam
+from eks_devices import answers, iam
 from eks_devices.core.knowledge.node_labels import architecture_of
 from eks_devices.core.model import Plan
 from eks_devices.core.names import (
@@ -86,6 +86,24 @@ def endpoint_args(endpoint: specs.Endpoint) -> dict[str, Any]:
             "public_access_cidrs": cidrs or None}
 
 
+def cluster_reads(plan: Plan) -> list[tuple[answers.Read, dict[str, Any]]]:
+    """What the cluster reads from the engine (answered by mocks in unit tests): pulumi-eks's outputs,
+    and the account for the generated KMS key's policy and Karpenter's policies."""
+    spec = plan.spec.cluster
+    reads: list[tuple[answers.Read, dict[str, Any]]] = [
+        (answers.EKS_CLUSTER, {"name": spec.name, "version": spec.version})]
+    if not spec.kms_key_arn or plan.mode == "karpenter":
+        reads.append((answers.CALLER_IDENTITY, {}))
+    return reads
+
+
+def _eks_cluster_name(cluster: Any) -> pulumi.Output[str]:
+    """The name of the `aws:eks/cluster:Cluster` pulumi-eks returns as `eksCluster` (a resource reference)."""
+    if not isinstance(cluster, pulumi.CustomResource):
+        answers.answered(answers.EKS_CLUSTER, "eksCluster", None)
+    return cluster.name
+
+
 @dataclass(frozen=True)
 class ClusterArgs:
     """What the cluster takes: the `plan` (its mode, cluster settings and, in Karpenter mode, the
@@ -120,6 +138,7 @@ class Cluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
         plan, network = args.plan, args.network
         check_plan("Cluster", plan, endpoint_problems(plan.spec.cluster.endpoint) if isinstance(plan, Plan) else ())
+        answers.check_mocks("Cluster", cluster_reads(plan))
         super().__init__(CLUSTER_TYPE, name, None, opts)
         self._base = name
         self._plan = plan
@@ -138,8 +157,9 @@ class Cluster(pulumi.ComponentResource):
         }
         mode_args, mode_prerequisites = modes[plan.mode][0]()
         self.eks = self._cluster(mode_args, mode_prerequisites)
-        self.name = self.eks.eks_cluster.name
-        self.cluster_security_group_id = self.eks.cluster_security_group_id
+        self.name = self.eks.eks_cluster.apply(_eks_cluster_name)
+        self.cluster_security_group_id = self.eks.cluster_security_group_id.apply(
+            lambda sg: answers.answered(answers.EKS_CLUSTER, "clusterSecurityGroupId", sg))
         # the discovery tag and the toolkit's security-group tag, which NodeClasses select the group by
         aws.ec2.Tag(f"{name}-cluster-sg-discovery", resource_id=self.cluster_security_group_id, key=DISCOVERY_TAG,
                     value=self._spec.name, opts=self._child)
@@ -190,9 +210,11 @@ class Cluster(pulumi.ComponentResource):
         asks for tokens with that profile (pulumi-eks's `kubeconfigJson` leaves the profile out:
         v4.3.0 generates it without credential options), else the default credential chain."""
         profile = self._plan.spec.aws_profile
+        kubeconfig = self.eks.kubeconfig_json.apply(
+            lambda text: answers.answered(answers.EKS_CLUSTER, "kubeconfigJson", text))
         if profile:
-            return self.eks.kubeconfig_json.apply(lambda text: kubeconfig_with_profile(text, profile))
-        return self.eks.kubeconfig_json
+            return kubeconfig.apply(lambda text: kubeconfig_with_profile(text, profile))
+        return kubeconfig
 
     def _log_group(self, key_arn: pulumi.Output[str] | None) -> aws.cloudwatch.LogGroup:
         """The control-plane log group, made before the cluster so that it has a retention (EKS
@@ -215,7 +237,8 @@ class Cluster(pulumi.ComponentResource):
             pulumi.log.warn(KMS_KEY_FIXED, resource=self)
             return pulumi.Output.from_input(self._spec.kms_key_arn), None
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
-        policy = account.apply(lambda a: json.dumps(iam.secrets_key_policy(self._region, a, self._log_group_name)))
+        policy = account.apply(lambda a: json.dumps(iam.secrets_key_policy(
+            self._region, answers.answered(answers.CALLER_IDENTITY, "accountId", a), self._log_group_name)))
         key = aws.kms.Key(f"{self._base}-secrets", description=f"EKS secrets encryption for {self._spec.name}",
                           enable_key_rotation=True, deletion_window_in_days=30, policy=policy, tags=self._tags,
                           opts=self._kept)

@@ -22,7 +22,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from eks_devices import iam
+from eks_devices import answers, iam
 from eks_devices.core.knowledge.charts import CHARTS
 from eks_devices.core.model import KarpenterPlan
 from eks_devices.core.names import KARPENTER_TYPE
@@ -97,6 +97,7 @@ class Karpenter(pulumi.ComponentResource):
         if not isinstance(args.plan, KarpenterPlan):
             reject("Karpenter", [("plan", f"given {type(args.plan).__name__}; accepted: the Plan's karpenter "
                                           "settings (plan.karpenter, present in karpenter mode)")])
+        answers.check_mocks("Karpenter", [(answers.CALLER_IDENTITY, {})])
         super().__init__(KARPENTER_TYPE, name, None, opts)
         plan, cluster_name, region, tags = args.plan, args.cluster_name, args.region, dict(args.tags)
         spec_cluster_name, k8s_provider = args.physical_cluster_name, args.k8s_provider
@@ -148,7 +149,8 @@ class Karpenter(pulumi.ComponentResource):
                             description="Karpenter controller (EKS Pod Identity)", tags=tags, opts=child)
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         documents = pulumi.Output.all(cluster_name, account, node_role.arn, self.queue.arn).apply(
-            lambda args: iam.karpenter_controller_policies(args[0], region, args[1], args[2], args[3]))
+            lambda args: iam.karpenter_controller_policies(
+                args[0], region, answers.answered(answers.CALLER_IDENTITY, "accountId", args[1]), args[2], args[3]))
         attachments: list[pulumi.Resource] = []
         for short in iam.KARPENTER_POLICY_NAMES:
             policy = aws.iam.Policy(f"{name}-{short}", description=f"Karpenter controller: {short}",

@@ -17,7 +17,7 @@ import pulumi
 import pulumi_aws as aws
 from pydantic import ValidationError
 
-from eks_devices import identity
+from eks_devices import answers, identity
 from eks_devices.core.names import DISCOVERY_TAG, NETWORK_TYPE, SECURITY_GROUP_TAG
 from eks_devices.core.spec import stack as specs
 from eks_devices.core.spec.errors import from_validation
@@ -68,6 +68,15 @@ class NetworkArgs:
         return network
 
 
+def network_reads(network: specs.Network) -> list[tuple[answers.Read, dict[str, Any]]]:
+    """What the network asks AWS (answered by mocks in unit tests): zones for a count, brought subnets' zones."""
+    if network.vpc_id:
+        return [(answers.SUBNET, {"id": sid}) for sid in [*network.private_subnet_ids, *network.public_subnet_ids][:1]]
+    if isinstance(network.availability_zones, int):
+        return [(answers.AVAILABILITY_ZONES, {"state": "available"})]
+    return []
+
+
 class Network(pulumi.ComponentResource):
     """A VPC across availability zones (created or brought) and the EFA security group."""
 
@@ -87,6 +96,7 @@ class Network(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         network = args.validated()
+        answers.check_mocks("Network", network_reads(network))
         super().__init__(NETWORK_TYPE, name, None, opts)
         self._name = name
         self._required = sorted(set(args.required_zones))
@@ -120,7 +130,8 @@ class Network(pulumi.ComponentResource):
 
         required = self._required
 
-        def first(names: list[str]) -> list[str]:
+        def first(names: list[str] | None) -> list[str]:
+            names = answers.answered(answers.AVAILABILITY_ZONES, "names", names)
             if len(names) < count:
                 raise pulumi.RunError(f"network.availabilityZones asks for {count} zones; the region has "
                                       f"{len(names)} ({', '.join(names)})")
@@ -244,7 +255,7 @@ class Network(pulumi.ComponentResource):
     def _by_zone(self, subnet_ids: list[str]) -> pulumi.Output[dict[str, str]]:
         """Brought subnets by the zone EC2 reports for them (the first subnet of a zone serves it)."""
         zones = [aws.ec2.get_subnet_output(id=sid, opts=pulumi.InvokeOutputOptions(parent=self)).availability_zone
-                 for sid in subnet_ids]
+                 .apply(lambda zone: answers.answered(answers.SUBNET, "availabilityZone", zone)) for sid in subnet_ids]
 
         def by_zone(found: list[str]) -> dict[str, str]:
             out: dict[str, str] = {}

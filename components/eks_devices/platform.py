@@ -10,57 +10,76 @@ path) before any resource is registered.
 # No `from __future__ import annotations` here: Pulumi's component analyzer reads these annotations
 # at run time to infer the multi-language schema of PlatformArgs.
 
-from typing import Any, NotRequired, TypedDict
+from enum import Enum
+from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 
 import pulumi
 
+from eks_devices import answers
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
-from eks_devices.cluster import Cluster, ClusterArgs, endpoint_problems
+from eks_devices.cluster import Cluster, ClusterArgs, cluster_reads, endpoint_problems
+from eks_devices.config_types import PlatformArgs
 from eks_devices.core import planner
 from eks_devices.core.model import Plan
 from eks_devices.core.names import PLATFORM_TYPE
 from eks_devices.core.spec.errors import ConfigError
-from eks_devices.core.spec.stack import NAMESPACE, parse
+from eks_devices.core.spec.keys import camel_case, count_key, property_name, snake_case, stack_key
+from eks_devices.core.spec.stack import STACK_KEYS as SPEC_KEYS
+from eks_devices.core.spec.stack import parse
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
-from eks_devices.inputs import check_plan, config_problems, reject
-from eks_devices.network import Network, NetworkArgs
+from eks_devices.inputs import Problem, check_plan, config_problems, reject
+from eks_devices.network import Network, NetworkArgs, network_reads
 from eks_devices.node_pools import NodePools, NodePoolsArgs
 
-
-class PlatformArgs(TypedDict):
-    """The stack configuration, key for key: each `eks-devices:<key>` of a stack file under its
-    snake_case name, with the same camelCase content (see the README's configuration reference);
-    `aws:region` is `region` and `aws:profile` is `profile`. Only `cluster` is required."""
-
-    cluster: dict[str, Any]
-    """name, version (e.g. "1.36"), mode (auto-mode | karpenter | managed-node-groups) and settings."""
-    region: NotRequired[str]
-    """The AWS region (us-west-2 when absent)."""
-    profile: NotRequired[str]
-    """The AWS profile the cluster's kubeconfig asks for tokens with."""
-    network: NotRequired[dict[str, Any]]
-    """The VPC to create (cidr, availabilityZones, natGateways) or to bring (vpcId, subnet ids)."""
-    node_pools: NotRequired[dict[str, Any]]
-    """Node pools by name: instanceTypes, provisioning, capacity, devices per family, efa, gpuSharing, …"""
-    device_classes: NotRequired[dict[str, Any]]
-    """Extra DeviceClasses under your own names, narrowing an upstream class."""
-    claims: NotRequired[dict[str, Any]]
-    """Workload ResourceClaims / ResourceClaimTemplates by name, with the pools they must fit."""
-    helm_values: NotRequired[dict[str, Any]]
-    """Per-chart value overrides, merged last and re-checked by the rules."""
-    chart_versions: NotRequired[dict[str, Any]]
-    """Per-chart version overrides."""
+# PlatformArgs key (`node_pools`) → the stack configuration key it stands for (`eks-devices:nodePools`).
+STACK_KEYS = {snake_case(property_name(key)): key for key in SPEC_KEYS}
+# A problem's stack path head (`eks-devices:nodePools`) → the PlatformArgs property it is reported at.
+PROPERTY_PATHS = {key: property_name(key) for key in SPEC_KEYS}
 
 
-# PlatformArgs key → the stack configuration key it stands for.
-STACK_KEYS = {"region": "aws:region", "profile": "aws:profile", "network": f"{NAMESPACE}:network",
-              "cluster": f"{NAMESPACE}:cluster", "node_pools": f"{NAMESPACE}:nodePools",
-              "device_classes": f"{NAMESPACE}:deviceClasses", "claims": f"{NAMESPACE}:claims",
-              "helm_values": f"{NAMESPACE}:helmValues", "chart_versions": f"{NAMESPACE}:chartVersions"}
-# A problem's stack path head → the PlatformArgs property it is reported at.
-PROPERTY_PATHS = {"aws:region": "region", "aws:profile": "profile",
-                  **{f"{NAMESPACE}:{k}": k for k in ("network", "cluster", "nodePools", "deviceClasses",
-                                                    "claims", "helmValues", "chartVersions")}}
+# The network's zones: a count or a list under one key in a stack file, two keys in PlatformArgs.
+NETWORK = stack_key("network")
+ZONE_LIST = camel_case("availability_zones")
+ZONE_COUNT = camel_case(count_key("availability_zones"))
+
+
+def stack_keys(value: Any, hint: Any) -> Any:
+    """PlatformArgs content as the stack configuration spells it: keys of typed sections camelCase
+    (`instance_types` → `instanceTypes`; a camelCase key stays as it is), free-form maps and the names
+    of pools, claims and labels kept, enum members as their values."""
+    if isinstance(value, Enum):
+        return value.value
+    if is_typeddict(hint) and isinstance(value, dict):
+        hints = get_type_hints(hint)
+        return {camel_case(k): stack_keys(v, hints.get(snake_case(k), Any)) for k, v in value.items()}
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is list and isinstance(value, list | tuple):
+        return [stack_keys(v, args[0]) for v in value]
+    if origin is dict and isinstance(value, dict):
+        return {k: stack_keys(v, args[1]) for k, v in value.items()}
+    return value
+
+
+def split_zones(config: dict[str, Any]) -> tuple[list[Problem], bool]:
+    """`network.availabilityZoneCount` read as the stack file's `availabilityZones: N` (in place);
+    the problem when both keys are given, and whether the count was."""
+    network = config.get(NETWORK)
+    if not (isinstance(network, dict) and ZONE_COUNT in network):
+        return [], False
+    network = config[NETWORK] = dict(network)
+    problems: list[Problem] = []
+    if ZONE_LIST in network:
+        problems.append((f"network.{ZONE_COUNT}", f"given both {ZONE_COUNT} and {ZONE_LIST}; accepted: one of them"))
+    network[ZONE_LIST] = network.pop(ZONE_COUNT)
+    return problems, True
+
+
+def zone_path(path: str, count_given: bool) -> str:
+    """A problem's path at the key the zones were given under."""
+    zones = f"network.{ZONE_LIST}"
+    if count_given and (path == zones or path.startswith(f"{zones}.")):
+        return f"network.{ZONE_COUNT}" + path[len(zones):]
+    return path
 
 
 def plan_args(args: PlatformArgs) -> Plan:
@@ -73,11 +92,15 @@ def plan_args(args: PlatformArgs) -> Plan:
         reject("Platform", [*((k, f"unknown argument; accepted: {', '.join(sorted(STACK_KEYS))}") for k in unknown),
                             *((k, "given an Output; accepted: a plain value, known when the program runs "
                                   "(the plan decides which resources exist)") for k in outputs)])
-    config = {STACK_KEYS[k]: v for k, v in args.items()}
+    hints = get_type_hints(PlatformArgs)
+    config = {STACK_KEYS[k]: stack_keys(v, hints[k]) for k, v in args.items()}
+    problems, count_given = split_zones(config)
     try:
         spec = parse(config, source="PlatformArgs")
     except ConfigError as exc:
-        reject("Platform", config_problems(exc, PROPERTY_PATHS))
+        problems.extend((zone_path(path, count_given), reason) for path, reason in config_problems(exc, PROPERTY_PATHS))
+    if problems:
+        reject("Platform", problems)
     plan = planner.build(spec)
     check_plan("Platform", plan)
     return plan
@@ -113,6 +136,8 @@ class Platform(pulumi.ComponentResource):
     def _build(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None) -> None:
         if problems := endpoint_problems(plan.spec.cluster.endpoint):
             reject("Platform", problems)
+        # under a team's own mocks, every answer the platform reads is asked for before anything is registered
+        answers.check_mocks("Platform", [*network_reads(plan.spec.network), *cluster_reads(plan)])
         super().__init__(PLATFORM_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         spec = plan.spec

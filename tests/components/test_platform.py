@@ -133,12 +133,13 @@ UPDATED_BY_DESIGN = {"staging": {"platform-gpu-mig-class": "networkInterfaces", 
                      "dev": {"platform-train-efa": "nodeClassRef: the new NodeClass"}}
 REPLACED_BY_DESIGN = {"dev": {"ml-dev-eks-devices-d4b9d3": "the train-efa pool's NodeClass, now with its interfaces"}}
 # the node roles no longer carry the CNI policy (aws-node has its own role) nor SSM (opt-in)
-DELETED_BY_DESIGN = {"prod": {"ml-prod-node-AmazonEKS_CNI_Policy", "ml-prod-node-AmazonSSMManagedInstanceCore"},
+DELETED_BY_DESIGN = {"prod": {"ml-prod-node-AmazonEKS_CNI_Policy", "ml-prod-node-AmazonSSMManagedInstanceCore",
+                              "ml-prod-p5-node-gpu-efa"},  # 40 devices: over the claim limit of 32
                      "staging": {f"ml-staging-{role}-{policy}" for role in ("system-node", "karpenter-node")
                                  for policy in ("AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore")}}
 # aws-node's own identity: its role and policy, the association, its roll onto it (and, for node groups, the agent)
 CREATED_BY_DESIGN = {"prod": {"platform-vpc-cni", "platform-vpc-cni-AmazonEKS_CNI_Policy", "platform-vpc-cni-identity",
-                              "platform-aws-node-identity", "platform-pod-identity-agent"},
+                              "platform-aws-node-identity", "platform-pod-identity-agent", "platform-p5-half-gpu-efa"},
                      "staging": {"platform-vpc-cni", "platform-vpc-cni-AmazonEKS_CNI_Policy",
                                  "platform-vpc-cni-identity", "platform-aws-node-identity"}}
 

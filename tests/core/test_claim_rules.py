@@ -15,6 +15,7 @@ from eks_devices.core.rules import RULES
 from support import stacks
 
 CLAIM_RULES = ("efa-not-shareable", "extended-resource-not-dra", "claim-device-class-missing", "claim-unsatisfiable",
+               "claim-alignment-needs-dra", "karpenter-mig-claim-static-only",
                "karpenter-claim-selector-attributes", "claim-fit-undetermined", "claim-distinct-attribute-version")
 
 MNG = stacks.config("managed-node-groups", name="c", pools={
@@ -113,6 +114,43 @@ def test_claim_device_class_missing_is_quiet_when_a_chart_creates_it() -> None:
     assert findings(AUTO, {"x": {"pools": ["p5"], "gpus": {}}}, "claim-device-class-missing") == []
 
 
+# --- claim-alignment-needs-dra ----------------------------------------------------------------
+
+ALIGNED = {"pools": ["p5"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}
+EFA_PLUGIN = stacks.merge(MNG, {"eks-devices:nodePools": {"p5": {"devices": {"efa": "device-plugin"}}}})
+
+
+def test_alignment_on_an_efa_plugin_pool_says_why_and_is_the_only_claim_error() -> None:
+    plan = stacks.build({**EFA_PLUGIN, "eks-devices:claims": {"x": ALIGNED}})
+    [found] = stacks.findings(plan, "claim-alignment-needs-dra")
+    assert (found.severity, found.path) == ("error", "claims.x.pools")
+    assert "EFA device plugin publishes none" in found.message and "on pool p5" in found.message.lower()
+    assert "nodePools.p5.devices.efa: dra" in found.fix
+    assert [f.slug for f in plan.errors] == ["claim-alignment-needs-dra"]  # no class-missing fix dropping EFA
+
+
+def test_alignment_is_quiet_where_both_families_run_dra_and_without_alignment() -> None:
+    assert findings(MNG, {"x": ALIGNED}, "claim-alignment-needs-dra") == []
+    assert findings(EFA_PLUGIN, {"x": {"pools": ["p5"], "gpus": {}}}, "claim-alignment-needs-dra") == []
+
+
+# --- karpenter-mig-claim-static-only --------------------------------------------------------
+
+def test_mig_claim_on_a_dynamic_karpenter_pool_leads_with_the_guide_s_reason() -> None:
+    plan = stacks.build({**KARPENTER, "eks-devices:claims": {"x": {"pools": ["gpu-dra"], "mig": {"profile": "1g.10gb"}}}})
+    assert [f.slug for f in plan.errors] == ["karpenter-mig-claim-static-only"]  # no selector rewrite, no unsatisfiable
+    found = plan.errors[0]
+    assert "whole GPUs only" in found.message and "provisioning: static" in found.fix
+
+
+def test_mig_claim_is_quiet_on_static_pools() -> None:
+    static = stacks.merge(KARPENTER, {"eks-devices:nodePools": {"gpu-dra": {
+        "provisioning": "static", "replicas": 1, "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}}})
+    claims = {"x": {"pools": ["gpu-dra"], "mig": {"profile": "1g.10gb"}}}
+    assert findings(static, claims, "karpenter-mig-claim-static-only") == []
+    assert findings(KARPENTER, {"x": {"pools": ["gpu-dra"], "gpus": {}}}, "karpenter-mig-claim-static-only") == []
+
+
 # --- claim-unsatisfiable ----------------------------------------------------------------------
 
 @pytest.mark.parametrize(("entry", "pool", "reason"), [
@@ -130,7 +168,7 @@ def test_claim_unsatisfiable_names_the_pool_and_the_reason(entry: dict, pool: st
 
 @pytest.mark.parametrize("entry", [
     {"pools": ["l40s"], "gpus": {"count": 2, "model": "L40S"}, "efa": {"count": 1}, "alignWith": "gpu"},
-    {"pools": ["p5"], "gpus": {"count": 8}, "efa": {"count": 32}, "alignWith": "gpu"},
+    {"pools": ["p5"], "gpus": {"count": 4}, "efa": {"count": 16}, "alignWith": "gpu"},
     {"pools": ["p5", "l40s"], "gpus": {"count": 1}},
 ])
 def test_claim_unsatisfiable_is_quiet_when_the_claim_fits(entry: dict) -> None:
@@ -151,7 +189,7 @@ def test_prod_templates_preview_as_fitting() -> None:
     for claim in (aligned[0], trainium[0]):
         assert claim["object"] == "ResourceClaimTemplate"
         assert all(p["fits"] for p in claim["pools"].values())
-    assert claims["p5-node-gpu-efa"]["pools"]["p5-train"]["summary"] == "fits on: p5.48xlarge (x1 per node)"
+    assert claims["p5-half-gpu-efa"]["pools"]["p5-train"]["summary"] == "fits on: p5.48xlarge (x2 per node)"
     assert claims["trn-quarter-neuron-efa"]["pools"]["trn-train"]["summary"] == "fits on: trn1.32xlarge (x4 per node)"
 
 
@@ -182,9 +220,9 @@ def test_claims_are_checked_against_the_pool_s_interface_layout() -> None:
         {"networkCardIndex": c, "deviceIndex": 1 if c == 0 else 0, "interfaceType": "efa-only"} for c in range(8)]
     base = {**MNG, "eks-devices:nodePools": {
         "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"], "efa": {"networkInterfaces": layout}}}}
-    whole_node = {"pools": ["p5"], "gpus": {"count": 8}, "efa": {"count": 32}, "alignWith": "gpu"}
+    whole_node = {"pools": ["p5"], "gpus": {"count": 4}, "efa": {"count": 16}, "alignWith": "gpu"}
     found = findings(base, {"x": whole_node}, "claim-unsatisfiable")
-    assert len(found) == 1 and "needs 32 × efa.networking.k8s.aws but p5.48xlarge has 8" in found[0].message
+    assert len(found) == 1 and "needs 16 × efa.networking.k8s.aws but p5.48xlarge has 8" in found[0].message
     assert findings(MNG, {"x": whole_node}, "claim-unsatisfiable") == []
 
 

@@ -301,7 +301,7 @@ def test_component_creates_one_object_per_claim(prod_recording: engine.Recording
     assert component.type == TYPE_TOKEN
     templates = prod_recording.of_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
     shared = prod_recording.of_type("kubernetes:resource.k8s.io/v1:ResourceClaim")
-    assert sorted(r.name for r in templates) == ["claims-p5-node-gpu-efa", "claims-trn-quarter-neuron-efa"]
+    assert sorted(r.name for r in templates) == ["claims-p5-half-gpu-efa", "claims-trn-quarter-neuron-efa"]
     assert [r.name for r in shared] == ["claims-shared-slice"]  # extended-resource entries create nothing
     for r in [*templates, *shared]:
         assert r.parent == component.urn
@@ -321,7 +321,7 @@ def test_component_inputs_are_the_built_manifests(prod_recording: engine.Recordi
 def test_component_summarises_how_pods_use_the_claims(prod_recording: engine.Recording) -> None:
     summary = COMPONENTS[0].claims
     assert summary["shared-slice"]["podClaim"] == {"name": "shared-slice", "resourceClaimName": "shared-slice"}
-    assert summary["p5-node-gpu-efa"]["nodeSelector"] == {f"{DRA}nvidia": "dra", f"{DRA}efa": "dra"}
+    assert summary["p5-half-gpu-efa"]["nodeSelector"] == {f"{DRA}nvidia": "dra", f"{DRA}efa": "dra"}
     assert "plugin-gpu" not in summary
 
 

@@ -129,11 +129,24 @@ def test_neuron_device_groups() -> None:
     trn1 = devices.inventory("trn1.32xlarge")
     neurons = [d for d in trn1 if d.driver == "neuron.aws.com"]
     efas = [d for d in trn1 if d.driver == "dra.net" and d.name != "eth0"]
-    assert [d.attribute(devices.device_group(4))[1] for d in neurons] == [i // 4 for i in range(16)]
-    assert [d.attribute(devices.device_group(4))[1] for d in efas] == [i // 2 for i in range(8)]
-    assert all(d.attribute(devices.device_group(1)) is None for d in efas)  # an EFA per two devices
-    trn2 = [d for d in devices.inventory("trn2.48xlarge") if d.driver == "dra.net" and d.name != "eth0"]
-    assert [d.attribute(devices.device_group(1))[1] for d in trn2] == list(range(16))
+    def ids(devs: list[devices.Device], size: int) -> list[str]:
+        values = [d.attribute(devices.device_group(size)) for d in devs]
+        assert all(v is not None and v[0] == "string" for v in values)  # the lookup library's ids are strings
+        return [v[1] for v in values]  # type: ignore[index]
+
+    def partition(values: list[str]) -> list[int]:  # the values as first-seen group numbers
+        return [list(dict.fromkeys(values)).index(v) for v in values]
+
+    assert partition(ids(neurons, 4)) == [i // 4 for i in range(16)]
+    assert partition(ids(efas, 4)) == [i // 2 for i in range(8)]
+    # an EFA per two devices: both devices carry their EFA's PCI address as devicegroup1_id
+    assert ids(neurons, 1) == [efas[i // 2].attributes["dra.net/pciAddress"]["string"] for i in range(16)]
+    assert ids(efas, 1) == [e.attributes["dra.net/pciAddress"]["string"] for e in efas]
+    assert ids(efas, 4)[0] == ids(neurons, 4)[0] and ids(efas, 16) == ids(neurons, 16)[:8]
+    trn2 = devices.inventory("trn2.48xlarge")
+    trn2_efas = [d for d in trn2 if d.driver == "dra.net" and d.name != "eth0"]
+    assert ids(trn2_efas, 1) == ids([d for d in trn2 if d.driver == "neuron.aws.com"], 1)
+    assert len(set(ids(trn2_efas, 1))) == 16
 
 
 def test_only_the_requested_families_are_published() -> None:
@@ -151,12 +164,15 @@ FIT_TABLE = [
     ("p5.48xlarge", claims.gpu_claim("c", 1, min_memory_gib=80), 0, "no-devices"),  # NVML: 81152Mi < 80Gi
     ("p5.48xlarge", claims.gpu_claim("c", 1, min_memory_gib=79), 8, ""),
     ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 4), 8, ""),
-    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32), 1, ""),
+    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 4, 16), 2, ""),
+    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 24), 1, ""),  # 32 devices: the claim limit
+    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32), 0, "too-many"),  # 40 devices: over it
     ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 5), 0, "topology"),   # 32 EFAs, 4 per root
-    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"), 0, "topology"),
+    ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"), 0, "too-many"),  # 1 + all 32 EFAs
+    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"), 0, "topology-modelled"),  # 1 + 16
     ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 8, ""),
     ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 4), 0, "topology-modelled"),  # 16 EFAs, 2 per root
-    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32), 0, "too-few"),
+    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32), 0, "too-many"),  # checked before the supply
     ("p5en.48xlarge", claims.gpu_claim("c", 1, model="H200", min_memory_gib=140), 8, ""),
     ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 8, 4), 1, ""),          # 4 × (2 GPUs + 1 EFA)
     ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),
@@ -169,14 +185,14 @@ FIT_TABLE = [
     ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology-modelled"),
     ("g6e.48xlarge", claims.efa_claim("c", "all"), 1, ""),
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 2), 4, ""),
-    ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 0, "topology-modelled"),  # 8 EFAs, 2 per group of 4
+    ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 0, "topology"),  # 8 EFAs, 2 per group of 4
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 16, 8), 1, ""),
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", "all", "all"), 1, ""),
     ("trn1.32xlarge", claims.neuron_claim("c", 4, connected=True), 4, ""),
     ("trn1.32xlarge", claims.neuron_claim("c", 17), 0, "too-few"),
     ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 4, ""),
     ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 1, 1), 16, ""),
-    ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 8, 9), 0, "topology-modelled"),
+    ("trn2.48xlarge", claims.neuron_efa_aligned_claim("c", 8, 9), 0, "topology"),
     ("trn2.48xlarge", claims.neuron_claim("c", 1, instance_type="trn2.48xlarge", logical_neuron_core=2), 16, ""),
     ("trn2.48xlarge", claims.neuron_claim("c", 1, instance_type="trn1.32xlarge"), 0, "no-devices"),
     ("trn2.48xlarge", claims.gpu_claim("c", 1), 0, "no-devices"),
@@ -206,8 +222,20 @@ def test_selector_reason_names_what_the_node_has() -> None:
 
 
 def test_all_mode_reason_says_every_device_is_taken() -> None:
-    result = node_fit("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"))
-    assert "take all 32" in result.reason
+    result = node_fit("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"))
+    assert "take all 16" in result.reason
+
+
+def test_a_claim_holds_at_most_32_devices() -> None:
+    """The scheduler refuses a claim needing more than AllocationResultsMaxSize devices; with
+    firstAvailable it counts the smallest alternative, and skips alternatives that would exceed it."""
+    too_many = node_fit("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32))
+    assert too_many.cause == "too-many" and "at least 40 devices" in too_many.reason
+    efas = claims.first_available("efa", [claims.exact("every", "efa.networking.k8s.aws", "all"),
+                                          claims.exact("some", "efa.networking.k8s.aws", 8)])
+    built = claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", 1), efas])
+    assert node_fit("p5.48xlarge", built).per_node == 4  # "every" (33 devices) is skipped, "some" taken
+    assert node_fit("p5en.48xlarge", built).per_node == 1  # 1 + all 16 EFAs fits the limit
 
 
 def test_first_available_takes_the_first_alternative_that_fits() -> None:
@@ -243,8 +271,15 @@ def test_distinct_attribute() -> None:
 def test_match_attribute_skips_devices_lacking_it() -> None:
     built = claims.build("c", [claims.exact("efa", "efa.networking.k8s.aws", 1)],
                          [claims.match(devices.device_group(1))])
-    assert node_fit("trn1.32xlarge", built).cause == "topology-modelled"
+    assert node_fit("p5en.48xlarge", built).cause == "topology-modelled"  # EFAs of a GPU type have no groups
+    assert node_fit("trn1.32xlarge", built).per_node == 8
     assert node_fit("trn2.48xlarge", built).per_node == 16
+
+
+def test_trn1_pairs_one_efa_with_two_neuron_devices() -> None:
+    """The lookup library gives two trn1 devices one EFA and its PCI address as their devicegroup1_id, so
+    eight 1-device + 1-EFA aligned claims fit (connected-device-maps-over-efa-for-neuron v1.1.0)."""
+    assert node_fit("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 1, 1)).per_node == 8
 
 
 def test_missing_device_class_and_selector_errors() -> None:

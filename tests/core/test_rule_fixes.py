@@ -337,6 +337,10 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
          {"cluster": {"endpoint": {"privateAccess": True}}})],
     "control-plane-logging-off": [(
         case("auto-mode", {}, cluster={"logging": []}), {"cluster": {"logging": ["api", "audit", "authenticator"]}})],
+    "dra-time-slicing-replicas": [(
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6.xlarge"], **STATIC, "devices": {"nvidia": "dra"},
+                                           "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}),
+        pool("p", devices={"nvidia": "device-plugin"}))],
     "pool-public-ips": [(
         case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}}), pool("p", subnets="private"))],
     # --- claims ---
@@ -350,14 +354,70 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
              cluster=K115, claims={"x": {"pools": ["gpu-dra"], "kind": "extended-resource",
                                          "extendedResources": {"nvidia.com/gpu": 1}}}),
         {"claims": {"x": {"pools": ["gpu-plugin"]}}})],
-    "claim-device-class-missing": [(
-        case("auto-mode", {"p5": {**P5, **STATIC}}, claims={"x": {"pools": ["p5"], "requests": [
+    "claim-device-class-missing": [
+        (case("auto-mode", {"p5": {**P5, **STATIC}}, claims={"x": {"pools": ["p5"], "requests": [
             {"name": "mig", "exactly": {"deviceClassName": "mig.nvidia.com"}}]}}),
-        {"claims": {"x": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}})],
-    "claim-unsatisfiable": [(
-        case("managed-node-groups", {"l40s": {"instanceTypes": ["g6e.48xlarge"], **STATIC}},
-             claims={"x": {"pools": ["l40s"], "gpus": {"model": "H100"}}}),
-        {"claims": {"x": {"gpus": {"model": "L40S"}}}})],
+         {"claims": {"x": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}),
+        # Auto Mode with the toolkit's classes turned off: the pool runs DRA, the classes are what is missing
+        (case("auto-mode", {"p5": {**P5, **STATIC}}, cluster={"autoMode": {"createDeviceClasses": False}},
+              claims={"x": {"pools": ["p5"], "gpus": {}}}),
+         {"cluster": {"autoMode": {"createDeviceClasses": True}}}),
+        # an EFA claim where every pool runs the EFA device plugin: only the EFA DRA driver brings the class
+        (case("karpenter", {"p5": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=K115,
+              claims={"x": {"pools": ["p5"], "efa": {"count": 1}}}),
+         pool("p5", devices={"efa": "dra"})),
+        # Neuron (+ EFA) in Auto Mode: no Neuron DRA at all, the device plugin's extended resource is the way
+        (case("auto-mode", {"trn": {**TRN2, **STATIC}},
+              claims={"x": {"pools": ["trn"], "neurons": {"count": 1}, "efa": {"count": 1}, "alignWith": "neuron"}}),
+         {"claims": {"x": {"kind": "extended-resource", "extendedResources": {"aws.amazon.com/neuron": 1},
+                           "neurons": DELETE, "efa": DELETE, "alignWith": DELETE}}}),
+        # a Neuron claim on Inferentia: the Neuron DRA driver serves Trainium only
+        (case("managed-node-groups", {"p": {"instanceTypes": ["inf2.xlarge"], **STATIC}},
+              claims={"x": {"pools": ["p"], "neurons": {"count": 1}}}),
+         pool("p", instanceTypes=["trn1.32xlarge"])),
+        # a ComputeDomain channel on a pool that does not turn ComputeDomains on (Karpenter: static pools only)
+        (case("karpenter", {"p5": P5}, cluster=K115, claims={"x": {"pools": ["p5"], "computeDomainChannel": {}}}),
+         pool("p5", **STATIC, computeDomains=True)),
+        # an EFA request on a pool without EFA hardware
+        (case("karpenter", {"g6": {"instanceTypes": ["g6.xlarge"]}}, cluster=K115,
+              claims={"x": {"pools": ["g6"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}}),
+         {"claims": {"x": {"efa": DELETE, "alignWith": DELETE}}}),
+        # ... and on 1.34, where aws-dranet cannot run, the version is the fix
+        (case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.34", claims={"x": {"pools": ["p5"], "efa": {"count": 1}}}),
+         {"version": "1.35"}),
+    ],
+    "claim-unsatisfiable": [
+        (case("managed-node-groups", {"l40s": {"instanceTypes": ["g6e.48xlarge"], **STATIC}},
+              claims={"x": {"pools": ["l40s"], "gpus": {"model": "H100"}}}),
+         {"claims": {"x": {"gpus": {"model": "L40S"}}}}),
+        # a MIG claim on a pool whose GPUs are whole: the pool's gpuSharing partitions them
+        (case("managed-node-groups", {"p5": {**P5, **STATIC}}, claims={"x": {"pools": ["p5"], "mig": {"profile": "1g.10gb"}}}),
+         pool("p5", gpuSharing={"strategy": "mig", "profile": "1g.10gb"})),
+        # ... or into another profile: either side can change
+        (case("managed-node-groups", {"p5": {**P5, **STATIC, "gpuSharing": {"strategy": "mig", "profile": "2g.20gb"}}},
+              claims={"x": {"pools": ["p5"], "mig": {"profile": "1g.10gb"}}}),
+         {"claims": {"x": {"mig": {"profile": "2g.20gb"}}}}),
+        # one target pool runs the EFA DRA driver, the other the plugin: the blocked pool's fix is its manager
+        (case("karpenter", {"dra": P5, "plugin": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=K115,
+              claims={"x": {"pools": ["dra", "plugin"], "efa": {"count": 1}}}),
+         pool("plugin", devices={"efa": "dra"})),
+    ],
+    "claim-alignment-needs-dra": [
+        (case("karpenter", {"p5": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=K115,
+              claims={"x": {"pools": ["p5"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}}),
+         pool("p5", devices={"efa": "dra"})),
+        # 1.34: aws-dranet needs 1.35, so `auto` put EFA on the plugin
+        (case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.34",
+              claims={"x": {"pools": ["p5"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}}),
+         {"version": "1.35"}),
+        # Auto Mode before 1.36 has no DRA at all
+        (case("auto-mode", {"p5": {**P5, **STATIC}}, "1.35",
+              claims={"x": {"pools": ["p5"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}}),
+         {"version": "1.36"}),
+    ],
+    "karpenter-mig-claim-static-only": [(
+        case("karpenter", {"p5": P5}, cluster=K115, claims={"x": {"pools": ["p5"], "mig": {"profile": "1g.10gb"}}}),
+        pool("p5", **STATIC, gpuSharing={"strategy": "mig", "profile": "1g.10gb"}))],
     "karpenter-claim-selector-attributes": [(
         case("karpenter", {"gpu-dra": P5}, cluster=K115, claims={"x": {"pools": ["gpu-dra"], "requests": [
             {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {

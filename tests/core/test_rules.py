@@ -291,6 +291,12 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
     "control-plane-logging-off": (
         case("auto-mode", {}, cluster={"logging": []}), "warning", "cluster.logging",
         case("auto-mode", {}, cluster={"logging": ["api", "audit"]})),
+    "dra-time-slicing-replicas": (
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6.xlarge"], **STATIC, "devices": {"nvidia": "dra"},
+                                           "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}),
+        "warning", "nodePools.p.gpuSharing.replicas",
+        case("managed-node-groups", {"p": {"instanceTypes": ["g6.xlarge"], **STATIC, "devices": {"nvidia": "device-plugin"},
+                                           "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})),
     "pool-public-ips": (
         case("auto-mode", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}}), "warning",
         "nodePools.p.subnets",

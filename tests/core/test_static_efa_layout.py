@@ -96,7 +96,7 @@ def test_the_fit_check_counts_the_efas_the_layout_attaches() -> None:
         claims=claims)
     fits = {c.name: c.pools["p"] for c in plan.claims}
     assert not fits["all-efa"].fits
-    assert "p5.48xlarge offers 16 vpc.amazonaws.com/efa" in fits["all-efa"].reason
+    assert "p5.48xlarge, p5en.48xlarge offers 16 vpc.amazonaws.com/efa" in fits["all-efa"].reason  # one sentence
     assert [n.per_node for n in fits["half-efa"].nodes] == [1, 1]
 
 

@@ -22,7 +22,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +130,7 @@ class ControlPlane:
     server: str = "https://127.0.0.1:6443"
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _kinds: dict[tuple[str, str], Resource] = field(default_factory=dict)
+    _tls: ssl.SSLContext | None = None
 
     @property
     def kubeconfig(self) -> Path:
@@ -168,10 +169,14 @@ class ControlPlane:
         kube = str(self.kubeconfig)
         common = [f"--kubeconfig={kube}", f"--authentication-kubeconfig={kube}",
                   f"--authorization-kubeconfig={kube}", "--bind-address=127.0.0.1", "--leader-elect=false", *gates]
-        self._spawn("kube-controller-manager", *common, "--controllers=*", "--use-service-account-credentials=false",
+        # Nodes here have no kubelet: the node lifecycle controller would mark them unreachable and taint
+        # them, which the planned nodes are not. The DaemonSet controller and the scheduler stay on.
+        fast = ["--kube-api-qps=500", "--kube-api-burst=1000"]
+        self._spawn("kube-controller-manager", *common, *fast, "--controllers=*,-node-lifecycle-controller",
+                    "--use-service-account-credentials=false",
                     f"--root-ca-file={f / 'ca.crt'}", f"--service-account-private-key-file={f / 'sa.key'}",
                     "--secure-port=10257")
-        self._spawn("kube-scheduler", *common, "--secure-port=10259")
+        self._spawn("kube-scheduler", *common, *fast, "--secure-port=10259")
         return self
 
     def stop(self) -> None:
@@ -203,9 +208,11 @@ class ControlPlane:
 
     # -- REST --------------------------------------------------------------------------------------
     def _context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context(cafile=str(self.folder / "ca.crt"))
-        ctx.load_cert_chain(str(self.folder / "admin.crt"), str(self.folder / "admin.key"))
-        return ctx
+        """The admin's TLS context, made once (loading the chain per request costs more than the request)."""
+        if self._tls is None:
+            self._tls = ssl.create_default_context(cafile=str(self.folder / "ca.crt"))
+            self._tls.load_cert_chain(str(self.folder / "admin.crt"), str(self.folder / "admin.key"))
+        return self._tls
 
     def request(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
                 query: dict[str, str] | None = None) -> dict[str, Any]:
@@ -289,12 +296,36 @@ class ControlPlane:
         query = {"labelSelector": selector} if selector else None
         return self.request("GET", self.path(api_version, kind, None, namespace), query=query).get("items", [])
 
+    def list_all(self, api_version: str, kind: str, selector: str | None = None) -> list[dict[str, Any]]:
+        """Objects of a namespaced kind across every namespace."""
+        self.path(api_version, kind)  # discovers the kind
+        res = self._kinds[(api_version, kind)]
+        query = {"labelSelector": selector} if selector else None
+        return self.request("GET", f"{res.prefix}/{res.plural}", query=query).get("items", [])
+
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
         try:
             self.request("DELETE", self.path(api_version, kind, name, namespace))
         except ApiError as exc:
             if exc.status != 404:
                 raise
+
+    def add_node(self, name: str, labels: dict[str, str], taints: Sequence[dict[str, str]] = ()) -> None:
+        """A Node as a kubelet would register it (labels, taints), then Ready with room for pods: the
+        status a kubelet would report, so the scheduler has only the labels and taints to go by."""
+        self.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": name, "labels": {"kubernetes.io/hostname": name, **labels}}, "spec": {"taints": list(taints)}})
+        room = {"cpu": "192", "memory": "2Ti", "pods": "250"}
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.request("PATCH", f"/api/v1/nodes/{name}/status", {"status": {
+            "capacity": room, "allocatable": room, "conditions": [{
+                "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "e2e",
+                "lastHeartbeatTime": now, "lastTransitionTime": now}]}},
+            content_type="application/merge-patch+json")
+        # The TaintNodesByCondition admission plugin taints every new node not-ready; the node lifecycle
+        # controller (off here) lifts it once the node is Ready. Lift it as that controller would.
+        self.request("PATCH", f"/api/v1/nodes/{name}", {"spec": {"taints": list(taints) or None}},
+                     content_type="application/merge-patch+json")
 
     def install_crds(self, documents: Iterable[dict[str, Any]], timeout: float = 60) -> None:
         """Apply CRDs and wait until each is Established and served."""

@@ -12,11 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eks_devices.package import types
+from eks_devices import config_types as types
 from eks_devices.package.arguments import integers, plan_inputs
 from eks_devices.package.component import Platform as PackagePlatform
-from eks_devices.package.component import stack_keys
-from eks_devices.platform import Platform
+from eks_devices.platform import Platform, plan_args, stack_keys
 from support import engine, stacks
 
 KARPENTER = {"cluster": {"name": "ml", "version": "1.36", "mode": "karpenter"},
@@ -142,3 +141,13 @@ def test_hosted_platform_registers_what_platform_does() -> None:
     python = registered(lambda: Platform("research", DICT_ARGS))
     assert len(hosted) > 20
     assert hosted == python
+
+
+def test_one_platform_args_typed_or_in_the_stack_files_spelling() -> None:
+    """The Python Platform takes the generated PlatformArgs: typed sections with snake_case keys (the
+    zones as a count under their own key) plan exactly as the stack file's camelCase spelling."""
+    assert plan_args(TYPED).spec == plan_args(DICT_ARGS).spec
+    both = {**DICT_ARGS, "network": {"availability_zone_count": 3, "availabilityZones": ["us-east-2a", "us-east-2b"]}}
+    with pytest.raises(pulumi.InputPropertiesError) as caught:
+        plan_args(both)  # type: ignore[arg-type]
+    assert [e["property_path"] for e in caught.value.errors or []] == ["network.availabilityZoneCount"]

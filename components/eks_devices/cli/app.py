@@ -104,16 +104,22 @@ def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoRe
     raise typer.Exit(code)
 
 
+def _collector_off() -> None:
+    """Turn the cyclic garbage collector off for the rest of this short-lived process (it ends without
+    teardown, see main): its full passes walk every live object, so with a plan of many pools or the
+    SDK's ~270k long-lived objects they cost more the bigger the stack (measured superlinear above
+    ~500 pools, docs/performance.md); reference counting still frees nearly everything."""
+    gc.freeze()
+    gc.disable()
+
+
 def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: dict[str, Any] | None = None,
                  label: str = "") -> ProgramRun:
     """Run the project's program for a stack (its stack file, or `config`) under the mock engine,
     with progress on stderr."""
     from eks_devices.offline.preview import run_program  # Pulumi loads only for the verbs that run the program
 
-    # The process ends without teardown (main): the cyclic collector would only walk the SDK's
-    # ~270k long-lived objects again and again while the program registers resources.
-    gc.freeze()
-    gc.disable()
+    _collector_off()
     started = time.monotonic()
     err.print(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…",
               highlight=False, markup=False)
@@ -392,6 +398,7 @@ def check_command(
     problems or a missing stack (the worst over the stacks)."""
     from eks_devices.cli import check as checking
 
+    _collector_off()
     project = stack_file.find_project(project_dir)
     checked = checking.check(list(stacks or []), stack_file.stacks_dir(project))
     if as_json or output is Format.json:

@@ -6,6 +6,8 @@ never re-decide. The derivation that fills it is `eks_devices.core.derive`; `pla
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -42,7 +44,7 @@ class Outcome:
 
     ok: bool
     reason: str = ""
-    cause: str = ""  # "", class-missing, no-devices, too-few, topology, cel-error, undetermined
+    cause: str = ""  # "", class-missing, no-devices, too-few, too-many, topology, cel-error, undetermined
     devices: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (request key, device names)
     attributes: tuple[str, ...] = ()  # for a topology failure: the attributes the devices had to share
 
@@ -104,6 +106,30 @@ class BuiltClaim:
 UNSETTLED = frozenset({"undetermined", "topology-modelled"})  # causes the model cannot stand behind
 
 
+_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+_TYPE = "\0"
+_COUNT = "\x01"
+
+
+def grouped(bad: Sequence[NodeFit]) -> list[tuple[str, str]]:
+    """(instance types, reason) with one sentence for the types that fail the same way: their reasons
+    equal but for the type's name and counts ('g6e.xlarge / g6e.12xlarge ... it has 1 / 4 × ...')."""
+    groups: dict[str, list[tuple[str, list[str]]]] = {}
+    for fit in bad:
+        text = fit.reason.replace(fit.instance_type, _TYPE)
+        groups.setdefault(_NUMBER.sub(_COUNT, text), []).append((fit.instance_type, _NUMBER.findall(text)))
+    out = []
+    for shape, members in groups.items():
+        names = [name for name, _ in members]
+        varying = any(numbers != members[0][1] for _, numbers in members)
+        joined = (" / " if varying else ", ").join(names)
+        columns = zip(*(numbers for _, numbers in members), strict=True)
+        reason = shape.replace("{", "{{").replace("}", "}}").replace(_COUNT, "{}")
+        values = [" / ".join(column) if len(set(column)) > 1 else column[0] for column in columns]
+        out.append((joined, reason.format(*values).replace(_TYPE, joined)))
+    return out
+
+
 @dataclass(frozen=True)
 class PoolFit:
     """A claim on one of the pools meant to serve it."""
@@ -119,7 +145,7 @@ class PoolFit:
 
     @property
     def reason(self) -> str:
-        return self.blocked or "; ".join(n.reason for n in self.nodes if not n.fits)
+        return self.blocked or "; ".join(reason for _, reason in grouped([n for n in self.nodes if not n.fits]))
 
     @property
     def causes(self) -> set[str]:

@@ -1,5 +1,9 @@
 """The project's words as types: modes, device families and managers, provisioning, capacity, AMI
-families and the chart keys. Every other module takes these from here."""
+families, the other words a stack configuration accepts, and the chart keys. Every other module
+takes these from here.
+
+A type's docstring says what the word means; `- value: meaning` lines document its values. The
+component package's enums are generated from these (`python -m eks_devices.package.generate`)."""
 
 from __future__ import annotations
 
@@ -8,14 +12,49 @@ from typing import Literal
 NAMESPACE = "eks-devices"  # the stack configuration namespace: `eks-devices:<key>`
 
 Mode = Literal["auto-mode", "karpenter", "managed-node-groups"]
+"""How the cluster gets compute.
+
+- auto-mode: EKS Auto Mode: EKS runs the nodes and their device drivers and plugins.
+- karpenter: Karpenter NodePools (dynamic or static) and a small system node group.
+- managed-node-groups: EKS managed node groups.
+"""
 MODES: tuple[Mode, ...] = ("auto-mode", "karpenter", "managed-node-groups")
 Provisioning = Literal["dynamic", "static"]
+"""How a pool gets nodes.
+
+- dynamic: Scales on pending pods.
+- static: A fixed number of nodes (`replicas`).
+"""
 Capacity = Literal["on-demand", "spot", "reserved", "capacity-block"]
+"""The EC2 capacity a pool launches on."""
 AmiFamily = Literal["al2023", "bottlerocket"]
+"""The node operating system."""
 # `inferred` (dynamic Auto Mode pools, NVIDIA and EFA only): no device-manager label, Auto Mode picks per node
 ManagerChoice = Literal["dra", "device-plugin", "none", "auto", "inferred"]
+"""Which software manages a device family on a pool's nodes.
+
+- dra: A Kubernetes DRA driver.
+- device-plugin: A device plugin (extended resources such as nvidia.com/gpu).
+- none: Neither: the devices are not advertised.
+- auto: Let the toolkit decide, with a stated reason in the device plan.
+- inferred: Dynamic Auto Mode pools only (nvidia, efa): Auto Mode picks per node from the Pods it launches it for.
+"""
 Family = Literal["nvidia", "efa", "neuron"]
 FAMILIES: tuple[Family, ...] = ("nvidia", "efa", "neuron")
+NatGateways = Literal["one-per-az", "single", "none"]
+"""NAT for the private subnets of a created VPC."""
+SubnetKind = Literal["private", "public"]
+"""The subnets a pool's nodes launch in."""
+EfaAlignment = Literal["gpu", "neuron", "none"]
+"""The devices a pool's EFA claims align with on one PCIe root or device group."""
+InterfaceType = Literal["interface", "efa", "efa-only"]
+"""An EC2NodeClass network interface's type."""
+GpuSharingStrategy = Literal["none", "time-slicing", "mig", "shared-claim"]
+"""How a pool's GPUs are shared."""
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+"""A Kubernetes taint effect."""
+LogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
+"""An EKS control-plane log type."""
 # Keys of per-chart settings (`helmValues`, `chartVersions`): one per Helm release the toolkit makes.
 ChartKey = Literal[
     "karpenter", "nvidia-dra-driver", "nvidia-device-plugin", "aws-dranet",

@@ -3,8 +3,8 @@ constructed: every problem at once, one property error each (`nodePools.trn.devi
 `network.availabilityZoneCount`), so the provider answers INVALID_ARGUMENT instead of failing
 inside a component's constructor, where the engine would get one error without property paths.
 
-The wire carries the stack configuration's own camelCase keys; only the zones differ (a count or a
-list under two keys) and numbers arrive as floats.
+The wire carries the stack configuration's own camelCase keys (`PlatformArgs` spelt as the analyzer
+names its properties); numbers arrive as floats.
 """
 
 from __future__ import annotations
@@ -16,17 +16,11 @@ import pulumi
 
 from eks_devices.cluster import endpoint_problems
 from eks_devices.core.model import Plan
+from eks_devices.core.spec.keys import camel_case
 from eks_devices.inputs import Problem, reject
 from eks_devices.platform import STACK_KEYS, plan_args
 
 COMPONENT = "Platform"
-ZONE_COUNT, ZONE_LIST = "availabilityZoneCount", "availabilityZones"
-
-
-def camel_case(name: str) -> str:
-    """`node_pools` → `nodePools`, as Pulumi's analyzer names schema properties."""
-    head, *rest = name.split("_")
-    return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
 # wire argument (`nodePools`) → the Python Platform's PlatformArgs key (`node_pools`)
@@ -42,22 +36,10 @@ def plan_inputs(inputs: Mapping[str, Any]) -> Plan:
     unknown = sorted(set(inputs) - set(ARGUMENTS))
     problems: list[Problem] = [(k, f"unknown argument; accepted: {', '.join(sorted(ARGUMENTS))}") for k in unknown]
     args = {ARGUMENTS[k]: integers(v) for k, v in inputs.items() if k in ARGUMENTS}
-    network = args.get("network")
-    count_given = isinstance(network, dict) and ZONE_COUNT in network
-    if count_given:  # the stack file's `availabilityZones: N` (a list stays under availabilityZones)
-        if ZONE_LIST in network:
-            problems.append((f"network.{ZONE_COUNT}",
-                             f"given both {ZONE_COUNT} and {ZONE_LIST}; accepted: one of them"))
-        network[ZONE_LIST] = network.pop(ZONE_COUNT)
     try:
         plan = plan_args(args)  # type: ignore[arg-type]
     except pulumi.InputPropertiesError as exc:
-        zones = f"network.{ZONE_LIST}"
-        for error in exc.errors or []:
-            path = error["property_path"]
-            if count_given and (path == zones or path.startswith(f"{zones}.")):
-                path = f"network.{ZONE_COUNT}" + path[len(zones):]
-            problems.append((path, error["reason"]))
+        problems.extend((error["property_path"], error["reason"]) for error in exc.errors or [])
         reject(COMPONENT, problems)
     problems.extend(endpoint_problems(plan.spec.cluster.endpoint))
     if problems:

@@ -8,17 +8,17 @@ It registers exactly what the Python `Platform` registers (same type token, name
 
 # No `from __future__ import annotations`: the analyzer reads the output annotations at run time.
 
-from enum import Enum
-from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from eks_devices import platform
 from eks_devices.cluster import kubeconfig_with_profile
+from eks_devices.config_types import PlatformArgs
 from eks_devices.core.model import Plan
-from eks_devices.package.arguments import camel_case, plan_inputs
-from eks_devices.package.types import DevicePlan, PlatformArgs
+from eks_devices.package.arguments import plan_inputs
+from eks_devices.package.outputs import DevicePlan
 
 
 class Platform(platform.Platform):
@@ -45,7 +45,7 @@ class Platform(platform.Platform):
     """Per pool and device family the manager and why, the releases serving them, and the warnings."""
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        self._build(name, plan_inputs(stack_keys(args, PlatformArgs)), opts)
+        self._build(name, plan_inputs(platform.stack_keys(args, PlatformArgs)), opts)
 
     def _build(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None) -> None:
         super()._build(name, plan, opts)
@@ -82,21 +82,4 @@ def device_plan(plan: Plan) -> dict[str, Any]:
                 for key, r in sorted(plan.releases.items())}
     return {"mode": plan.mode, "pools": pools, "releases": releases,
             "findings": [f.as_dict() for f in plan.findings]}
-
-
-def stack_keys(value: Any, hint: Any) -> Any:
-    """Typed arguments with Python names (`node_pools`, `instance_types`) as the wire carries them
-    (`nodePools`, `instanceTypes`): keys of typed sections renamed, free-form maps and the names of
-    pools, claims and labels kept, enum members as their values."""
-    if isinstance(value, Enum):
-        return value.value
-    if is_typeddict(hint) and isinstance(value, dict):
-        hints = get_type_hints(hint)
-        return {camel_case(k): stack_keys(v, hints.get(k, Any)) for k, v in value.items()}
-    origin, args = get_origin(hint), get_args(hint)
-    if origin is list and isinstance(value, list | tuple):
-        return [stack_keys(v, args[0]) for v in value]
-    if origin is dict and isinstance(value, dict):
-        return {k: stack_keys(v, args[1]) for k, v in value.items()}
-    return value
 

@@ -29,7 +29,9 @@ from pulumi.provider.server import ComponentInitError
 
 from eks_devices import __version__
 from eks_devices.core.names import TYPE_PACKAGE
-from eks_devices.package.arguments import camel_case, plan_inputs
+from eks_devices.core.spec.keys import camel_case
+from eks_devices.core.spec.schema import GENERATED_NOTE
+from eks_devices.package.arguments import plan_inputs
 from eks_devices.package.component import Platform
 
 SECRET_OUTPUTS = ("kubeconfig",)
@@ -87,6 +89,7 @@ def package_schema(provider: PlatformProvider, version: str) -> dict[str, Any]:
     spec["description"] = ("EKS clusters for accelerated workloads: per node pool and device family, a DRA "
                            "driver or a device plugin, never both on one node.")
     spec["license"] = "Apache-2.0"
+    spec["attribution"] = GENERATED_NOTE  # JSON has no comments: the schema's free-text provenance field
     resource = spec["resources"][f"{TYPE_PACKAGE}:index:{Platform.__name__}"]
     resource["description"] = inspect.cleandoc(Platform.__doc__ or "")
     outputs = resource["properties"]

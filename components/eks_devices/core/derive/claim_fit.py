@@ -16,7 +16,7 @@ from typing import Any
 from eks_devices.core.derive.fit import describe, fit_node, walk
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
-from eks_devices.core.knowledge.devices import inventory
+from eks_devices.core.knowledge.devices import Device, inventory
 from eks_devices.core.manifests import claims
 from eks_devices.core.model import ClaimPlan, DeviceClassPlan, NodeFit, PoolFit, PoolPlan
 from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
@@ -44,6 +44,12 @@ def _node_kwargs(pool: PoolPlan) -> dict[str, Any]:
             "efa_interfaces": efa_interfaces(pool)}
 
 
+def node_devices(pool: PoolPlan, instance_type: str) -> tuple[Device, ...]:
+    """The devices the pool's DRA drivers publish on one node of `instance_type` (what the fit check allocates)."""
+    dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))  # inferred: Auto Mode launches a DRA node
+    return inventory(instance_type, dra, **_node_kwargs(pool))
+
+
 def efa_interfaces(pool: PoolPlan) -> int | None:
     """The EFA interfaces a node of the pool really gets: those of its layout (configured, or
     generated for a static pool: the same on every type the pool may launch, or refused), else
@@ -67,10 +73,9 @@ def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Seq
     blocked = _blocked(pool, built.families)
     if blocked:
         return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
-    dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))  # inferred: Auto Mode launches a DRA node
     inferred = any(pool.manager(f) == "inferred" for f in built.families)
     nodes = tuple((inferred and _not_launched(t))
-                  or fit_node(built.devices, classes, inventory(t, dra, **_node_kwargs(pool)), t, built.shared)
+                  or fit_node(built.devices, classes, node_devices(pool, t), t, built.shared)
                   for t in pool.instance_types)
     return PoolFit(pool.name, nodes, describe(nodes, built.shared))
 
@@ -107,8 +112,7 @@ def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: S
         for t in pool.instance_types:
             if manager == "dra":
                 request = {"requests": [claims.exact("extended", serving[0].name, count)]}
-                dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))
-                per_type[t].append(fit_node(request, classes, inventory(t, dra, **_node_kwargs(pool)), t))
+                per_type[t].append(fit_node(request, classes, node_devices(pool, t), t))
                 continue
             have = _hardware(catalog.instance_types()[t], family, pool)
             sharing = pool.config.gpu_sharing

@@ -5,7 +5,8 @@ A small allocator in the manner of the Kubernetes scheduler's structured allocat
 request it evaluates the DeviceClass selectors, then the request's own (both in CEL, with
 `eks_devices.core.cel`), honours `count`, `allocationMode: All` (every matching device on the node, none
 of them taken), `firstAvailable` (alternatives in order) and `matchAttribute` / `distinctAttribute`
-constraints, never gives one device twice within a claim, and searches with backtracking. The
+constraints, never gives one device twice within a claim nor more than 32 devices to one claim, and
+searches with backtracking. The
 devices come from `eks_devices.core.knowledge.devices`, which simulates what each DRA driver publishes.
 
 A template fits "xN per node" when N Pods, each with its own claim, can be allocated on one node;
@@ -23,10 +24,14 @@ from itertools import product
 from typing import Any
 
 from eks_devices.core.knowledge.devices import Device, layout_attribute, topology_published
-from eks_devices.core.model import NodeFit, Outcome
+from eks_devices.core.model import NodeFit, Outcome, grouped
 
 SEARCH_BUDGET = 200_000  # device placements tried per allocation before giving up as undetermined
 MAX_PER_NODE = 64
+# Devices one claim's allocation may hold (resource.k8s.io/v1 `AllocationResultsMaxSize`, k8s.io/api v0.36.3
+# resource/v1/types.go); the scheduler refuses a claim asking for more (dynamic-resource-allocation v0.36.3
+# structured/internal/stable/allocator_stable.go: "exceeds the claim limit").
+ALLOCATION_RESULTS_MAX = 32
 
 
 @dataclass(frozen=True)
@@ -151,9 +156,15 @@ def allocate(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str
                 candidates[alt.key] = _matching(alt, classes, node if alt.all_ else free, memo)
     except CelError as exc:
         return Outcome(False, f"a selector fails on {label}: {exc}", "cel-error")
+    least = sum(min(_size(a, candidates) for a in alts) for alts in requests if alts)
+    if least > ALLOCATION_RESULTS_MAX:
+        return Outcome(False, f"the claim needs at least {least} devices on {label}, but one claim holds at most "
+                       f"{ALLOCATION_RESULTS_MAX} (the scheduler refuses it)", "too-many")
     constraints = devices_spec.get("constraints", [])
     try:
         for combo in product(*requests):
+            if sum(_size(a, candidates) for a in combo) > ALLOCATION_RESULTS_MAX:
+                continue  # that choice of firstAvailable alternatives would exceed the claim limit
             search = _Search(combo, candidates, constraints, used)
             if search.run():
                 return Outcome(True, devices=tuple((k, tuple(d.name for d in v)) for k, v in search.chosen.items()))
@@ -161,6 +172,11 @@ def allocate(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str
         return Outcome(False, f"the allocation search on {label} gave up after {SEARCH_BUDGET} steps",
                        "undetermined")
     return _explain(requests, candidates, constraints, node, label, classes, memo)
+
+
+def _size(alt: _Alt, candidates: Mapping[str, list[Device]]) -> int:
+    """Devices an alternative takes: its count, or every matching device for allocationMode All."""
+    return len(candidates[alt.key]) if alt.all_ else alt.count
 
 
 def _explain(requests: Sequence[Sequence[_Alt]], candidates: Mapping[str, list[Device]],
@@ -263,9 +279,10 @@ def describe(fits: Sequence[NodeFit], shared: bool = False) -> str:
         unit = "shared by its Pods" if shared else "per node"
         text = "fits on: " + ", ".join(f"{f.instance_type} (x{f.per_node} {unit})" for f in good)
         if bad:
-            text += "; not on: " + "; ".join(f"{f.instance_type} ({f.reason})" for f in bad)
+            text += "; not on: " + "; ".join(f"{types} ({reason})" for types, reason in grouped(bad))
         return text
-    return "does not fit: " + "; ".join(f.reason for f in bad)
+    return "does not fit: " + "; ".join(reason for _, reason in grouped(bad))
+
 
 
 def walk(requests: Sequence[Mapping[str, Any]]) -> Iterator[tuple[str, str]]:

@@ -6,7 +6,7 @@ pool's GPU features allow it.
 
 from __future__ import annotations
 
-from eks_devices.core.knowledge import catalog, charts
+from eks_devices.core.knowledge import catalog, charts, versions
 from eks_devices.core.model import Resolution
 from eks_devices.core.spec.stack import FAMILIES, Family, NodePool, Spec
 
@@ -22,12 +22,12 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
     mode = spec.mode
     dynamic = spec.provisioning(pool) == "dynamic"
     sharing = pool.gpu_sharing.strategy
-    if k8s < (1, 34):
+    if k8s < versions.DRA_KUBERNETES:
         return f"Kubernetes {spec.cluster.version} is below 1.34, where DRA is GA and recommended"
     if mode == "auto-mode":
         if family == "neuron":
             return "Auto Mode runs Neuron devices with the device plugin only"
-        if k8s < (1, 36):
+        if k8s < versions.AUTO_MODE_DRA_KUBERNETES:
             return f"Auto Mode needs Kubernetes 1.36 for DRA (cluster is {spec.cluster.version})"
         unsupported = sorted(t.name for t in types if not t.auto_mode_dra_metadata)
         if unsupported:
@@ -39,7 +39,7 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
         inferentia = sorted(t.name for t in types if t.has_neuron and t.name.startswith(charts.INFERENTIA))
         if inferentia:
             return f"the Neuron DRA driver serves Trainium only (the chart keeps it off {', '.join(inferentia)})"
-    if family == "efa" and k8s < (1, 35):
+    if family == "efa" and k8s < versions.EFA_DRA_KUBERNETES:
         return f"aws-dranet needs Kubernetes 1.35 (cluster is {spec.cluster.version})"
     if mode == "karpenter" and dynamic:
         if spec.cluster.karpenter_version < (1, 15, 0):

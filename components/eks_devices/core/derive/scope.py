@@ -313,13 +313,14 @@ def overlaps(plan: Plan, releases: dict[str, Release] | None = None) -> list[Ove
     out = []
     agents = rendered(plan, releases)
     for pool in plan.pools.values():
+        nodes = [(node, _managing(plan, pool, node, agents)) for node in pool_nodes(plan, pool)]  # once per pool
         for family in FAMILIES:
             expected = pool.manager(family)
             seen: set[tuple[Running, ...]] = set()
-            for node in pool_nodes(plan, pool):
+            for node, managing in nodes:
                 if not node.has(family):
                     continue
-                mine = tuple(r for r in _managing(plan, pool, node, agents) if r.family == family)
+                mine = tuple(r for r in managing if r.family == family)
                 wrong = len(mine) > 1 or any(r.manager != expected for r in mine)
                 if wrong and mine not in seen:
                     seen.add(mine)
@@ -359,16 +360,18 @@ def unserved(plan: Plan, releases: dict[str, Release] | None = None) -> list[Uns
         return []
     releases = releases if releases is not None else plan.releases
     agents = rendered(plan, releases)
-    out = []
+    out: list[Unserved] = []
+    reported: set[tuple[str, str, str]] = set()  # (pool, family, instance type): each once
     for pool in plan.pools.values():
+        nodes = [(node, _managing(plan, pool, node, agents)) for node in pool_nodes(plan, pool)]  # once per pool
         for family in FAMILIES:
             expected, key = pool.manager(family), pool.releases.get(family)
             if expected == "none" or key is None:
                 continue
-            for node in pool_nodes(plan, pool):
+            for node, managing in nodes:
                 if not node.has(family):
                     continue
-                if any(r.family == family for r in _managing(plan, pool, node, agents)):
+                if any(r.family == family for r in managing):
                     continue
                 release = releases.get(key)
                 serving = [a for a in charts.CHARTS[key].agents if (a.family, a.manager) == (family, expected)] \
@@ -379,8 +382,7 @@ def unserved(plan: Plan, releases: dict[str, Release] | None = None) -> list[Uns
                         ["no DaemonSet of the chart manages it"]
                 if key == "bottlerocket":
                     reasons = ["bottlerocketSettings turn the bundled NVIDIA plugin off"]
-                found = Unserved(pool.name, family, expected, node.instance_type, key, tuple(reasons))
-                if not any((u.pool, u.family, u.instance_type) == (found.pool, family, node.instance_type)
-                           for u in out):
-                    out.append(found)
+                if (pool.name, family, node.instance_type) not in reported:
+                    reported.add((pool.name, family, node.instance_type))
+                    out.append(Unserved(pool.name, family, expected, node.instance_type, key, tuple(reasons)))
     return out

@@ -36,6 +36,9 @@ MIG_CLASS = "mig.nvidia.com"
 EFA_CLASS = "efa.networking.k8s.aws"
 NEURON_CLASS = "neuron.aws.com"
 CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
+# The classes Auto Mode's built-in drivers can serve (NVIDIA GPUs and EFA; no MIG, VFIO, ComputeDomains or Neuron
+# through DRA: EKS user guide, "Manage hardware devices on Amazon EKS"); the toolkit creates them there.
+AUTO_MODE_CLASSES = (GPU_CLASS, EFA_CLASS)
 # The upstream DeviceClasses and the driver each selects (dra-driver-nvidia-gpu 0.4.1, aws-dranet 1.0.0 and
 # neuron-helm-chart 1.10.0 charts).
 CLASS_DRIVERS = {

@@ -5,16 +5,23 @@ them before any node exists, as Karpenter's DRA metadata does. This module deriv
 instance catalogue, shaped as the real drivers publish them:
 
 - NVIDIA (`gpu.nvidia.com`): `gpu-<minor>` devices with `type`, `uuid`, `productName`, `brand`,
-  `architecture`, `cudaComputeCapability`, `driverVersion`, `cudaDriverVersion`, `index`, `minor`,
-  `resource.kubernetes.io/pciBusID`, `resource.kubernetes.io/pcieRoot` and a `memory` capacity
-  (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1). On a MIG pool each GPU publishes MIG devices of the pool's
-  profile instead.
+  `architecture`, `cudaComputeCapability`, `driverVersion`, `cudaDriverVersion`,
+  `resource.kubernetes.io/pciBusID`, `resource.kubernetes.io/pcieRoot` and a `memory` capacity — no
+  `index` or `minor` attribute (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1,
+  `cmd/gpu-kubelet-plugin/deviceinfo.go` `GpuInfo.Attributes`). On a MIG pool each GPU publishes MIG
+  devices of the pool's profile instead, with the parent's PCI attributes (`mig.go` `CommonAttributesMig`).
 - DRANET (`dra.net`): every network interface, the primary ENA included; EFAs carry
   `dra.net/pciDevice = "Elastic Fabric Adapter (EFA)"`, `dra.net/rdma`, `dra.net/numaNode`,
   `dra.net/pciAddress`, `dra.net/pciVendor`, `resource.kubernetes.io/pcieRoot` and, on Trainium,
-  `resource.aws.com/devicegroup{1,4,8,16}_id` (kubernetes-sigs/dranet; EKS User Guide EFA page).
+  `resource.aws.com/devicegroup{1,4,8,16}_id` (kubernetes-sigs/dranet v1.4.0 `pkg/apis/attributes.go`,
+  `pkg/cloudprovider/aws/aws.go`; EKS User Guide EFA page).
 - Neuron (`neuron.aws.com`): `neurondevice<i>` with `instanceType`, `neuronDriverVersion` and
   `resource.aws.com/devicegroup{1,4,8,16}_id` (aws-neuron-sdk `deploy/eks/dra.rst`, device names included).
+- Device-group ids are strings, the same on a Neuron device and its EFA, as the lookup library both
+  drivers use computes them (aws-neuron/connected-device-maps-over-efa-for-neuron v1.1.0
+  `lookup/lookup.go`): `devicegroup1_id` is the PCI address of the device's EFA (on trn1.32xlarge two
+  devices share one EFA, so they and it share the id), `devicegroup<N>_id` a hash of the EFAs of the
+  device's group of N consecutive devices.
 
 Topology figures and their sources (each is a modelling assumption where no source gives it):
 - GPU ↔ EFA: the GPUs and EFAs of an instance are spread evenly over `min(GPUs, EFAs)` PCIe roots.
@@ -27,11 +34,10 @@ Topology figures and their sources (each is a modelling assumption where no sour
   each GPU has a root of its own.
 - Neuron ↔ EFA: device `i` belongs to group `i // N` for each group size N ≤ its device count
   (the Neuron DRA docs' connected subsets of 1, 4, 8, 16). EFAs are spread evenly over the devices:
-  trn2.48xlarge and trn1n.32xlarge have one EFA per device (16 / 16, Karpenter `instance-types.md`);
-  trn1.32xlarge has one EFA per two devices (8 / 16), so its EFAs carry group ids for groups of 4, 8 and 16 but no
-  `devicegroup1_id` (an EFA shared by two devices belongs to no single device; an assumption).
-- Only p5.48xlarge's layout is published (`PUBLISHED_TOPOLOGY`): a claim that fails only on a
-  `layout_attribute` of another type is undetermined in the fit check (a warning), never an error.
+  trn2.48xlarge and trn1n.32xlarge have one EFA per device (16 / 16), trn1.32xlarge one EFA per two
+  consecutive devices (8 / 16) — the lookup library's `lookup/neuron/trn{1,1n,2}.json` tables.
+- Published layouts (`PUBLISHED_TOPOLOGY`): p5.48xlarge and those Trainium types; a claim that fails only on
+  a `layout_attribute` of another type is undetermined in the fit check (a warning), never an error.
 - Memory: the NVIDIA driver publishes what NVML reports, a little below the nominal size; Karpenter's
   metadata gives H100 as `81152Mi`. Other models use the EC2 `DescribeInstanceTypes` figure.
 - Versions (`driverVersion` 580.82.7, `cudaDriverVersion` 13.0.0) are Karpenter's example values;
@@ -40,7 +46,9 @@ Topology figures and their sources (each is a modelling assumption where no sour
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +64,10 @@ DEVICE_GROUP_SIZES = (1, 4, 8, 16)
 EFA_PCI_DEVICE = "Elastic Fabric Adapter (EFA)"
 ENA_PCI_DEVICE = "Elastic Network Adapter (ENA)"
 SLICE_DEVICE_LIMIT = 128
-# The only PCIe layout a source gives (Karpenter `dra.md`: each of p5.48xlarge's eight GPUs shares a
-# root with four EFAs); every other layout below is modelled from device counts.
-PUBLISHED_TOPOLOGY = frozenset({"p5.48xlarge"})
+# The layouts a source gives: p5.48xlarge (Karpenter `dra.md`: each of its eight GPUs shares a root with
+# four EFAs) and the Trainium Neuron-to-EFA pairings (connected-device-maps-over-efa-for-neuron v1.1.0
+# `lookup/neuron/*.json`); every other layout below is modelled from device counts.
+PUBLISHED_TOPOLOGY = frozenset({"p5.48xlarge", "trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge"})
 
 
 def topology_published(instance_type: str) -> bool:
@@ -180,8 +189,6 @@ def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str) -> dict[
         "cudaComputeCapability": {"version": capability},
         "driverVersion": {"version": DRIVER_VERSION},
         "cudaDriverVersion": {"version": CUDA_DRIVER_VERSION},
-        "index": _i(index),
-        "minor": _i(index),
         PCI_BUS_ID: _s(bus),
         PCIE_ROOT: _s(root),
     }
@@ -194,7 +201,7 @@ def _mig_devices(gpu: Device, profile: str) -> list[Device]:
     count = 1 if extension else MIG_SLICES // int(slices.rstrip("g"))
     parent = gpu.attributes["uuid"]["string"]
     keep = ("productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",
-            "cudaDriverVersion", PCIE_ROOT)
+            "cudaDriverVersion", PCI_BUS_ID, PCIE_ROOT)
     out = []
     for j in range(count):
         attributes = {k: gpu.attributes[k] for k in keep}
@@ -221,9 +228,36 @@ def gpus(itype: catalog.InstanceType, mig_profile: str | None = None, shares: in
     return sorted(out, key=lambda d: (int(d.name.split("-")[1]), d.name))
 
 
-def _neuron_groups(index: int, span: int, devices: int) -> dict[str, dict[str, int]]:
-    """Device-group ids for something near `span` Neuron devices starting at `index`."""
-    return {device_group(n): _i(index // n) for n in DEVICE_GROUP_SIZES if n <= devices and n >= span}
+def _efa_address(root: int, efa: int) -> str:
+    """The PCI address (BDF) DRANET publishes for EFA `efa` on PCIe root `root`."""
+    return f"0000:{int(_root_name(root)[-2:], 16) + 2:02x}:{efa % 32:02x}.0"
+
+
+def _group_id(members: Sequence[str]) -> str:
+    """A device group's id as the lookup library computes it: the first 16 hex digits of the SHA-256
+    of the group's distinct EFA PCI addresses, sorted and joined by commas."""
+    return hashlib.sha256(",".join(sorted(set(members))).encode()).hexdigest()[:16]
+
+
+def _efa_of_neuron(itype: catalog.InstanceType, index: int) -> int:
+    """The EFA a Neuron device is paired with: EFAs spread evenly over the devices."""
+    return index * itype.max_efa_interfaces // itype.neuron_count
+
+
+def _neuron_groups(itype: catalog.InstanceType, index: int) -> dict[str, dict[str, str]]:
+    """The device-group ids of Neuron device `index` (string attributes). With EFAs: `devicegroup1_id`
+    is the PCI address of the device's EFA and `devicegroup<N>_id` hashes the EFAs of its group of N;
+    without EFAs (no pairing to hash) the group's device names are hashed instead (an assumption)."""
+    if not itype.has_efa:
+        return {device_group(n): _s(_group_id([f"neurondevice{j}" for j in range(index // n * n, index // n * n + n)]))
+                for n in DEVICE_GROUP_SIZES if n <= itype.neuron_count}
+    out = {device_group(1): _s(_efa_address(_efa_of_neuron(itype, index), _efa_of_neuron(itype, index)))}
+    for n in DEVICE_GROUP_SIZES[1:]:
+        if n <= itype.neuron_count:
+            start = index // n * n
+            out[device_group(n)] = _s(_group_id([_efa_address(e, e) for e in
+                                                 map(lambda j: _efa_of_neuron(itype, j), range(start, start + n))]))
+    return out
 
 
 def efas(itype: catalog.InstanceType, limit: int | None = None) -> list[Device]:
@@ -244,12 +278,11 @@ def efas(itype: catalog.InstanceType, limit: int | None = None) -> list[Device]:
             attributes: dict[str, dict[str, Any]] = {
                 "dra.net/pciDevice": _s(EFA_PCI_DEVICE), "dra.net/pciVendor": _s("Amazon.com, Inc."),
                 "dra.net/rdma": {"bool": True}, "dra.net/numaNode": _i(0 if r < len(roots) / 2 else 1),
-                "dra.net/pciAddress": _s(f"0000:{int(_root_name(r)[-2:], 16) + 2:02x}:{e % 32:02x}.0"),
+                "dra.net/pciAddress": _s(_efa_address(r, e)),
                 "dra.net/rdmaDevice": _s(f"rdmap{e}"), PCIE_ROOT: _s(_root_name(r)),
             }
-            if itype.has_neuron:
-                span = max(1, itype.neuron_count // count)
-                attributes.update(_neuron_groups(e * itype.neuron_count // count, span, itype.neuron_count))
+            if itype.has_neuron:  # the groups of the first Neuron device paired with this EFA
+                attributes.update(_neuron_groups(itype, -(-e * itype.neuron_count // count)))
             out.append(Device(DRANET_DRIVER, f"efa{e}", attributes))
     return out
 
@@ -258,7 +291,7 @@ def neurons(itype: catalog.InstanceType) -> list[Device]:
     """The Neuron DRA driver's devices with their connected-subset group ids."""
     return [Device(NEURON_DRIVER, f"neurondevice{i}", {
         "instanceType": _s(itype.name), "neuronDriverVersion": _s(NEURON_DRIVER_VERSION),
-        **_neuron_groups(i, 1, itype.neuron_count)}) for i in range(itype.neuron_count)]
+        **_neuron_groups(itype, i)}) for i in range(itype.neuron_count)]
 
 
 def compute_domain_devices() -> list[Device]:
@@ -290,8 +323,14 @@ def inventory(itype: catalog.InstanceType | str, families: tuple[str, ...] = ("n
 def resource_slices(itype: catalog.InstanceType | str, node_name: str = "ip-10-0-0-10.ec2.internal",
                     **kwargs: Any) -> list[dict[str, Any]]:
     """The inventory as `resource.k8s.io/v1` ResourceSlices, one pool per driver per node."""
+    return slices_of(inventory(itype, **kwargs), node_name)
+
+
+def slices_of(devices: Sequence[Device], node_name: str) -> list[dict[str, Any]]:
+    """Devices as their drivers publish them: per driver one pool named after the node, in slices of
+    at most `SLICE_DEVICE_LIMIT` devices."""
     by_driver: dict[str, list[Device]] = {}
-    for device in inventory(itype, **kwargs):
+    for device in devices:
         by_driver.setdefault(device.driver, []).append(device)
     slices = []
     for driver, devices in by_driver.items():

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import re
 
+# The Kubernetes minors DRA needs, one home: DRA is GA from 1.34 (kubernetes/api `resource/v1`), where the EKS
+# user guide recommends it; aws-dranet (EFA DRA) requires 1.35 (aws/eks-charts `stable/aws-dranet` README);
+# Auto Mode's built-in NVIDIA DRA driver and DRANET need 1.36 (EKS user guide, "Manage hardware devices on
+# Amazon EKS", Using DRA with EKS Auto Mode).
+DRA_KUBERNETES = (1, 34)
+EFA_DRA_KUBERNETES = (1, 35)
+AUTO_MODE_DRA_KUBERNETES = (1, 36)
+
 KUBERNETES_VERSION = re.compile(r"^(\d+)\.(\d+)$")
 SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$")
 

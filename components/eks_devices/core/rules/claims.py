@@ -10,8 +10,20 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from eks_devices.core.model import ClaimPlan, Plan
-from eks_devices.core.rules.registry import Verdict, error, rule, warning
+from eks_devices.core.derive.fit import walk
+from eks_devices.core.derive.resolve import FAMILY_NAMES
+from eks_devices.core.knowledge.device_classes import (
+    AUTO_MODE_CLASSES,
+    CHANNEL_CLASS,
+    CLASS_DRIVERS,
+    MIG_CLASS,
+    NEURON_CLASS,
+)
+from eks_devices.core.manifests.claims import DRIVER_FAMILIES
+from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
+from eks_devices.core.rules.efa import ALIGNMENT_WHY, alignment_fix, not_dra
+from eks_devices.core.rules.registry import Verdict, dra_fix, error, rule, warning
+from eks_devices.core.vocabulary import FAMILIES
 
 EFA_DRIVER = "dra.net"
 
@@ -22,6 +34,14 @@ def _at(claim: ClaimPlan, field: str = "") -> str:
 
 def _claims(plan: Plan) -> Iterator[ClaimPlan]:
     yield from plan.claims
+
+
+CHANNEL_DRIVER = CLASS_DRIVERS[CHANNEL_CLASS]  # the ComputeDomain classes' driver
+
+
+def class_family(device_class: str) -> str | None:
+    """The device family of an upstream DeviceClass, by the driver it selects."""
+    return DRIVER_FAMILIES.get(CLASS_DRIVERS.get(device_class, ""))
 
 
 # `distinctAttribute` belongs to DRAConsumableCapacity: alpha (off) in 1.34-1.35, beta (on) from 1.36
@@ -76,16 +96,136 @@ def _extended_resource_not_dra(plan: Plan) -> Iterator[Verdict]:
                               "or target a device-plugin pool")
 
 
-@rule("claim-device-class-missing", "a claim names a DeviceClass that will not exist in this mode")
-def _claim_device_class_missing(plan: Plan) -> Iterator[Verdict]:
-    known = sorted(c.name for c in plan.device_classes)
+def _request_families(claim: ClaimPlan) -> dict[str, set[str]]:
+    """Each request's device families (its subrequests' too), from the classes' drivers."""
+    out: dict[str, set[str]] = {}
+    for key, device_class in walk(claim.built.devices.get("requests", []) if claim.built else []):
+        family = class_family(device_class)
+        if family:
+            out.setdefault(key.split("/", 1)[0], set()).add(family)
+    return out
+
+
+def aligned_families(claim: ClaimPlan) -> tuple[str, ...]:
+    """The families a claim's matchAttribute constraints tie together (GPU+EFA on a PCIe root, Neuron+EFA
+    on a device group); empty when no constraint spans two families."""
+    by_request = _request_families(claim)
+    found: set[str] = set()
+    for constraint in claim.built.devices.get("constraints", []) if claim.built else []:
+        if not constraint.get("matchAttribute"):
+            continue
+        names = constraint.get("requests") or list(by_request)
+        families = set().union(*(by_request.get(n, set()) for n in names))
+        if len(families) > 1:
+            found |= families
+    return tuple(f for f in FAMILIES if f in found)
+
+
+def _alignment_gaps(plan: Plan, claim: ClaimPlan, own: bool = False) -> list[tuple[PoolPlan, list[str]]]:
+    """(pool, families it does not serve with DRA) for the claim's aligned families on each target pool
+    that has the devices; pools whose own `efa.alignWith` fails too are left to that rule unless `own`."""
+    families = aligned_families(claim)
+    out = []
+    for name in claim.config.pools:
+        pool = plan.pools.get(name)
+        if pool is None or not families or (pool.config.efa.align_with != "none" and not own):
+            continue
+        if plan.mode == "auto-mode" and "neuron" in families:
+            continue  # no Neuron DRA at all: claim-device-class-missing says so, with the plugin's way
+        wrong = [f for f in families if pool.manager(f) != "none" and not pool.serves(f, "dra")]  # type: ignore[arg-type]
+        if wrong:
+            out.append((pool, wrong))
+    return out
+
+
+@rule("claim-alignment-needs-dra", "a claim aligning GPU or Neuron devices with EFA targets pools that run DRA for "
+      "both (the EFA device plugin publishes no topology)")
+def _claim_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
     for claim in _claims(plan):
-        if claim.missing_classes:
-            yield error(_at(claim),
-                        f"the claim names DeviceClass {', '.join(claim.missing_classes)}, which no driver or the "
-                        f"toolkit creates in this {plan.mode} cluster: its Pods stay Pending",
-                        f"name one of {', '.join(known) or 'no classes (no pool runs a DRA driver)'} in the claim's "
-                        "requests, or set the matching pool's devices to dra")
+        for pool, wrong in _alignment_gaps(plan, claim):
+            other = next((f for f in aligned_families(claim) if f != "efa"), "nvidia")
+            kinds = " and ".join(FAMILY_NAMES[f] for f in aligned_families(claim))
+            yield error(_at(claim, "pools"),
+                        f"claim {claim.name} aligns {kinds} devices, which needs DRA for both device types: "
+                        f"{ALIGNMENT_WHY}. On pool {pool.name}, {not_dra(pool, wrong)}",
+                        alignment_fix(plan, pool, other, f"target another pool, or drop the alignment from claims."
+                                      f"{claim.name} (alignWith, matchAttribute)"))
+
+
+SHORT_KEYS = {"nvidia": "gpus", "efa": "efa", "neuron": "neurons"}  # the short shape's key per family
+
+
+def _request_of(claim: ClaimPlan, family: str) -> str:
+    """How the claim asks for a family, in its own config words."""
+    if claim.config.requests is not None:
+        return f"the {family} requests"
+    return SHORT_KEYS[family] + (" and alignWith" if claim.config.align_with != "none" else "")
+
+
+def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple[str, str]:
+    """Why a DeviceClass the claim names will not exist, and the fix, by what would create it."""
+    family = class_family(device_class)
+    targets = [plan.pools[p] for p in claim.config.pools if p in plan.pools]
+    known = ", ".join(sorted(c.name for c in plan.device_classes))
+    rename = f"name one of {known} in the claim's requests" if known else ""
+    if family is None:
+        return ("no driver the toolkit knows creates it (no upstream chart names it, and deviceClasses does not "
+                "declare it)", rename or "declare it under deviceClasses, or name an upstream class")
+    if plan.mode == "auto-mode":
+        if family == "neuron":
+            return ("Auto Mode runs Trainium and Inferentia on the Neuron device plugin only: no Neuron DRA driver "
+                    "publishes neuron.aws.com devices there",
+                    "request them from the device plugin: make the claim kind: extended-resource with "
+                    "extendedResources {aws.amazon.com/neuron: N} (drop neurons, efa, alignWith and "
+                    "logicalNeuronCore), or use a static Karpenter pool or a managed node group (cluster.mode) for "
+                    "Neuron DRA")
+        if device_class not in AUTO_MODE_CLASSES:
+            return (f"Auto Mode's built-in drivers offer only {', '.join(AUTO_MODE_CLASSES)} (no MIG, VFIO, "
+                    "ComputeDomains or Neuron through DRA)",
+                    (rename + ", or " if rename else "") + "use a static Karpenter pool or a managed node group "
+                    "(cluster.mode) for it")
+        if not plan.spec.cluster.auto_mode.create_device_classes:
+            return ("Auto Mode creates no DeviceClasses and the toolkit's creation is off "
+                    "(cluster.autoMode.createDeviceClasses: false)", "set cluster.autoMode.createDeviceClasses: true")
+    plain = [p for p in targets if p.manager(family) != "none" and not p.serves(family, "dra")]  # type: ignore[arg-type]
+    if plain:
+        name = FAMILY_NAMES[family]
+        who = (f"the toolkit creates it only for pools whose {name} devices run DRA, and no pool's do"
+               if plan.mode == "auto-mode" else f"only the {name} DRA driver's chart creates it, and no pool runs "
+               "that driver")
+        return (f"{who}: " + "; ".join(f"on pool {p.name} {not_dra(p, [family])}" for p in plain),
+                "; ".join(dra_fix(plan, p, [family]) for p in plain))
+    bare = [p for p in targets if p.manager(family) == "none"]  # type: ignore[arg-type]
+    if targets and len(bare) == len(targets):
+        name = FAMILY_NAMES[family]
+        return (f"no target pool has {name} devices ("
+                + "; ".join(f"{p.name}: {', '.join(p.instance_types)}" for p in bare) + ")",
+                f"target a pool whose instanceTypes have {name} devices, or drop {_request_of(claim, family)} from "
+                f"claims.{claim.name}")
+    if CLASS_DRIVERS[device_class] == CHANNEL_DRIVER:
+        dynamic = [p.name for p in targets if plan.mode == "karpenter" and p.provisioning == "dynamic"]
+        static = (f" (Karpenter serves them on static pools only: make {', '.join(dynamic)} provisioning: static "
+                  "with replicas)") if dynamic else ""
+        return ("the NVIDIA DRA driver serves ComputeDomains only where a pool turns them on",
+                "set " + " and ".join(f"nodePools.{p.name}.computeDomains: true" for p in targets) + static)
+    return (f"the {FAMILY_NAMES[family]} DRA driver of this stack does not create it (its chart creates "
+            f"{', '.join(c.name for c in plan.device_classes if class_family(c.name) == family) or 'none'})",
+            rename or "name a class the driver creates")
+
+
+@rule("claim-device-class-missing", "a claim names a DeviceClass that will not exist in this mode, and why")
+def _claim_device_class_missing(plan: Plan) -> Iterator[Verdict]:
+    for claim in _claims(plan):
+        if not claim.missing_classes or _alignment_gaps(plan, claim, own=True) or _mig_dynamic_pools(plan, claim):
+            continue  # claim-alignment-needs-dra / karpenter-mig-claim-static-only say why
+        missing = claim.missing_classes
+        if plan.mode == "auto-mode" and NEURON_CLASS in missing:
+            missing = (NEURON_CLASS,)  # no Neuron DRA in Auto Mode: the rest of the claim cannot help it
+        whys = [_class_missing_why(plan, claim, c) for c in missing]
+        yield error(_at(claim),
+                    f"the claim names DeviceClass {', '.join(claim.missing_classes)}, which will not exist in this "
+                    f"{plan.mode} cluster, so its Pods stay Pending: " + "; ".join(dict.fromkeys(w for w, _ in whys)),
+                    "; ".join(dict.fromkeys(f for _, f in whys)))
 
 
 @rule("claim-unsatisfiable", "no instance type of the claim's pool can allocate it (counts, selectors, topology)")
@@ -93,13 +233,63 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Verdict]:
     for claim in _claims(plan):
         if claim.missing_classes:
             continue  # claim-device-class-missing says it better
+        covered = {p.name for p, _ in _alignment_gaps(plan, claim)} | _mig_dynamic_pools(plan, claim)
         for pool_name, fit in sorted(claim.pools.items()):
-            if fit.fits or not fit.settled:
+            if fit.fits or not fit.settled or pool_name in covered:
                 continue
+            pool = plan.pools[pool_name]
+            blocked = [f for f in claim.families if pool.manager(f) != "none" and not pool.serves(f, "dra")]
+            fix = (f"{dra_fix(plan, pool, blocked)}; or target pools that run the {'/'.join(blocked)} DRA driver"
+                   if fit.blocked and blocked else _mig_fix(claim, pool) or
+                   "change the claim (count, model, selectors, alignWith) or its pools to ones whose instance "
+                   "types can satisfy it; `eks-devices preview` shows what each instance type offers")
             yield error(_at(claim, "pools"),
-                        f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}",
-                        "change the claim (count, model, selectors, alignWith) or its pools to ones whose instance "
-                        "types can satisfy it; `eks-devices preview` shows what each instance type offers")
+                        f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}", fix)
+
+
+def _mig_fix(claim: ClaimPlan, pool: PoolPlan) -> str:
+    """A MIG claim on a pool whose GPUs are not partitioned into its profile: the pool's gpuSharing is the fix."""
+    if not _mig_requests(claim):
+        return ""
+    sharing = pool.config.gpu_sharing
+    wanted = claim.config.mig.profile if claim.config.mig else "<the claim's profile>"
+    if sharing.strategy != "mig":
+        return (f"partition the pool's GPUs: set nodePools.{pool.name}.gpuSharing to {{strategy: mig, profile: "
+                f"{wanted}}}, or target a pool that has MIG devices")
+    if claim.config.mig and sharing.profile != wanted:
+        return (f"set nodePools.{pool.name}.gpuSharing.profile: {wanted}, or claim the pool's profile "
+                f"(claims.{claim.name}.mig.profile: {sharing.profile})")
+    return ""
+
+
+def _mig_requests(claim: ClaimPlan) -> bool:
+    return any(c == MIG_CLASS for _, c in walk(claim.built.devices.get("requests", []) if claim.built else []))
+
+
+def _mig_dynamic_pools(plan: Plan, claim: ClaimPlan) -> set[str]:
+    """The dynamic Karpenter pools a MIG claim targets: Karpenter launches no node for it there."""
+    if plan.mode != "karpenter" or not _mig_requests(claim):
+        return set()
+    return {p for p in claim.config.pools if p in plan.pools and plan.pools[p].provisioning == "dynamic"}
+
+
+@rule("karpenter-mig-claim-static-only", "a MIG claim (`mig.nvidia.com`) targets static Karpenter pools: Karpenter "
+      "launches no nodes for MIG claims", modes=("karpenter",))
+def _karpenter_mig_claim_static_only(plan: Plan) -> Iterator[Verdict]:
+    """EKS user guide, "Manage hardware devices on Amazon EKS", Using DRA with Karpenter (MIG): Karpenter's
+    device metadata describes whole GPUs only; MIG needs static provisioning, managed node groups or
+    self-managed nodes."""
+    for claim in _claims(plan):
+        dynamic = sorted(_mig_dynamic_pools(plan, claim))
+        if dynamic:
+            yield error(_at(claim, "pools"),
+                        f"claim {claim.name} asks for MIG devices (mig.nvidia.com) on dynamic pool(s) "
+                        f"{', '.join(dynamic)}: Karpenter's device metadata describes whole GPUs only, so it launches "
+                        "no node for a MIG claim, and the Pod stays Pending",
+                        "target a static pool that partitions its GPUs: "
+                        + "; ".join(f"set nodePools.{p}.provisioning: static with replicas and gpuSharing: "
+                                    f"{{strategy: mig, profile: <a profile of its GPUs>}}" for p in dynamic)
+                        + " (or a managed node group)")
 
 
 @rule("claim-fit-undetermined", "a claim whose fit the offline model cannot settle: the search gave up, or it fails "
@@ -141,8 +331,8 @@ def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
         if claim.built is None:
             continue
         dynamic = [p for p in claim.config.pools if p in plan.pools and plan.pools[p].provisioning == "dynamic"]
-        if not dynamic:
-            continue
+        if not dynamic or _mig_dynamic_pools(plan, claim):
+            continue  # karpenter-mig-claim-static-only: no node is launched for it at all
         unknown = sorted({f"{domain}/{name}" for expression in _expressions(claim.built.manifest)
                           for domain, name in _ATTRIBUTE.findall(expression)
                           if name not in KARPENTER_SELECTABLE.get(domain, set())})

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 from eks_devices.core.derive import daemonsets, scope
 from eks_devices.core.knowledge import charts
-from eks_devices.core.model import Plan
-from eks_devices.core.names import eks_manager_label
-from eks_devices.core.rules.registry import Verdict, at, error, rule, warning
+from eks_devices.core.model import Plan, PoolPlan
+from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, eks_manager_label
+from eks_devices.core.rules.registry import Verdict, at, auto_mode_neuron_dra, error, pool_types, rule, warning
 from eks_devices.core.values import dig
 
 
@@ -22,15 +22,22 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
         if any(r.source == "bottlerocket" for r in overlap.running) and pool and pool.manager("nvidia") == "dra":
             continue  # reported by bottlerocket-bundled-plugin with its own fix
         if plan.mode == "auto-mode":
-            # Auto Mode installs nothing: only a pool label that contradicts the plan picks another manager
+            if pool and auto_mode_neuron_dra(plan, pool, overlap.family):
+                continue  # auto-mode-neuron-plugin-only says why and what applies
+            # Auto Mode installs nothing: a pool label that contradicts the plan picks another manager
             label = eks_manager_label(overlap.family) if overlap.family in ("nvidia", "efa") else None
-            path = (f"nodePools.{overlap.pool}.labels.{label}" if pool and label and label in pool.config.labels
-                    else f"nodePools.{overlap.pool}.devices.{overlap.family}")
-            sets = (f"sets none for devices.{overlap.family}: inferred (Auto Mode picks per node)"
-                    if pool and pool.manager(overlap.family) == "inferred" else
-                    f"sets them from devices.{overlap.family}")
-            yield error(path, overlap.problem,
-                        f"remove the device-manager labels from nodePools.{overlap.pool}.labels; the toolkit {sets}")
+            if pool and label and label in pool.config.labels:
+                sets = (f"sets none for devices.{overlap.family}: inferred (Auto Mode picks per node)"
+                        if pool.manager(overlap.family) == "inferred" else
+                        f"sets them from devices.{overlap.family}")
+                yield error(f"nodePools.{overlap.pool}.labels.{label}", overlap.problem,
+                            f"remove the device-manager labels from nodePools.{overlap.pool}.labels; the toolkit "
+                            f"{sets}")
+            else:  # no label of the pool's to remove: Auto Mode cannot run what devices.<family> asks for
+                runs = sorted({r.manager for r in overlap.running}) or ["device-plugin"]
+                yield error(f"nodePools.{overlap.pool}.devices.{overlap.family}", overlap.problem,
+                            f"set nodePools.{overlap.pool}.devices.{overlap.family}: {runs[0]} (what Auto Mode "
+                            "runs on these nodes)")
             continue
         serving = pool.releases.get(overlap.family) if pool else None
         overridden = [r.source for r in overlap.running if r.source in plan.spec.helm_values] + (
@@ -117,10 +124,53 @@ def _mig_partitions(plan: Plan) -> Iterator[Verdict]:
             continue  # the driver partitions on demand
         yield warning(at(pool, "gpuSharing.profile"),
                       f"the toolkit does not partition GPUs: {pool.config.gpu_sharing.profile} MIG devices exist only "
-                      "once the node's GPUs are partitioned (DynamicMIG needs Hopper or later GPUs and Kubernetes "
-                      "1.36 on every DRA MIG pool)",
-                      "partition at node start (e.g. nvidia-mig-parted in the node's user data), or use "
-                      "Hopper-or-later instanceTypes (and a gpuSharing.profile they offer) with the NVIDIA DRA driver")
+                      "once the node's GPUs are partitioned; the NVIDIA DRA driver does it on demand (DynamicMIG) "
+                      "only with Hopper or later GPUs on Kubernetes 1.36, on every DRA MIG pool of the stack",
+                      _dynamic_mig_fix(plan, pool))
+
+
+def _dynamic_mig_fix(plan: Plan, pool: PoolPlan) -> str:
+    """The stack settings that let the driver partition this pool's GPUs on demand; no stack setting
+    partitions them any other way."""
+    steps = []
+    if pool.manager("nvidia") != "dra":
+        steps.append(f"set nodePools.{pool.name}.devices.nvidia: dra")
+    if plan.spec.cluster.kubernetes < (1, 36):
+        steps.append('set cluster.version "1.36" or later')
+    older = [p for p in plan.pools.values() if p.config.gpu_sharing.strategy == "mig"
+             and (p is pool or p.manager("nvidia") == "dra") and _pre_hopper(p)]
+    for other in older:
+        steps.append(f"give nodePools.{other.name}.instanceTypes only Hopper-or-later GPUs "
+                     f"({', '.join(_pre_hopper(other))} {'is' if len(_pre_hopper(other)) == 1 else 'are'} older; "
+                     "e.g. p5.48xlarge) and a gpuSharing.profile they offer")
+    return ("; ".join(steps) + ". Otherwise the GPUs must be partitioned outside the toolkit before Pods claim MIG "
+            "devices: no stack setting does it")
+
+
+def _pre_hopper(pool: PoolPlan) -> list[str]:
+    return sorted(t.name for t in pool_types(pool) if t.has_nvidia and t.gpu_model not in charts.DYNAMIC_MIG_GPU_MODELS)
+
+
+@rule("dra-time-slicing-replicas", "`gpuSharing.replicas` has no effect where the NVIDIA DRA driver time-slices "
+      "without Karpenter's consumable capacity (warning)", modes=("karpenter", "managed-node-groups"))
+def _dra_time_slicing_replicas(plan: Plan) -> Iterator[Verdict]:
+    """The driver's GpuConfig time-slicing takes an interval, not a share count (`TimeSlicingConfig` in
+    NVIDIA/k8s-dra-driver-gpu `api/nvidia.com/resource/v1beta1/sharing.go`, commit 06756cb): the Pods that
+    share one claim share its GPU. Only dynamic Karpenter pools turn replicas into shares (consumable
+    capacity, `karpenter-time-slicing`)."""
+    for pool in plan.pools.values():
+        sharing = pool.config.gpu_sharing
+        if (sharing.strategy != "time-slicing" or pool.manager("nvidia") != "dra"
+                or pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)):
+            continue
+        yield warning(at(pool, "gpuSharing.replicas"),
+                      f"replicas: {sharing.replicas} has no effect: the pool's GPUs are managed by the NVIDIA DRA "
+                      "driver, whose time-slicing has no share count (a GPU is time-sliced among the Pods that "
+                      "reference one ResourceClaim with timeSlicing); nothing splits a GPU into "
+                      f"{sharing.replicas} allocatable devices here",
+                      f"set nodePools.{pool.name}.devices.nvidia: device-plugin to advertise each GPU as "
+                      f"{sharing.replicas} nvidia.com/gpu; or keep DRA and remove gpuSharing (share a GPU through a "
+                      "claim of kind: claim with timeSlicing, which the Pods reference together)")
 
 
 @rule("nvidia-dra-feature-gates", "an MPS claim needs the driver's `MPSSupport` gate, which excludes `DynamicMIG` "

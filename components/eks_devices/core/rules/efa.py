@@ -6,8 +6,9 @@ from collections.abc import Iterable, Iterator
 
 from eks_devices.core.derive.pools import efa_layouts
 from eks_devices.core.knowledge import catalog
+from eks_devices.core.manifests.nodes import reserves_capacity, uses_placement_group
 from eks_devices.core.model import Plan, PoolPlan
-from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, pool_types, rule, warning
+from eks_devices.core.rules.registry import Verdict, at, dra_fix, dra_pools, error, pool_types, rule, warning
 
 
 @rule("efa-interfaces-dynamic-aligned", "dynamic + static interface layout + aligned EFA is undefined")
@@ -88,35 +89,43 @@ def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
             continue
         other = "nvidia" if align == "gpu" else "neuron"
         # inferred: Auto Mode launches a DRA node for both families for the Pods of an aligned claim
-        wrong = [f"{f} is {pool.manager(f)}" for f in ("efa", other) if not pool.serves(f, "dra")]  # type: ignore[arg-type]
+        wrong = [f for f in ("efa", other) if not pool.serves(f, "dra")]  # type: ignore[arg-type]
         if wrong:
             yield error(at(pool, "efa.alignWith"),
-                        f"topology-aligned EFA with {align} needs DRA for both, but {' and '.join(wrong)} "
-                        "(the EFA device plugin publishes no PCIe topology)", _alignment_fix(plan, pool, other))
+                        f"topology-aligned EFA with {align} needs DRA for both device types: {ALIGNMENT_WHY}; "
+                        f"here {not_dra(pool, wrong)}", alignment_fix(plan, pool, other, "remove efa.alignWith"))
 
 
-def _alignment_fix(plan: Plan, pool: PoolPlan, other: str) -> str:
-    """A fix that can be applied: DRA where the pool can have it, else what can."""
+# EKS user guide, "Manage hardware devices on Amazon EKS" (How EKS Auto Mode keeps DRA and device plugins apart).
+ALIGNMENT_WHY = ("the alignment matches topology attributes, a PCIe root or a Neuron device group, that only DRA "
+                 "drivers publish (the EFA device plugin publishes none)")
+
+
+def not_dra(pool: PoolPlan, families: Iterable[str]) -> str:
+    """'efa is device-plugin (aws-dranet needs Kubernetes 1.35 ...)': each family's manager and why."""
+    out = []
+    for family in families:
+        res = pool.managers[family]  # type: ignore[index]
+        why = f" because {res.reason}" if res.requested == "auto" else " as the stack sets it"
+        out.append(f"{family} is {res.manager}{why}")
+    return "; ".join(out)
+
+
+def alignment_fix(plan: Plan, pool: PoolPlan, other: str, drop: str) -> str:
+    """A fix that can be applied: DRA where the pool can have it, else what can (`drop`: removing the alignment)."""
     if plan.mode == "auto-mode" and other == "neuron":
-        return ("remove efa.alignWith: Auto Mode runs Neuron on the device plugin only (aligned Neuron + EFA needs "
+        return (f"{drop}: Auto Mode runs Neuron on the device plugin only (aligned Neuron + EFA needs "
                 "a static Karpenter pool or a managed node group)")
-    families = [f for f in ("efa", other) if pool.manager(f) != "dra"]  # type: ignore[arg-type]
-    lacking = sorted({t.name for t in pool_types(pool) for f in families if t.has(f) and not (
-        t.auto_mode_dra_metadata if plan.mode == "auto-mode" else t.karpenter_dra_metadata)})
-    dra = " and ".join(f"devices.{f}" for f in families) + " to dra"
-    if pool.provisioning == "dynamic" and plan.mode != "managed-node-groups" and lacking:
-        return (f"make the pool static (provisioning: static with replicas) and set {dra}: {plan.mode} has no DRA "
-                f"device metadata for {', '.join(lacking)}, so a dynamic pool cannot launch them for DRA claims; "
-                "or remove efa.alignWith")
-    return f"set {dra} (or auto on a version that supports it), or remove efa.alignWith"
+    return f"{dra_fix(plan, pool, ('efa', other))}; or {drop}"
 
 
 @rule("placement-group-with-reservation", "no auto-created placement group on reserved / capacity-block EFA pools "
       "(warning)")
 def _placement_group_with_reservation(plan: Plan) -> Iterator[Verdict]:
+    """Only pools that really get a group (`uses_placement_group`): a Karpenter or Auto Mode pool
+    without `availabilityZone` spans zones and gets none, so there is nothing to turn off."""
     for pool in plan.pools.values():
-        reserved = pool.capacity in ("reserved", "capacity-block")
-        if reserved and pool.manager("efa") != "none" and pool.config.placement_group:
+        if reserves_capacity(pool) and uses_placement_group(plan.mode, pool):
             yield warning(at(pool, "placementGroup"),
                           f"a {pool.capacity} pool with an auto-created cluster placement group can hit "
                           "insufficient-capacity errors: the reservation already places its instances",

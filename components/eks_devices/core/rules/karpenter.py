@@ -161,7 +161,7 @@ def _karpenter_time_slicing_shares(plan: Plan) -> Iterator[Verdict]:
                     "give every DRA time-slicing pool the same gpuSharing.replicas")
 
 
-def _dynamic_dra_types(plan: Plan, pool: PoolPlan, family: str) -> set[str]:
+def _dynamic_dra_types(pool: PoolPlan, family: str) -> set[str]:
     """The pool's types Karpenter may launch for a `family` DRA claim: the family's hardware and Karpenter's
     device metadata for the type (which holds for every NodePool allowing it, whatever its manager)."""
     if pool.provisioning != "dynamic":
@@ -174,12 +174,20 @@ def _dynamic_dra_types(plan: Plan, pool: PoolPlan, family: str) -> set[str]:
 def _karpenter_shared_instance_types(plan: Plan) -> Iterator[Verdict]:
     """Karpenter's DRA device metadata applies to every NodePool that allows a supported instance type
     (EKS "Manage hardware devices on Amazon EKS", Using DRA with Karpenter): for a DRA claim it may
-    launch the type from a pool that runs the device plugin, where the claim never allocates."""
+    launch the type from a pool that runs the device plugin, where the claim never allocates.
+    Each pool's types are read once (an index per family and type), so the rule grows with pools x
+    instance types, not with pairs of pools."""
+    without_dra: dict[tuple[str, str], list[str]] = {}  # (family, type) → the non-DRA pools allowing it
+    for family in {family for _, family in dra_pools(plan)}:
+        for other in plan.pools.values():
+            if other.manager(family) != "dra":  # type: ignore[arg-type]
+                for type_ in _dynamic_dra_types(other, family):
+                    without_dra.setdefault((family, type_), []).append(other.name)
     for pool, family in dra_pools(plan):
-        mine = _dynamic_dra_types(plan, pool, family)
-        others = {o.name: sorted(mine & _dynamic_dra_types(plan, o, family)) for o in plan.pools.values()
-                  if o.name != pool.name and o.manager(family) != "dra"}  # type: ignore[arg-type]
-        shared = {name: types for name, types in others.items() if types}
+        shared: dict[str, list[str]] = {}
+        for type_ in sorted(_dynamic_dra_types(pool, family)):
+            for name in without_dra.get((family, type_), ()):
+                shared.setdefault(name, []).append(type_)
         if shared:
             listing = "; ".join(f"{name} ({', '.join(types)})" for name, types in sorted(shared.items()))
             label = manager_label(family)  # type: ignore[arg-type]
@@ -203,7 +211,7 @@ def _karpenter_enable_dra_one_driver(plan: Plan) -> Iterator[Verdict]:
         if len(running) != 1:
             continue
         missing = "efa" if running == ["nvidia"] else "nvidia"
-        types = sorted(_dynamic_dra_types(plan, pool, missing))
+        types = sorted(_dynamic_dra_types(pool, missing))
         if types:
             yield warning(at(pool, f"devices.{missing}"),
                           f"settings.enableDRA is on (the dynamic pools run both DRA drivers), so Karpenter assumes "

@@ -13,7 +13,7 @@ from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, rule
 def _dra_kubernetes_version(plan: Plan) -> Iterator[Verdict]:
     k8s = plan.spec.cluster.kubernetes
     users = sorted({f"{p.name}.{f}" for p, f in dra_pools(plan)})
-    if users and k8s < (1, 34):
+    if users and k8s < versions.DRA_KUBERNETES:
         yield Verdict("error" if k8s < (1, 33) else "warning", "cluster.version",
                       f"DRA is used by {', '.join(users)} but the cluster runs Kubernetes {plan.spec.cluster.version}"
                       + (" (DRA works on 1.33 only with an upstream issue)" if k8s == (1, 33) else ""),
@@ -22,7 +22,7 @@ def _dra_kubernetes_version(plan: Plan) -> Iterator[Verdict]:
 
 @rule("auto-mode-dra-version", "Auto Mode DRA needs Kubernetes 1.36", modes=("auto-mode",))
 def _auto_mode_dra_version(plan: Plan) -> Iterator[Verdict]:
-    if plan.spec.cluster.kubernetes >= (1, 36):
+    if plan.spec.cluster.kubernetes >= versions.AUTO_MODE_DRA_KUBERNETES:
         return
     for pool, family in dra_pools(plan, ("nvidia", "efa"), inferred=True):
         inferred = (f" (devices.{family}: inferred would never get a DRA node)"
@@ -81,7 +81,7 @@ def _neuron_dra_version(plan: Plan) -> Iterator[Verdict]:
 @rule("efa-dra-kubernetes-version", "aws-dranet (EFA DRA) needs Kubernetes 1.35",
       modes=("karpenter", "managed-node-groups"))
 def _efa_dra_version(plan: Plan) -> Iterator[Verdict]:
-    if plan.spec.cluster.kubernetes >= (1, 35):
+    if plan.spec.cluster.kubernetes >= versions.EFA_DRA_KUBERNETES:
         return
     for pool, _ in dra_pools(plan, ("efa",)):
         yield error(at(pool, "devices.efa"),

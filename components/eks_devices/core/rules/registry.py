@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge import catalog, charts, versions
 from eks_devices.core.model import Finding, Plan, PoolPlan, Severity
 from eks_devices.core.spec.stack import FAMILIES
 from eks_devices.core.vocabulary import MODES, Mode
@@ -128,6 +128,12 @@ def dra_pools(plan: Plan, families: Iterable[str] = FAMILIES, inferred: bool = F
                 yield pool, family
 
 
+def auto_mode_neuron_dra(plan: Plan, pool: PoolPlan, family: str) -> bool:
+    """Neuron asked of DRA in Auto Mode, which runs it on the device plugin only: one rule
+    (`auto-mode-neuron-plugin-only`) says so; the others keep quiet about its consequences."""
+    return plan.mode == "auto-mode" and family == "neuron" and pool.manager("neuron") == "dra"
+
+
 def refused_labels(plan: Plan, refused: Callable[[str], bool]) -> Iterator[tuple[PoolPlan, str]]:
     """(pool, label key) for every pool label `refused` says the mode's API refuses."""
     for pool in plan.pools.values():
@@ -137,3 +143,47 @@ def refused_labels(plan: Plan, refused: Callable[[str], bool]) -> Iterator[tuple
 
 def pool_types(pool: PoolPlan) -> list[catalog.InstanceType]:
     return [catalog.instance_types()[t] for t in pool.instance_types]
+
+
+def dra_kubernetes(mode: str, family: str) -> tuple[int, int]:
+    """The Kubernetes minor a family's DRA needs in a mode (`knowledge.versions`)."""
+    if mode == "auto-mode":
+        return versions.AUTO_MODE_DRA_KUBERNETES
+    return versions.EFA_DRA_KUBERNETES if family == "efa" else versions.DRA_KUBERNETES
+
+
+def dra_fix(plan: Plan, pool: PoolPlan, families: Iterable[str]) -> str:
+    """What puts `families` of the pool on DRA, in words that can be applied: the Kubernetes version
+    the mode's driver needs, `devices.<family>: dra` where the stack chose another manager, and a
+    static pool where the mode has no DRA device metadata for a dynamic pool's types."""
+    wanted = [f for f in families if not pool.serves(f, "dra")]  # type: ignore[arg-type]
+    need = max((dra_kubernetes(plan.mode, f) for f in wanted), default=(0, 0))
+    parts = []
+    if plan.spec.cluster.kubernetes < need:
+        drivers = sorted({"Auto Mode's DRA drivers" if plan.mode == "auto-mode" else
+                          "aws-dranet, the EFA DRA driver," if f == "efa" else "DRA"
+                          for f in wanted if plan.spec.cluster.kubernetes < dra_kubernetes(plan.mode, f)})
+        needs = "need" if len(drivers) > 1 or plan.mode == "auto-mode" else "needs"
+        parts.append(f'set cluster.version "{need[0]}.{need[1]}" or later ({" and ".join(drivers)} {needs} it)')
+    if (plan.mode == "karpenter" and pool.provisioning == "dynamic"
+            and plan.spec.cluster.karpenter_version < (1, 15, 0)):
+        parts.append("set cluster.karpenter.version to 1.15.0 or later (dynamic DRA provisioning needs it)")
+    inferentia = sorted(t.name for t in pool_types(pool) if "neuron" in wanted and t.has("neuron")
+                        and t.name.startswith(charts.INFERENTIA))
+    if inferentia:
+        parts.append(f"allow only Trainium instanceTypes in nodePools.{pool.name} (the Neuron DRA driver's chart keeps "
+                     f"off {', '.join(inferentia)})")
+    explicit = [f for f in wanted if pool.managers[f].requested != "auto"]  # type: ignore[index]
+    lacking = sorted({t.name for t in pool_types(pool) for f in wanted if t.has(f) and not (
+        t.auto_mode_dra_metadata if plan.mode == "auto-mode" else t.karpenter_dra_metadata)})
+    static = pool.provisioning == "dynamic" and plan.mode != "managed-node-groups" and lacking
+    if static:
+        parts.append(f"make nodePools.{pool.name} static (provisioning: static with replicas): {plan.mode} has no "
+                     f"DRA device metadata for {', '.join(lacking)}, so a dynamic pool never launches them for DRA "
+                     "claims")
+    settings = [f"nodePools.{pool.name}.devices.{f}: dra" for f in (wanted if static else explicit)]
+    if settings:
+        parts.append("set " + " and ".join(settings))
+    elif not parts:
+        parts.append(" and ".join(f"set nodePools.{pool.name}.devices.{f}: dra" for f in wanted))
+    return "; ".join(parts)

@@ -1,17 +1,21 @@
 """The base of every stack-configuration model: camelCase keys in YAML, unknown keys rejected,
-instances immutable."""
+instances immutable, and a field's docstring as its description (the stack file's JSON Schema and
+the component package's types are generated from the models and carry it)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+
+from eks_devices.core.spec.keys import camel_case
 
 
 class Model(BaseModel):
-    """Base: camelCase keys in YAML, unknown keys rejected, instances immutable."""
+    """Base: camelCase keys in YAML, unknown keys rejected, instances immutable, fields described
+    by their docstrings."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, validate_by_name=False, validate_by_alias=True
+        extra="forbid", frozen=True, alias_generator=camel_case, validate_by_name=False, validate_by_alias=True,
+        use_attribute_docstrings=True,
     )
 
 

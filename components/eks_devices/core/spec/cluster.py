@@ -7,26 +7,32 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
 from eks_devices.core.knowledge import versions
 from eks_devices.core.spec.base import Model
-from eks_devices.core.vocabulary import Mode
+from eks_devices.core.vocabulary import LogType, Mode, NatGateways
 
-LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+LOG_TYPES: tuple[LogType, ...] = get_args(LogType)
 
 
 class Network(Model):
     """The VPC: created across N zones with public and private subnets, or brought by the user."""
 
     cidr: str = "10.42.0.0/16"
+    """The VPC's IPv4 CIDR, /16 to /24 (10.42.0.0/16 when absent)."""
     availability_zones: int | list[str] = Field(default=3)
-    nat_gateways: Literal["one-per-az", "single", "none"] = "one-per-az"
+    """The zones to spread subnets over: how many (2-6; 3 when absent) or their names."""
+    nat_gateways: NatGateways = "one-per-az"
+    """NAT for private subnets: one-per-az (default), single or none."""
     vpc_id: str | None = None
+    """A VPC to bring instead of creating one."""
     private_subnet_ids: list[str] = Field(default_factory=list)
+    """The brought VPC's private subnets."""
     public_subnet_ids: list[str] = Field(default_factory=list)
+    """The brought VPC's public subnets."""
 
     @field_validator("cidr")
     @classmethod
@@ -85,6 +91,8 @@ class SystemNodeGroup(Model):
 
 
 class Karpenter(Model):
+    """Karpenter's chart version and upgrade behaviour."""
+
     version: str = "1.15.0"
     reuse_values: bool = False
 
@@ -99,6 +107,8 @@ class Karpenter(Model):
 
 
 class AutoMode(Model):
+    """Auto Mode settings."""
+
     general_purpose_pool: bool = False
     create_device_classes: bool = True
 
@@ -113,34 +123,39 @@ PRINCIPAL_ARN = re.compile(r"arn:aws(-cn|-us-gov)?:iam::\d{12}:(role|user)(/[\w+
 
 
 class Cluster(Model):
+    """The EKS cluster."""
+
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
+    """The cluster's name."""
     version: str
+    """The Kubernetes minor version, e.g. "1.36"."""
     mode: Mode
+    """auto-mode, karpenter or managed-node-groups."""
     endpoint: Endpoint = Endpoint()
-    logging: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = Field(
-        default_factory=lambda: list(LOG_TYPES)
-    )
+    logging: list[LogType] = Field(default_factory=lambda: list(LOG_TYPES))
+    """Control-plane log types (all five when absent)."""
     log_retention_days: Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 3653] = 90
     kms_key_arn: str | None = None
     system_node_group: SystemNodeGroup = SystemNodeGroup()
     auto_mode: AutoMode = AutoMode()
     karpenter: Karpenter = Karpenter()
     tags: dict[str, str] = Field(default_factory=dict)
-    # the AMI release every pool runs unless it sets its own (`knowledge/amis.py`): `latest`, a Karpenter
-    # alias version (karpenter) or a node group releaseVersion (managed-node-groups); never in auto-mode
     ami_version: str = "latest"
-    # AmazonSSMManagedInstanceCore on the node role (karpenter, managed-node-groups): SSM sessions on every node
+    """The AMI release every pool runs unless it sets its own: `latest` (default), a Karpenter alias version
+    (v20251117) or a node group releaseVersion (1.36.0-20251117); not in auto-mode (`knowledge/amis.py`)."""
     ssm_access: bool = False
-    # IAM principal ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy)
+    """AmazonSSMManagedInstanceCore on the node role (karpenter, managed-node-groups; default false): SSM
+    sessions on every node."""
     admins: list[str] = Field(default_factory=list)
+    """IAM role or user ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy)."""
     # KEP-5004 (DRAExtendedResource; beta and on from Kubernetes 1.36): whether the `gpu.nvidia.com`
     # DeviceClass names `extendedResourceName: nvidia.com/gpu`, so a Pod asking for `nvidia.com/gpu` can be
     # served through DRA on DRA nodes. Unset means on (what the NVIDIA DRA chart renders, and what stacks
     # have deployed so far) and the rule dra-extended-resources asks for the choice where it matters.
     dra_extended_resources: bool | None = None
-    # the EKS cluster, VPC, subnets, KMS key and log group are protected (Pulumi `protect`, EKS
-    # deletion protection) unless this is false
+    """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
     protect: bool = True
+    """Protect the EKS cluster (and EKS deletion protection), VPC, subnets, KMS key and log group (default true)."""
 
     @field_validator("version", mode="before")
     @classmethod

@@ -50,7 +50,10 @@ def _accepted(err: Any) -> str:
         return "a value (this field is required)"
     if kind == "extra_forbidden":
         key = str(err["loc"][-1])
-        close = difflib.get_close_matches(to_camel(key), sorted(known_keys()), n=1, cutoff=0.75)
+        # a key refused as given is no suggestion for itself, even where another section accepts it
+        # (`instanceType` is the system node group's; a pool's is `instanceTypes`)
+        candidates = sorted(known_keys() - {key})
+        close = difflib.get_close_matches(to_camel(key), candidates, n=1, cutoff=0.75)
         hint = f"did you mean {close[0]!r}? " if close else ""
         return f"no such key ({hint}keys are camelCase, as in the README's configuration reference)"
     if kind in ("dict_type", "model_type", "model_attributes_type"):

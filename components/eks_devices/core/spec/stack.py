@@ -23,6 +23,7 @@ from eks_devices.core.spec.claims import problems as claim_problems
 from eks_devices.core.spec.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
 from eks_devices.core.spec.errors import ConfigError, ConfigProblem, from_validation
 from eks_devices.core.spec.helm import problems as helm_shape_problems
+from eks_devices.core.spec.keys import camel_case, property_name, stack_key
 from eks_devices.core.spec.subnets import subnet_layout
 from eks_devices.core.spec.values import value_problems
 from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the configuration's vocabulary)
@@ -32,10 +33,15 @@ from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the confi
     AmiFamily,
     Capacity,
     ChartKey,
+    EfaAlignment,
     Family,
+    GpuSharingStrategy,
+    InterfaceType,
     ManagerChoice,
     Mode,
     Provisioning,
+    SubnetKind,
+    TaintEffect,
 )
 
 LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
@@ -44,8 +50,8 @@ POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"  # and at most 253 characters
 class Devices(Model):
-    """Device manager per family: `auto` resolves with a stated reason; `inferred` leaves the choice
-    to Auto Mode per node (dynamic Auto Mode pools, NVIDIA and EFA only: `_inferred_problems`)."""
+    """The device manager per family (auto when absent): `auto` resolves with a stated reason;
+    `inferred` leaves the choice to Auto Mode per node (dynamic Auto Mode pools, NVIDIA and EFA only)."""
 
     nvidia: ManagerChoice = "auto"
     efa: ManagerChoice = "auto"
@@ -53,18 +59,24 @@ class Devices(Model):
 
 
 class NetworkInterface(Model):
+    """One network interface of an EC2NodeClass."""
+
     network_card_index: int = Field(ge=0, le=31)
     device_index: int = Field(ge=0, le=1)
-    interface_type: Literal["interface", "efa", "efa-only"]
+    interface_type: InterfaceType
 
 
 class Efa(Model):
-    align_with: Literal["gpu", "neuron", "none"] = "none"
+    """EFA alignment and interface layout."""
+
+    align_with: EfaAlignment = "none"
     network_interfaces: list[NetworkInterface] | None = None
 
 
 class GpuSharing(Model):
-    strategy: Literal["none", "time-slicing", "mig", "shared-claim"] = "none"
+    """GPU sharing: time-slicing (replicas), MIG (profile) or one shared claim."""
+
+    strategy: GpuSharingStrategy = "none"
     replicas: int | None = Field(default=None, ge=2, le=64)
     profile: str | None = Field(default=None, pattern=MIG_PROFILE)
     claim_name: str | None = Field(default=None, max_length=253, pattern=DNS_SUBDOMAIN)
@@ -73,9 +85,11 @@ class GpuSharing(Model):
 
 
 class Taint(Model):
+    """A node taint."""
+
     key: str = Field(pattern=LABEL_KEY.pattern)
     value: str | None = Field(default=None, pattern=LABEL_VALUE.pattern)
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    effect: TaintEffect
 
     @field_validator("value")
     @classmethod
@@ -86,6 +100,8 @@ class Taint(Model):
 
 
 class Limits(Model):
+    """A dynamic pool's limits."""
+
     nodes: int | None = Field(default=None, ge=0)
     cpu: int | None = Field(default=None, ge=1)
     memory: str | None = Field(default=None, pattern=r"^\d+(Ki|Mi|Gi|Ti)$")
@@ -98,22 +114,26 @@ class NodePool(Model):
     replicas: int | None = Field(default=None, ge=0, le=1000)
     limits: Limits = Limits()
     instance_types: list[str] = Field(min_length=1)
+    """Catalogued accelerated instance types."""
     capacity: Capacity = "on-demand"
     capacity_reservation_ids: list[str] = Field(default_factory=list)
     ami: AmiFamily = "al2023"
-    ami_version: str | None = None  # this pool's AMI release; unset: cluster.amiVersion
+    ami_version: str | None = None
+    """This pool's AMI release (unset: the cluster's amiVersion)."""
     devices: Devices = Devices()
     efa: Efa = Efa()
     gpu_sharing: GpuSharing = GpuSharing()
     compute_domains: bool = False
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)
-    subnets: Literal["private", "public"] = "private"
+    subnets: SubnetKind = "private"
     availability_zone: str | None = None
     placement_group: bool = True
     disk_size_gib: int = Field(default=200, ge=20, le=16384)
-    renamed_from: str | None = None  # the pool's previous name: its resources keep their identity
+    renamed_from: str | None = None
+    """The pool's previous name: its resources keep their identity (aliases), nothing is replaced."""
     bottlerocket_settings: dict[str, Any] = Field(default_factory=dict)
+    """Bottlerocket settings tables, as in the stack file."""
 
     @field_validator("instance_types")
     @classmethod
@@ -154,6 +174,7 @@ class ExtraDeviceClass(Model):
     base class's CEL AND the product name AND `expression` (a CEL expression over `device`)."""
 
     base: Literal["gpu.nvidia.com", "mig.nvidia.com", "efa.networking.k8s.aws", "neuron.aws.com"]
+    """The upstream DeviceClass it narrows."""
     product_name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,63}$")
     expression: str | None = None
 
@@ -182,15 +203,23 @@ class Spec(Model):
     """A whole stack: network, cluster, node pools and per-chart overrides."""
 
     region: str = Field(default="us-west-2", pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
-    # `aws:profile`: the named AWS profile the stack deploys with; the cluster's kubeconfig uses it too
+    """The AWS region (us-west-2 when absent)."""
     aws_profile: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.@+=,-]{1,128}$")
+    """The AWS profile the stack deploys with; the cluster's kubeconfig asks for tokens with it too."""
     network: Network = Network()
+    """The VPC to create or bring."""
     cluster: Cluster
+    """The EKS cluster: name, version, mode and settings."""
     node_pools: dict[str, NodePool] = Field(default_factory=dict)
+    """Node pools by name."""
     helm_values: dict[ChartKey, dict[str, Any]] = Field(default_factory=dict)
+    """Per-chart value overrides (free-form), merged last and re-checked by the rules."""
     chart_versions: dict[ChartKey, str] = Field(default_factory=dict)
+    """Per-chart version overrides."""
     device_classes: dict[str, ExtraDeviceClass] = Field(default_factory=dict)
-    claims: dict[str, Claim] = Field(default_factory=dict)  # workload claims the pools must fit
+    """Extra DeviceClasses by name."""
+    claims: dict[str, Claim] = Field(default_factory=dict)
+    """Workload ResourceClaims / ResourceClaimTemplates by name, with the pools they must fit."""
 
     @property
     def mode(self) -> Mode:
@@ -211,6 +240,9 @@ class Spec(Model):
             return pool.provisioning
         return "static" if self.mode == "managed-node-groups" else "dynamic"
 
+
+# stack-file key (`eks-devices:nodePools`, `aws:region`) → the Spec field it is read into
+STACK_KEYS = {stack_key(name): name for name in Spec.model_fields}
 
 def _name_problems(data: dict[str, Any]) -> list[ConfigProblem]:
     """Pool names, read from the raw configuration so they are reported with any other problem."""
@@ -459,17 +491,17 @@ def _layout_problems(at: str, layout: list[NetworkInterface]) -> list[ConfigProb
     return problems
 
 
-# The two `aws:` keys read into the Spec: their config path and what is accepted.
-AWS_KEYS = {"region": ("aws:region", "an AWS region such as us-west-2"),
-            "awsProfile": ("aws:profile", "an AWS profile name (letters, digits and _.@+=,-)")}
+# What the Spec fields read from the AWS provider's keys accept (`keys.PROVIDER_KEYS`).
+AWS_ACCEPTED = {"region": "an AWS region such as us-west-2",
+                "aws_profile": "an AWS profile name (letters, digits and _.@+=,-)"}
 
 
 def _aws_key(problem: ConfigProblem) -> ConfigProblem:
     """A problem with `aws:region` / `aws:profile`, named as the stack file spells the key."""
-    if problem.path not in AWS_KEYS:
-        return problem
-    path, accepted = AWS_KEYS[problem.path]
-    return ConfigProblem(path, problem.given, accepted)
+    for field, accepted in AWS_ACCEPTED.items():
+        if problem.path == camel_case(field):
+            return ConfigProblem(stack_key(field), problem.given, accepted)
+    return problem
 
 
 def near_namespace(key: str) -> bool:
@@ -490,21 +522,16 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     if problems:
         raise ConfigError(problems, source)
     data: dict[str, Any] = {}
-    allowed = {"network", "cluster", "nodePools", "helmValues", "chartVersions", "deviceClasses", "claims"}
+    allowed = sorted(property_name(k) for k in STACK_KEYS if k.startswith(f"{NAMESPACE}:"))
     for key, value in config.items():
         namespace, _, name = str(key).partition(":")
-        if key == "aws:region":
-            data["region"] = value
-        elif key == "aws:profile":
-            data["awsProfile"] = value
+        if key in STACK_KEYS:
+            data[camel_case(STACK_KEYS[key])] = value
         elif namespace == NAMESPACE:
-            if name in allowed:
-                data[name] = value
-            else:
-                close = difflib.get_close_matches(name, sorted(allowed), n=1, cutoff=0.6)
-                hint = f"did you mean {NAMESPACE}:{close[0]}? " if close else ""
-                problems.append(ConfigProblem(key, f"unknown key {key!r}",
-                                              hint + ", ".join(f"{NAMESPACE}:{k}" for k in sorted(allowed))))
+            close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+            hint = f"did you mean {NAMESPACE}:{close[0]}? " if close else ""
+            problems.append(ConfigProblem(key, f"unknown key {key!r}",
+                                          hint + ", ".join(f"{NAMESPACE}:{k}" for k in allowed)))
         elif near_namespace(str(key)):
             # another project's keys are left alone; a near miss of ours would be silently ignored
             problems.append(ConfigProblem(str(key), f"a key in namespace {namespace!r}",

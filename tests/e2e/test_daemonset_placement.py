@@ -1,0 +1,317 @@
+"""The real DaemonSet controller and scheduler as the oracle for the overlap proof's placement model.
+
+For each stack, every node the toolkit plans (a node per pool x instance type x zone, and the system
+nodes: `scope.pool_nodes`, `scope.system_nodes`) is registered as a real Node with the labels and
+taints the toolkit says it carries, Ready and with room for pods; every device agent's DaemonSet, as
+the toolkit's chart model renders it (`scope.rendered`: nodeSelector, affinity, tolerations,
+hostNetwork), is created; then kube-controller-manager's DaemonSet controller creates the pods and
+kube-scheduler binds them. Where the pods are bound must equal, node by node and DaemonSet by
+DaemonSet, where the model says they land (`DaemonSet.lands_on`); and the proof's verdicts
+(`one-manager-per-node`, `device-software-unserved`) computed from the real placement must equal the
+plan's.
+
+Cases run in batches: each case's nodes carry a label of their own, which the case's DaemonSets also
+select (an extra nodeSelector key every node of the case has, so it changes nothing within the case),
+and each case has its own namespace.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from e2e.controlplane import ControlPlane
+from eks_devices.core.derive import daemonsets, scope
+from eks_devices.core.knowledge import charts
+from eks_devices.core.model import Plan
+from eks_devices.core.spec.errors import ConfigError
+from support import stacks
+
+CASE_LABEL = "e2e.eks-devices.io/case"
+POD_LABEL = "e2e.eks-devices.io/placement"
+VERDICTS = ("one-manager-per-node", "device-software-unserved")
+BATCH = 40
+
+
+@dataclass
+class Case:
+    """One stack's planned nodes and rendered DaemonSets, under the names they get on the server."""
+
+    id: str
+    plan: Plan
+    nodes: dict[str, scope.Node]
+    agents: dict[str, tuple[scope.Running, daemonsets.DaemonSet]]
+
+    @property
+    def namespace(self) -> str:
+        return f"placement-{self.id}"
+
+    def modelled(self) -> set[tuple[str, str]]:
+        """(node, DaemonSet) cells where the model puts a pod."""
+        return {(n, d) for n, node in self.nodes.items() for d, (_, ds) in self.agents.items()
+                if ds.lands_on(node.labels, node.taints)}
+
+
+def case_of(ident: str, plan: Plan) -> Case:
+    planned = [node for pool in plan.pools.values() for node in scope.pool_nodes(plan, pool)]
+    nodes = {f"{ident}-n{i}": node for i, node in enumerate([*planned, *scope.system_nodes(plan)])}
+    agents = {f"{running.source}-{running.family}-{running.manager}": (running, ds)
+              for running, ds in scope.rendered(plan)}
+    return Case(ident, plan, nodes, agents)
+
+
+def daemonset(case: Case, name: str, ds: daemonsets.DaemonSet) -> dict[str, Any]:
+    """The agent's DaemonSet with the scheduling fields the model rendered."""
+    pod: dict[str, Any] = {
+        "nodeSelector": {**{k: str(v) for k, v in ds.node_selector.items()}, CASE_LABEL: case.id},
+        "tolerations": ds.tolerations, "hostNetwork": ds.agent.host_network,
+        "containers": [{"name": "agent", "image": "registry.k8s.io/pause:3.10"}]}
+    if ds.affinity is not None:
+        pod["affinity"] = ds.affinity
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": case.namespace},
+            "spec": {"selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name, POD_LABEL: case.id}}, "spec": pod}}}
+
+
+def placed(plane: ControlPlane, cases: list[Case], timeout: float = 180) -> dict[str, set[tuple[str, str]]]:
+    """Create the cases' nodes and DaemonSets; once the controller and the scheduler have settled, the
+    (node, DaemonSet) cells of each case where a pod is bound."""
+    for case in cases:
+        for name, node in case.nodes.items():
+            plane.add_node(name, {**node.labels, CASE_LABEL: case.id}, node.taints)
+    for case in cases:
+        plane.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": case.namespace}})
+        for name, (_, ds) in case.agents.items():
+            if ds.enabled:
+                plane.apply(daemonset(case, name, ds))
+    ids = {c.id for c in cases}
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        snapshot = _snapshot(plane, ids)
+        if snapshot is not None and snapshot == last:
+            return snapshot
+        last = snapshot
+        time.sleep(1.0)
+    raise TimeoutError(f"the DaemonSets of {sorted(ids)} did not settle in {timeout} s")
+
+
+def _snapshot(plane: ControlPlane, ids: set[str]) -> dict[str, set[tuple[str, str]]] | None:
+    """Bound cells per case, or None while a DaemonSet is unobserved or a pod of it is unbound."""
+    for ds in plane.list_all("apps/v1", "DaemonSet"):
+        meta, status = ds["metadata"], ds.get("status") or {}
+        if not meta["namespace"].startswith("placement-") or meta["namespace"][len("placement-"):] not in ids:
+            continue
+        if status.get("observedGeneration") != meta.get("generation"):
+            return None
+        if status.get("currentNumberScheduled") != status.get("desiredNumberScheduled"):
+            return None
+    out: dict[str, set[tuple[str, str]]] = {i: set() for i in ids}
+    for pod in plane.list_all("v1", "Pod", selector=POD_LABEL):
+        case = pod["metadata"]["labels"][POD_LABEL]
+        if case not in ids:
+            continue
+        node = pod["spec"].get("nodeName")
+        if not node:
+            return None
+        out[case].add((node, pod["metadata"]["ownerReferences"][0]["name"]))
+    return out
+
+
+def clean(plane: ControlPlane, cases: list[Case]) -> None:
+    for case in cases:
+        plane.delete("v1", "Namespace", case.namespace)
+        for name in case.nodes:
+            plane.delete("v1", "Node", name)
+
+
+def verdicts(plan: Plan) -> set[tuple[str, str]]:
+    return {(f.slug, f.message) for f in plan.findings if f.slug in VERDICTS}
+
+
+def real_verdicts(case: Case, cells: set[tuple[str, str]], monkeypatch: pytest.MonkeyPatch) -> set[tuple[str, str]]:
+    """The proof's verdicts with the model's placement replaced by the real one."""
+    by_node = {(n.pool, n.instance_type, n.labels.get("topology.kubernetes.io/zone")): name
+               for name, n in case.nodes.items()}
+
+    def real_agents_on(plan: Plan, node: scope.Node, releases: Any = None, agents: Any = None) -> list[scope.Running]:
+        name = by_node[(node.pool, node.instance_type, node.labels.get("topology.kubernetes.io/zone"))]
+        return [case.agents[d][0] for n, d in sorted(cells) if n == name]
+
+    with monkeypatch.context() as m:
+        m.setattr(scope, "agents_on", real_agents_on)
+        return verdicts(stacks.planning.build(case.plan.spec))
+
+
+# -- the stacks -------------------------------------------------------------------------------------
+TYPES = ["g6e.xlarge", "g6e.12xlarge", "p5.48xlarge", "p4d.24xlarge", "trn1.32xlarge", "inf2.xlarge",
+         "trn2.48xlarge", "m7i.large"]
+MANAGERS = ["auto", "dra", "device-plugin", "none"]
+TAINTS = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+          {"key": "dedicated", "value": "ml", "effect": "NoSchedule"},
+          {"key": "dedicated", "value": "ml", "effect": "NoExecute"},
+          {"key": "aws.amazon.com/neuron", "effect": "NoSchedule"},
+          {"key": "spot", "value": "true", "effect": "PreferNoSchedule"}]
+TOLERATIONS = [[], [{"operator": "Exists"}], [{"key": "dedicated", "operator": "Equal", "value": "ml",
+                                                "effect": "NoSchedule"}],
+               [{"key": "dedicated", "operator": "Exists"}], None]
+
+
+def _affinity(expressions: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": expressions}]}}}
+
+
+AFFINITIES = [None, {},
+              _affinity([{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                          "values": ["p5.48xlarge", "g6e.12xlarge"]}]),
+              _affinity([{"key": "node.kubernetes.io/instance-type", "operator": "NotIn", "values": ["g6e.xlarge"]}]),
+              _affinity([{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["1"]}]),
+              _affinity([{"key": "team", "operator": "Exists"}]),
+              _affinity([{"key": "eks-devices.io/device-manager-nvidia", "operator": "In",
+                          "values": ["dra", "device-plugin"]}])]
+SELECTORS = [{}, None, {"team": "ml"}, {"kubernetes.io/os": "linux"}]
+
+
+def _set(values: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    for key in parents:
+        values = values.setdefault(key, {})
+    values[last] = copy.deepcopy(value)
+
+
+@st.composite
+def overrides(draw: st.DrawFn) -> dict[str, Any]:
+    """helmValues that move a device agent's scheduling fields (or switch it)."""
+    out: dict[str, Any] = {}
+    keys = sorted(k for k, c in charts.CHARTS.items() if c.agents)
+    for key in draw(st.lists(st.sampled_from(keys), max_size=2, unique=True)):
+        values: dict[str, Any] = {}
+        for agent in charts.CHARTS[key].agents:
+            field = draw(st.sampled_from(["nodeSelector", "tolerations", "affinity", "enabled", "none"]))
+            if field == "nodeSelector":
+                _set(values, agent.node_selector, draw(st.sampled_from(SELECTORS)))
+            elif field == "tolerations" and agent.tolerations:
+                _set(values, agent.tolerations, draw(st.sampled_from(TOLERATIONS)))
+            elif field == "affinity" and agent.affinity:
+                _set(values, agent.affinity, draw(st.sampled_from(AFFINITIES)))
+            elif field == "enabled" and agent.enabled:
+                _set(values, agent.enabled, draw(st.booleans()))
+        if values:
+            out[key] = values
+    return out
+
+
+@st.composite
+def placement_stacks(draw: st.DrawFn) -> dict[str, Any]:
+    mode = draw(st.sampled_from(["karpenter", "managed-node-groups"]))
+    pools: dict[str, Any] = {}
+    for i in range(draw(st.integers(1, 3))):
+        pool: dict[str, Any] = {"instanceTypes": draw(st.lists(st.sampled_from(TYPES), min_size=1, max_size=2,
+                                                               unique=True))}
+        if mode == "managed-node-groups" or draw(st.booleans()):
+            pool.update(provisioning="static", replicas=1)
+        devices = draw(st.dictionaries(st.sampled_from(["nvidia", "efa", "neuron"]), st.sampled_from(MANAGERS)))
+        if devices:
+            pool["devices"] = devices
+        if draw(st.integers(0, 3)) == 0:
+            pool["ami"] = "bottlerocket"
+        if draw(st.booleans()):
+            pool["labels"] = {"team": draw(st.sampled_from(["ml", "infer"]))}
+        taints = draw(st.lists(st.sampled_from(TAINTS), max_size=2, unique_by=lambda t: (t["key"], t["effect"])))
+        if taints:
+            pool["taints"] = taints
+        pools[f"pool-{i}"] = pool
+    zones = draw(st.sampled_from([None, ["us-west-2a", "us-west-2b"]]))
+    extra: dict[str, Any] = {"helmValues": draw(overrides())}
+    if zones:
+        extra["network"] = {"availabilityZones": zones}
+    return stacks.config(mode, "1.36", pools, name="placement", **extra)
+
+
+def generated(count: int) -> list[Case]:
+    """`count` generated stacks that plan (error findings allowed: overlaps are what is wanted), drawn by
+    hypothesis with a fixed seed, each with at least one device agent."""
+    drawn: list[dict[str, Any]] = []
+
+    @settings(max_examples=count * 4, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(placement_stacks())
+    def collect(cfg: dict[str, Any]) -> None:
+        drawn.append(cfg)
+
+    collect()
+    out: list[Case] = []
+    for cfg in drawn:
+        try:
+            plan = stacks.build(cfg)
+        except ConfigError:
+            continue
+        if scope.rendered(plan) and plan.pools:
+            out.append(case_of(f"g{len(out)}", plan))
+        if len(out) == count:
+            break
+    return out
+
+
+def shipped() -> list[Case]:
+    return [case_of(f"s-{name}", plan) for name in stacks.SHIPPED
+            if (plan := stacks.shipped_plan(name)).releases]
+
+
+@pytest.fixture(scope="module")
+def outcomes(control_plane: ControlPlane) -> Iterator[list[tuple[Case, set[tuple[str, str]]]]]:
+    cases = [*shipped(), *generated(120)]
+    results: list[tuple[Case, set[tuple[str, str]]]] = []
+    try:
+        for i in range(0, len(cases), BATCH):
+            batch = cases[i:i + BATCH]
+            real = placed(control_plane, batch)
+            results.extend((case, real[case.id]) for case in batch)
+            clean(control_plane, batch)
+        yield results
+    finally:
+        clean(control_plane, cases)
+
+
+def test_the_shipped_stacks_are_placed_as_the_model_says(outcomes: list[tuple[Case, set[tuple[str, str]]]]) -> None:
+    shipped_cases = [(c, real) for c, real in outcomes if c.id.startswith("s-")]
+    assert shipped_cases, "no shipped stack installs device software"
+    for case, real in shipped_cases:
+        assert real == case.modelled(), case.id
+        assert real, f"{case.id}: no agent placed at all"
+
+
+def test_generated_stacks_are_placed_as_the_model_says(outcomes: list[tuple[Case, set[tuple[str, str]]]]) -> None:
+    generated_cases = [(c, real) for c, real in outcomes if c.id.startswith("g")]
+    assert len(generated_cases) >= 100
+    wrong = {c.id: {"only real": sorted(real - c.modelled()), "only model": sorted(c.modelled() - real)}
+             for c, real in generated_cases if real != c.modelled()}
+    assert not wrong, wrong
+
+
+def test_the_cases_exercise_both_outcomes(outcomes: list[tuple[Case, set[tuple[str, str]]]]) -> None:
+    """Not a vacuous agreement: cells where a pod lands and where none does, and plans with each verdict."""
+    cells = sum(len(c.nodes) * len(c.agents) for c, _ in outcomes)
+    landed = sum(len(real) for _, real in outcomes)
+    assert 100 <= landed <= cells - 100, (landed, cells)
+    slugs = [{f.slug for f in c.plan.findings} for c, _ in outcomes]
+    for slug in VERDICTS:
+        assert sum(slug in s for s in slugs) >= 5, slug
+    assert sum(not (set(VERDICTS) & s) for s in slugs) >= 20
+
+
+def test_the_proofs_verdicts_follow_from_the_real_placement(outcomes: list[tuple[Case, set[tuple[str, str]]]],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    wrong = {}
+    for case, real in outcomes:
+        mine, theirs = verdicts(case.plan), real_verdicts(case, real, monkeypatch)
+        if mine != theirs:
+            wrong[case.id] = {"plan only": sorted(mine - theirs), "real only": sorted(theirs - mine)}
+    assert not wrong, wrong
