@@ -108,7 +108,7 @@ def test_release_table_staging(shipped: dict) -> None:
     charts = {r.inputs["name"]: (r.inputs["chart"], r.inputs["version"], r.inputs["namespace"])
               for r in rec.of_type(RELEASE)}
     assert charts == {
-        "nvidia-dra-driver": ("oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu", "0.4.1",
+        "nvidia-dra-driver": ("oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu", "0.5.0",
                               "nvidia"),
         "nvidia-device-plugin": ("nvidia-device-plugin", "0.20.0", "nvidia"),
         "aws-dranet": ("aws-dranet", "1.0.0", "kube-system"),

@@ -125,8 +125,11 @@ STATEFUL = {"eks:index:Cluster", "aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aw
 # What this release changes on purpose in the shipped stacks (each named in the README's upgrade notes):
 # static EFA pools list their EFA interfaces (issue 13, item 1), an update of the Karpenter EC2NodeClass
 # in place and, in Auto Mode, a new NodeClass (its name is a digest of its configuration).
+# The NVIDIA DRA driver release moves from 0.4.1 to 0.5.0 (docs/upgrading.md): its version input changes.
+_DRA_PIN = {"platform-nvidia-dra-driver": "version: the 0.5.0 pin"}
 UPDATED_BY_DESIGN = {"staging": {"platform-gpu-mig-class": "networkInterfaces", "platform-trn-static-class":
-                                 "networkInterfaces"},
+                                 "networkInterfaces", **_DRA_PIN},
+                     "prod": _DRA_PIN,
                      "dev": {"platform-train-efa": "nodeClassRef: the new NodeClass"}}
 REPLACED_BY_DESIGN = {"dev": {"ml-dev-eks-devices-d4b9d3": "the train-efa pool's NodeClass, now with its interfaces"}}
 # the node roles no longer carry the CNI policy (aws-node has its own role) nor SSM (opt-in)

@@ -90,7 +90,7 @@ def test_refused_override_is_an_error_at_its_path(name: str) -> None:
     pools, key, override, path, version = REFUSED[name]
     found = stacks.findings(_plan(pools, key, override, version), "chart-render-refused")
     assert [(f.severity, f.path) for f in found] == [("error", f"helmValues.{key}.{path}")]
-    assert "refuses to render" in found[0].message and "pools p run no" in found[0].message
+    assert "refuses to render" in found[0].message and "its pools (p) get no" in found[0].message
     assert found[0].fix.startswith("accepted: ")
 
 
@@ -120,3 +120,12 @@ def test_toolkit_values_never_refused() -> None:
 def test_go_truthiness() -> None:
     assert [chart_refusals.truthy(v) for v in (None, False, 0, "", {}, [], "x", 1, {"a": 1}, [0], True)] == [
         False] * 6 + [True] * 5
+
+
+def test_host_managed_imex_renders_no_daemon_class() -> None:
+    """0.5.0 skips the compute-domain-daemon DeviceClass when the host runs IMEX (with its gate on)."""
+    pools, key, _, _, version = REFUSED["dra-imex-mode"]
+    names = {c.name for c in _plan(pools, key, ACCEPTED["dra-imex-mode"], version).device_classes}
+    assert "compute-domain-default-channel.nvidia.com" in names
+    assert "compute-domain-daemon.nvidia.com" not in names
+    assert "compute-domain-daemon.nvidia.com" in {c.name for c in _plan(pools, key, {}, version).device_classes}

@@ -142,11 +142,15 @@ def test_time_slicing_replicas_on_a_dra_pool_are_said_to_have_no_effect() -> Non
 
 
 def test_karpenter_time_slicing_fix_names_no_unreleased_driver_version() -> None:
-    plan = stacks.plan("karpenter", pools={"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
-                                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}})
-    found = _one(plan, "karpenter-time-slicing")
-    assert "0.5" not in found.fix and "chartVersions" not in found.fix
-    assert "devices.nvidia: device-plugin" in found.fix
+    """The fix names only releases in the known-release table that carry the gate (0.5.0), never the pinned
+    unknown one; the device plugin stays the alternative."""
+    pools = {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                   "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}
+    for pin in ("0.4.1", "0.6.0"):
+        found = _one(stacks.plan("karpenter", pools=pools, chartVersions={"nvidia-dra-driver": pin}),
+                     "karpenter-time-slicing")
+        assert pin not in found.fix and "chartVersions.nvidia-dra-driver to 0.5.0 " in found.fix
+        assert "devices.nvidia: device-plugin" in found.fix
 
 
 # --- mig-partitions points only at keys the stack has ---------------------------------------------

@@ -14,6 +14,8 @@ from eks_devices.core.rules.resources import check, running
 
 PLUGIN = Resource("kubernetes:helm.sh/v3:Release", "plugin", "urn:plugin",
                   {"chart": "nvidia-device-plugin", "version": "0.20.0", "values": {}})
+# without it the NVIDIA DRA chart refuses to render (chart-render-refused), whatever else is set
+RENDERS = {"gpuResourcesEnabledOverride": True}
 DRA = Resource("kubernetes:helm.sh/v4:Chart", "dra", "urn:dra",
                {"chart": "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu", "values": {}})
 
@@ -57,7 +59,7 @@ def bottlerocket_group(user_data: str, labels: dict[str, str] | None = None) -> 
         "instanceTypes": ["g6e.xlarge"], "amiType": "BOTTLEROCKET_x86_64_NVIDIA",
         "labels": {"gpu": "dra", "nvidia.com/gpu.present": "true"} if labels is None else labels, "launchTemplate": {"id": "lt-0123", "version": "1"}})
     dra = Resource(DRA.type, DRA.name, DRA.urn,
-                   {**DRA.props, "values": {"kubeletPlugin": {"nodeSelector": {"gpu": "dra"}}}})
+                   {**DRA.props, "values": {**RENDERS, "kubeletPlugin": {"nodeSelector": {"gpu": "dra"}}}})
     return [template, group, dra]
 
 
@@ -176,10 +178,10 @@ def test_charts_kept_apart_by_instance_type_affinity_pass() -> None:
     plugin = Resource(PLUGIN.type, PLUGIN.name, PLUGIN.urn, {**PLUGIN.props, "values": {
         "affinity": _on_types(["g6e.xlarge"], ["g6e.2xlarge"])}})
     apart = Resource(DRA.type, DRA.name, DRA.urn, {**DRA.props, "values": {
-        "kubeletPlugin": {"affinity": _on_types(["p5.48xlarge"])}}})
+        **RENDERS, "kubeletPlugin": {"affinity": _on_types(["p5.48xlarge"])}}})
     assert check([plugin, apart]) == []
     shared = Resource(DRA.type, DRA.name, DRA.urn, {**DRA.props, "values": {
-        "kubeletPlugin": {"affinity": _on_types(["p5.48xlarge", "g6e.2xlarge"])}}})
+        **RENDERS, "kubeletPlugin": {"affinity": _on_types(["p5.48xlarge", "g6e.2xlarge"])}}})
     assert {v.urn for v in check([plugin, shared])} == {"urn:plugin", "urn:dra"}
 
 

@@ -218,6 +218,12 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
               helmValues={"nvidia-device-plugin": {"config": {"name": "my-configs"}}}),
          {"helmValues": {"nvidia-device-plugin": {"config": {"name": DELETE}}}}),
     ],
+    "chart-version-known": [
+        (case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}}, chartVersions={"nvidia-dra-driver": "0.4.7"}),
+         {"chartVersions": {"nvidia-dra-driver": DELETE}}),
+        (case("karpenter", {"p": P5}, cluster={"karpenter": {"version": "1.15.9"}}),
+         {"cluster": {"karpenter": {"version": "1.15.2"}}}),
+    ],
     "karpenter-dra-gates-exclusive": [
         (case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"ignoreDRARequests": False}}}),
          {"helmValues": {"karpenter": {"settings": {"ignoreDRARequests": DELETE}}}}),

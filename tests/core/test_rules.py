@@ -121,6 +121,12 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         "error", "helmValues.nvidia-dra-driver.gpuResourcesEnabledOverride",
         case("karpenter", {"p": {**P5, "devices": {"nvidia": "dra"}}},
              helmValues={"nvidia-dra-driver": {"gpuResourcesEnabledOverride": True}})),
+    "chart-version-known": (
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"efa": "device-plugin"}}},
+             chartVersions={"aws-efa-k8s-device-plugin": "0.5.31"}),
+        "warning", "chartVersions.aws-efa-k8s-device-plugin",
+        case("managed-node-groups", {"p": {**P5, **STATIC, "devices": {"efa": "device-plugin"}}},
+             chartVersions={"aws-efa-k8s-device-plugin": "0.5.30"})),
     "karpenter-dra-gates-exclusive": (
         case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"ignoreDRARequests": False}}}),
         "error", "helmValues.karpenter.settings",
@@ -344,17 +350,45 @@ def test_dra_on_1_33_is_a_warning() -> None:
 
 
 def test_time_slicing_needs_a_driver_with_consumable_shares() -> None:
-    """dra-driver-nvidia-gpu 0.4.1 (the default) refuses the unknown ConsumableShares gate; a newer
-    pinned driver leaves only the alpha warning."""
+    """dra-driver-nvidia-gpu 0.5.0 (the pin) carries the ConsumableShares gate: only the alpha warning. 0.4.1
+    refuses the unknown gate, and a version the toolkit does not know to be released is not trusted with it;
+    both fixes name the known releases that carry it."""
     pools = {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
                    "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}
     default = stacks.plan("karpenter", "1.36", pools)
-    [error] = stacks.findings(default, "karpenter-time-slicing")
-    assert error.severity == "error" and "0.4.1 has no ConsumableShares feature gate" in error.message
+    assert default.releases["nvidia-dra-driver"].version == "0.5.0"
+    assert [f.severity for f in stacks.findings(default, "karpenter-time-slicing")] == ["warning"]
     assert default.releases["nvidia-dra-driver"].values["featureGates"]["ConsumableShares"] is True
-    newer = stacks.plan("karpenter", "1.36", pools, chartVersions={"nvidia-dra-driver": "0.5.0"})
-    assert [f.severity for f in stacks.findings(newer, "karpenter-time-slicing")] == ["warning"]
-    assert not newer.errors
+    assert not default.errors
+    old = stacks.plan("karpenter", "1.36", pools, chartVersions={"nvidia-dra-driver": "0.4.1"})
+    [error] = stacks.findings(old, "karpenter-time-slicing")
+    assert error.severity == "error" and "0.4.1 has no ConsumableShares feature gate" in error.message
+    assert "pin chartVersions.nvidia-dra-driver to 0.5.0 " in error.fix
+    unreleased = stacks.plan("karpenter", "1.36", pools, chartVersions={"nvidia-dra-driver": "0.6.0"})
+    [error] = stacks.findings(unreleased, "karpenter-time-slicing")
+    assert error.severity == "error" and "0.6.0 is not a release the toolkit knows" in error.message
+    assert "0.6.0" not in error.fix and "0.5.0" in error.fix
+    assert [f.severity for f in stacks.findings(unreleased, "chart-version-known")] == ["warning"]
+
+
+def test_chart_versions_checked_against_known_releases() -> None:
+    """Every chart's pin is a known release; a `v` prefix is optional as Helm reads it; an unknown chartVersions
+    entry or Karpenter version is a warning whose fix lists the newest known releases and the pin."""
+    from eks_devices.core.knowledge import charts
+    assert all(charts.RELEASES[key].knows(chart.version) for key, chart in charts.CHARTS.items())
+    efa = {"p": {**P5, **STATIC, "devices": {"efa": "device-plugin"}}}
+    assert not stacks.findings(stacks.plan("managed-node-groups", pools=efa,
+                                           chartVersions={"aws-efa-k8s-device-plugin": "0.5.29"}),
+                               "chart-version-known")
+    [finding] = stacks.findings(stacks.plan("managed-node-groups", pools=efa,
+                                            chartVersions={"aws-efa-k8s-device-plugin": "v0.5.99"}),
+                                "chart-version-known")
+    assert "aws-efa-k8s-device-plugin v0.5.99 is not a release the toolkit knows (newest known: v0.5.30)" in (
+        finding.message)
+    assert "v0.5.30" in finding.fix and "the toolkit pins v0.5.30" in finding.fix
+    [karpenter] = stacks.findings(stacks.plan("karpenter", cluster={"karpenter": {"version": "1.15.7"}}),
+                                  "chart-version-known")
+    assert karpenter.path == "cluster.karpenter.version" and "1.15.2" in karpenter.fix
 
 
 def test_karpenter_beyond_known_kubernetes() -> None:

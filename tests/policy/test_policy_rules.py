@@ -55,6 +55,16 @@ def named(resources: list[Resource], name: str) -> Resource:
     return found[0]
 
 
+def _gpu_override_off(res: list[Resource]) -> None:
+    named(res, "platform-nvidia-dra-driver").props["values"]["gpuResourcesEnabledOverride"] = False
+
+
+def _plugin_config_name_and_map(res: list[Resource]) -> None:
+    values = named(res, "platform-nvidia-device-plugin").props["values"]
+    assert values["config"]["map"]  # the toolkit's time-slicing configs
+    values["config"]["name"] = "team-configs"
+
+
 def _unscoped_plugin(res: list[Resource]) -> None:
     named(res, "platform-nvidia-device-plugin").props["values"]["nodeSelector"] = None
 
@@ -210,6 +220,10 @@ BROKEN: dict[str, tuple[str, Callable[[list[Resource]], None], str, set[str]]] =
                                  {"platform-gpu-timeslice"}),
     "dra-driver-toleration-invalid": ("staging", _invalid_toleration, "device-software-installable",
                                       {"platform-nvidia-dra-driver"}),
+    "dra-driver-gpu-override-off": ("staging", _gpu_override_off, "chart-render-refused",
+                                    {"platform-nvidia-dra-driver"}),
+    "plugin-config-name-and-map": ("staging", _plugin_config_name_and_map, "chart-render-refused",
+                                   {"platform-nvidia-device-plugin"}),
 }
 
 
@@ -232,7 +246,7 @@ def test_the_violation_says_what_runs_where(recorded: dict[str, list[Resource]])
     assert message.startswith("Karpenter NodePool platform-gpu-dra: p5.48xlarge nodes would run 2 nvidia device "
                               "managers: device-plugin (Helm release platform-nvidia-device-plugin of "
                               "nvidia-device-plugin 0.20.0), dra (Helm release platform-nvidia-dra-driver of "
-                              "dra-driver-nvidia-gpu 0.4.1)")
+                              "dra-driver-nvidia-gpu 0.5.0)")
 
 
 def test_an_unserved_pool_says_why(recorded: dict[str, list[Resource]]) -> None:

@@ -93,6 +93,8 @@ class Installer:
     agents: tuple[charts.Agent, ...]
     values: dict[str, Any]
     unread: tuple[str, ...] = ()  # valueYamlFiles that could not be read: its placement is unknown
+    chart_key: str | None = None  # a known chart's key in charts.CHARTS, with the version the program pins
+    version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -319,8 +321,9 @@ def _helm(res: Resource) -> Installer | None:
     what = f"Helm {res.kind.lower()} {res.name} of {{}} {version}"
     if key is not None:
         values = _default_instance_lists(charts.CHARTS[key].agents, values)
+        pinned = res.props.get("version")
         return Installer(res.name, res.urn, what.format(charts.CHARTS[key].chart), charts.CHARTS[key].agents,
-                         values, unread)
+                         values, unread, key, pinned if isinstance(pinned, str) and pinned else None)
     if installers.chart_name(chart) == installers.GPU_OPERATOR_CHART:
         if dig(values, "clusterPolicy.deployCR") is False:  # no ClusterPolicy: no device plugin from it
             values = merge(values, {"devicePlugin": {"enabled": False}})

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eks_devices.core.knowledge import catalog, charts, registries
+from eks_devices.core.knowledge import catalog, charts, registries, versions
 from eks_devices.core.knowledge.device_classes import (
     BASE_CLASSES,
     CD_CHANNEL_CEL,
@@ -179,8 +179,8 @@ def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[Pool
 
 
 def _chart_classes(spec: Spec, releases: dict[str, Release]) -> list[DeviceClassPlan]:
-    """The DeviceClasses the driver charts create with the merged values (NVIDIA DRA 0.4.1, aws-dranet
-    1.0.0 and Neuron 1.10.0 chart templates)."""
+    """The DeviceClasses the driver charts create with the merged values (NVIDIA DRA 0.4.1 and 0.5.0,
+    aws-dranet 1.0.0 and Neuron 1.10.0 chart templates)."""
     out: list[DeviceClassPlan] = []
     if "nvidia-dra-driver" in releases:
         values, owner = releases["nvidia-dra-driver"].values, "nvidia-dra-driver"
@@ -191,10 +191,14 @@ def _chart_classes(spec: Spec, releases: dict[str, Release]) -> list[DeviceClass
                     DeviceClassPlan("mig.nvidia.com", "gpu.nvidia.com", MIG_CEL, owner),
                     DeviceClassPlan("vfio.gpu.nvidia.com", "gpu.nvidia.com", VFIO_CEL, owner)]
         if dig(values, "resources.computeDomains.enabled", True):
-            out += [DeviceClassPlan("compute-domain-daemon.nvidia.com", "compute-domain.nvidia.com",
-                                    CD_DAEMON_CEL, owner),
-                    DeviceClassPlan("compute-domain-default-channel.nvidia.com", "compute-domain.nvidia.com",
-                                    CD_CHANNEL_CEL, owner)]
+            # 0.5.0 renders no daemon class when the host runs IMEX (templates/deviceclass-compute-domain-daemon.yaml)
+            host_imex = (dig(values, "resources.computeDomains.imex.mode") == "hostManaged"
+                         and versions.semver(releases[owner].version) >= (0, 5, 0))
+            if not host_imex:
+                out.append(DeviceClassPlan("compute-domain-daemon.nvidia.com", "compute-domain.nvidia.com",
+                                           CD_DAEMON_CEL, owner))
+            out.append(DeviceClassPlan("compute-domain-default-channel.nvidia.com", "compute-domain.nvidia.com",
+                                       CD_CHANNEL_CEL, owner))
     if "aws-dranet" in releases and dig(releases["aws-dranet"].values, "deviceClass.create", True):
         name = dig(releases["aws-dranet"].values, "deviceClass.name") or "efa.networking.k8s.aws"
         out.append(DeviceClassPlan(name, "dra.net", EFA_CEL, "aws-dranet"))

@@ -2,9 +2,12 @@
 and where in each chart's values the device-managing DaemonSets take their node scope.
 
 Versions are the upstream releases listed below; a stack overrides any of them with `eks-devices:chartVersions`.
-Each `Agent` records what the chart's templates do with the values (checked against the chart
-sources: dra-driver-nvidia-gpu 0.4.1, nvidia-device-plugin 0.20.0, eks-charts aws-dranet 1.0.0
-and aws-efa-k8s-device-plugin v0.5.30, neuron-helm-chart), so the overlap proof in `scope.py`
+`RELEASES` lists the releases known of each chart (read from the upstream repositories, each with
+its source); `chartVersions` naming another is a finding (`chart-version-known`). Each `Agent` records
+what the chart's templates do with the values (checked against the chart sources:
+kubernetes-sigs/dra-driver-nvidia-gpu, formerly NVIDIA/k8s-dra-driver-gpu, at 0.4.1 and 0.5.0;
+NVIDIA/k8s-device-plugin 0.20.0; aws/eks-charts aws-dranet 1.0.0 and aws-efa-k8s-device-plugin
+v0.5.30; aws-neuron/neuron-helm-charts neuron-helm-chart 1.10.0), so the overlap proof in `scope.py`
 can tell where each DaemonSet lands from the merged values alone: the chart's default affinity
 as data (each term as the chart's values.yaml writes it), or the terms its template builds.
 """
@@ -153,9 +156,12 @@ CHARTS: dict[str, Chart] = {
         Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system"),
         # kubeletPlugin.tolerations defaults to [nvidia.com/gpu NoSchedule]; a value replaces it. The
         # kubelet plugin manages GPUs only while `resources.gpus.enabled` (default true); with it off
-        # it serves ComputeDomains at most, or is not rendered at all.
+        # it serves ComputeDomains at most, or is not rendered at all. Pinned to 0.5.0, the first
+        # release with the ConsumableShares gate that Karpenter time-slicing needs (docs/upgrading.md);
+        # its kubelet plugin's affinity, tolerations and DeviceClasses read as 0.4.1's (chart on main at
+        # 95932046, the 0.5.0 development line, 2026-08-07).
         Chart("nvidia-dra-driver", "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts",
-              "0.4.1", "nvidia",
+              "0.5.0", "nvidia",
               (Agent("nvidia", "dra", "kubeletPlugin.nodeSelector", "kubeletPlugin.affinity",
                      "kubeletPlugin.tolerations", enabled="resources.gpus.enabled", enabled_default=True,
                      default_tolerations=(Toleration("nvidia.com/gpu", "NoSchedule"),),
@@ -203,6 +209,60 @@ RELEASE_FOR: dict[tuple[Family, ManagerName], str] = {
     ("neuron", "dra"): "neuron-dra-driver",
     ("neuron", "device-plugin"): "neuron-device-plugin",
 }
+
+@dataclass(frozen=True)
+class Releases:
+    """The releases known of a chart, oldest first, and where they were read."""
+
+    versions: tuple[str, ...]
+    source: str
+
+    def knows(self, version: str) -> bool:
+        """Whether `version` is one of them (a leading `v` is optional, as Helm's semver reads it)."""
+        return version.removeprefix("v") in {v.removeprefix("v") for v in self.versions}
+
+    @property
+    def newest(self) -> str:
+        return self.versions[-1]
+
+
+def _series(prefix: str, minor: int, patches: int | tuple[int, ...]) -> tuple[str, ...]:
+    """`prefix1.<minor>.0` … — the patch releases of one minor line."""
+    numbers = range(patches + 1) if isinstance(patches, int) else patches
+    return tuple(f"{prefix}{minor}.{n}" for n in numbers)
+
+
+_KARPENTER = Releases(
+    tuple(v for minor, last in ((0, 14), (1, 10), (2, 8), (3, 8), (4, 4), (5, 8), (6, 8), (7, 6), (8, 8), (9, 2),
+                                (10, 2), (11, 3), (12, 2), (13, 1), (14, 1), (15, 2))
+          for v in _series("1.", minor, last)),
+    "aws/karpenter-provider-aws tags v1.0.0-v1.14.1; v1.15.0 (#9719, 2026-10), v1.15.1 and v1.15.2 (release notes)")
+
+RELEASES: dict[str, Releases] = {
+    "karpenter": _KARPENTER,
+    "karpenter-crd": _KARPENTER,
+    "nvidia-dra-driver": Releases(
+        ("0.4.0", "0.4.1", "0.5.0"),
+        "kubernetes-sigs/dra-driver-nvidia-gpu tags v0.4.0, v0.4.1; v0.5.0 (issue #1365, PR #1367, 2026-08-19; "
+        "earlier releases are the calendar-versioned nvidia-dra-driver-gpu chart, another name)"),
+    "nvidia-device-plugin": Releases(
+        ("0.14.0", "0.14.1", "0.14.2", "0.14.3", "0.14.4", "0.14.5", "0.15.0", "0.15.1", "0.16.0", "0.16.1", "0.16.2",
+         "0.17.0", "0.17.1", "0.17.2", "0.17.3", "0.17.4", "0.18.0", "0.18.1", "0.18.2", "0.19.0", "0.19.1", "0.19.2",
+         "0.19.3", "0.20.0", "0.20.1"),
+        "NVIDIA/k8s-device-plugin gh-pages index.yaml (2026-08-20) to 0.20.0; v0.20.1 (PR #2057, 2026-09-22)"),
+    "aws-dranet": Releases(("1.0.0",), "aws/eks-charts gh-pages index.yaml (2026-08-03)"),
+    "aws-efa-k8s-device-plugin": Releases(
+        ("v0.4.2", "v0.4.4", *_series("v0.", 5, (2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 21,
+                                                   22, 24, 25, 26, 27, 28, 29, 30))),
+        "aws/eks-charts gh-pages index.yaml (2026-08-03); later image bumps (PRs #1363, #1366) not read"),
+    "neuron-dra-driver": (_NEURON := Releases(
+        ("1.8.0", "1.9.0", "1.10.0"), "aws-neuron/neuron-helm-charts releases 1.8.0-1.10.0 (1.10.0: 2026-08-19)")),
+    "neuron-device-plugin": _NEURON,
+}
+
+# dra-driver-nvidia-gpu's ConsumableShares gate (system-mediated time-slicing through consumable
+# capacity): merged 2026-07-30 (PR #1257), first released in 0.5.0. Older drivers refuse the unknown gate.
+CONSUMABLE_SHARES_SINCE = "0.5.0"
 
 # GPU models on which the NVIDIA DRA driver's DynamicMIG gate can switch MIG on and partition on
 # demand: Hopper and later (EKS-MIG). Ampere (A100) needs partitions created before the driver starts.

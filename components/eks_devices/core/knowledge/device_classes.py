@@ -1,6 +1,7 @@
 """The upstream DeviceClasses: their names, the driver each selects and its CEL selector, as the
-driver charts define them (NVIDIA k8s-dra-driver-gpu, aws-dranet, the Neuron chart) and EKS Auto
-Mode names them. Claims, DeviceClasses the toolkit creates and the claim fit all read these."""
+driver charts define them (dra-driver-nvidia-gpu from kubernetes-sigs/dra-driver-nvidia-gpu, aws-dranet,
+the Neuron chart) and EKS Auto Mode names them. Claims, DeviceClasses the toolkit creates and the
+claim fit all read these."""
 
 from __future__ import annotations
 

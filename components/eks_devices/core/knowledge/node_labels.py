@@ -8,15 +8,16 @@ judged as the scheduler would judge it. Where each label comes from:
   and `topology.kubernetes.io/zone` (the AWS cloud provider's node controller); Kubernetes
   documents all five under "Well-Known Labels, Annotations and Taints";
 - Karpenter nodes (aws/karpenter-provider-aws `pkg/apis/v1/labels.go` lines 148-170 and
-  `pkg/providers/instancetype/types.go` `computeRequirements`, read at v1.14.1 and unchanged in the
-  v1.15 line's label set): `karpenter.sh/nodepool`, `karpenter.sh/capacity-type` (`on-demand`, `spot`,
-  `reserved`), `karpenter.sh/registered` and `karpenter.sh/initialized`, and the instance labels
-  `karpenter.k8s.aws/instance-family` and `-size` (the name split at the dot), `-category` and
-  `-generation` (its `instanceTypeScheme` regexp); on GPU types `-gpu-name` (EC2's GPU name in lower
-  kebab case: `h100`, `a10g`, `rtx-pro-server-6000`), `-gpu-manufacturer` (`nvidia`), `-gpu-count` and
-  `-gpu-memory` (MiB per GPU, where EC2 reports it); on Neuron types `-accelerator-name` (`trainium2`,
-  `inferentia2`), `-accelerator-manufacturer` (`aws`) and `-accelerator-count` (CPU and memory labels
-  are not modelled: the catalogue does not hold their values);
+  `pkg/providers/instancetype/types.go` `computeRequirements` and `lowerKabobCase`, read at v1.14.1, the
+  newest source read; the pinned 1.15.0's were not in reach): `karpenter.sh/nodepool`,
+  `karpenter.sh/capacity-type` (`on-demand`, `spot`, `reserved`), `karpenter.sh/registered` and
+  `karpenter.sh/initialized`, and the instance labels `karpenter.k8s.aws/instance-family` and `-size`
+  (the name split at the dot), `-category` and `-generation` (its `instanceTypeScheme` regexp); on GPU
+  types `-gpu-name` (EC2's GPU name in lower kebab case: `h100`, `a10g`, `rtx-pro-server-6000`),
+  `-gpu-manufacturer` (`nvidia`), `-gpu-count` and `-gpu-memory` (MiB per GPU, where EC2 reports it); on
+  Neuron types `-accelerator-name` (`trainium2`, `inferentia2`), `-accelerator-manufacturer` (`aws`) and
+  `-accelerator-count` (CPU and memory labels are not modelled: the catalogue does not hold their
+  values);
 - managed node groups (EKS user guide, "Create a managed node group": the labels EKS applies):
   `eks.amazonaws.com/nodegroup` (the group's name) and `eks.amazonaws.com/capacityType`
   (`ON_DEMAND`, `SPOT`, `CAPACITY_BLOCK`);

@@ -27,7 +27,8 @@ Sources (read at these revisions; paths are in each repository):
   ValidateResourceClaimUpdate / ValidateResourceClaimTemplateUpdate): a claim's and a claim template's
   `spec` is immutable. CRD rules (`x-kubernetes-validations` with `oldSelf`): Karpenter
   (kubernetes-sigs/karpenter v1.14.1 pkg/apis/v1/nodepool.go:237-238) and the NVIDIA DRA driver
-  (NVIDIA/k8s-dra-driver-gpu v25.12.0 api/nvidia.com/resource/v1beta1/computedomain.go:60).
+  (kubernetes-sigs/dra-driver-nvidia-gpu, formerly NVIDIA/k8s-dra-driver-gpu, v25.12.0
+  api/nvidia.com/resource/v1beta1/computedomain.go:60).
 """
 
 from __future__ import annotations
@@ -246,7 +247,7 @@ TABLE: dict[str, Replacement] = {
         _METADATA, f"{K8S_PROVIDER}; {CLAIM_IMMUTABLE}", True, "the allocation of the pods sharing it",
         immutable=("spec",)),
     "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain": Replacement(
-        _METADATA, f"{K8S_PROVIDER}; NVIDIA/k8s-dra-driver-gpu v25.12.0 "
+        _METADATA, f"{K8S_PROVIDER}; kubernetes-sigs/dra-driver-nvidia-gpu v25.12.0 "
         "api/nvidia.com/resource/v1beta1/computedomain.go:60 (self == oldSelf: spec is immutable)", True,
         "the IMEX channels of the multi-node job running in the domain", immutable=("spec",)),
     "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate": Replacement(

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from eks_devices.core.knowledge import chart_refusals, charts
 from eks_devices.core.model import Plan
-from eks_devices.core.rules.registry import Verdict, error, rule
+from eks_devices.core.rules.registry import Verdict, error, rule, warning
 from eks_devices.core.values import dig
 
 _UNSET = object()
@@ -26,6 +26,32 @@ def _chart_render_refused(plan: Plan) -> Iterator[Verdict]:
             given = "unset" if value is _UNSET else json.dumps(value, sort_keys=True)
             yield error(f"helmValues.{release.key}.{blamed}",
                         f"chart {chart} {release.version} refuses to render: {refusal.problem} ({blamed} given "
-                        f"{given}); release {release.key} never installs, so pools {', '.join(release.pools)} "
-                        f"run no {release.family} {release.manager}",
+                        f"{given}); release {release.key} never installs, so its pools ({', '.join(release.pools)}) "
+                        f"get no {release.family} {release.manager}",
                         f"accepted: {refusal.accepted}; change or remove helmValues.{release.key}.{blamed}")
+
+
+def _known(key: str, pinned: str) -> str:
+    """The fix's list: the newest known releases of a chart, and the toolkit's pin."""
+    releases = charts.RELEASES[key]
+    shown = releases.versions[-6:]
+    more = f" (and {len(releases.versions) - len(shown)} older)" if len(releases.versions) > len(shown) else ""
+    return f"{', '.join(shown)}{more}; the toolkit pins {pinned}"
+
+
+@rule("chart-version-known", "`chartVersions` and Karpenter's version name releases the toolkit knows "
+      "(`charts.RELEASES`, read upstream); its models of each chart were checked against those (warning)")
+def _chart_version_known(plan: Plan) -> Iterator[Verdict]:
+    pinned: dict[str, str] = dict(plan.spec.chart_versions)
+    if plan.mode == "karpenter" and plan.karpenter is not None:
+        pinned["karpenter"] = plan.karpenter.version
+    for key, version in sorted(pinned.items()):
+        releases = charts.RELEASES[key]
+        if releases.knows(version):
+            continue
+        path = "cluster.karpenter.version" if key == "karpenter" else f"chartVersions.{key}"
+        yield warning(path, f"{charts.CHARTS[key].chart} {version} is not a release the toolkit knows (newest known: "
+                      f"{releases.newest}): the chart's refusals, placement and values were checked against the "
+                      "known releases only",
+                      f"set {path} to a known release: {_known(key, charts.CHARTS[key].version)}"
+                      + ("" if key == "karpenter" else f"; or remove {path}"))

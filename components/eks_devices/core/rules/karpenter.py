@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from eks_devices.core.derive.karpenter_gates import GATES, dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
-from eks_devices.core.knowledge import amis, versions
+from eks_devices.core.knowledge import amis, charts, versions
 from eks_devices.core.manifests.nodes import refused_template_label, reserves_capacity
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
@@ -140,31 +140,34 @@ def _karpenter_reuse_values(plan: Plan) -> Iterator[Verdict]:
                     "resets values and applies the declared ones)")
 
 
-# The NVIDIA DRA driver's ConsumableShares gate is on its main branch after 0.4.1 (no release has it
-# yet); the driver refuses feature gates it does not know.
-CONSUMABLE_SHARES_DRIVER = (0, 5, 0)
-
-
-@rule("karpenter-time-slicing", "consumable-capacity time-slicing needs 1.36 + Karpenter 1.15 and a "
-      "dra-driver-nvidia-gpu with the `ConsumableShares` gate (0.4.x refuses the unknown gate) (errors); "
-      "alpha (warning)", modes=("karpenter",))
+@rule("karpenter-time-slicing", "consumable-capacity time-slicing needs 1.36 + Karpenter 1.15 and a known "
+      "dra-driver-nvidia-gpu release with the `ConsumableShares` gate (0.5.0+; 0.4.x refuses the unknown gate) "
+      "(errors); alpha (warning)", modes=("karpenter",))
 def _karpenter_time_slicing(plan: Plan) -> Iterator[Verdict]:
     for pool, _ in dra_pools(plan, ("nvidia",)):
         if not pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION):
             continue  # static pools time-slice through the driver's GpuConfig, not consumable capacity
         low = plan.spec.cluster.kubernetes < (1, 36) or plan.spec.cluster.karpenter_version < (1, 15, 0)
         driver = plan.releases["nvidia-dra-driver"].version
+        since = charts.CONSUMABLE_SHARES_SINCE
+        carrying = [v for v in charts.RELEASES["nvidia-dra-driver"].versions
+                    if versions.semver(v) >= versions.semver(since)]
+        fix = (f"pin chartVersions.nvidia-dra-driver to {' or '.join(carrying)} (or remove the pin: the toolkit "
+               f"pins {charts.CHARTS['nvidia-dra-driver'].version}), or use devices.nvidia: device-plugin for "
+               "time-slicing")
         if low:
             yield error(at(pool, "gpuSharing.strategy"),
                         "GPU time-slicing through consumable capacity needs Kubernetes 1.36 and Karpenter 1.15",
                         "upgrade, or use devices.nvidia: device-plugin for time-slicing")
-        elif versions.semver(driver) < CONSUMABLE_SHARES_DRIVER:
+        elif not charts.RELEASES["nvidia-dra-driver"].knows(driver):
             yield error(at(pool, "gpuSharing.strategy"),
-                        f"dra-driver-nvidia-gpu {driver} has no ConsumableShares feature gate (it came after "
-                        "0.4.1): the driver rejects the unknown gate and stops on every NVIDIA DRA node",
-                        "use devices.nvidia: device-plugin for time-slicing (gpuSharing.replicas then splits each "
-                        "GPU into that many nvidia.com/gpu); the toolkit knows no dra-driver-nvidia-gpu release "
-                        "with the ConsumableShares gate yet")
+                        f"dra-driver-nvidia-gpu {driver} is not a release the toolkit knows to carry the "
+                        "ConsumableShares feature gate: a driver without it rejects the gate and stops on every "
+                        "NVIDIA DRA node", fix)
+        elif versions.semver(driver) < versions.semver(since):
+            yield error(at(pool, "gpuSharing.strategy"),
+                        f"dra-driver-nvidia-gpu {driver} has no ConsumableShares feature gate (first released in "
+                        f"{since}): the driver rejects the unknown gate and stops on every NVIDIA DRA node", fix)
         else:
             yield warning(at(pool, "gpuSharing.strategy"),
                           "consumable-capacity time-slicing is alpha in Karpenter and in the NVIDIA DRA driver",

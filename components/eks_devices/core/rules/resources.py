@@ -17,7 +17,7 @@ from eks_devices.core.derive import daemonsets, scope
 from eks_devices.core.derive.karpenter_gates import dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
 from eks_devices.core.derive.resources import KARPENTER_POOL, Facts, Installer, NodeShape, Resource, nodes, read
-from eks_devices.core.knowledge import catalog, charts, kube_scheduling
+from eks_devices.core.knowledge import catalog, chart_refusals, charts, kube_scheduling
 from eks_devices.core.knowledge.device_classes import EFA_CLASS
 from eks_devices.core.model import Severity
 from eks_devices.core.names import INSTANCE_TYPE_LABEL, manager_label
@@ -197,6 +197,16 @@ def device_software_installable(facts: Facts) -> list[Violation]:
             for path, problem in daemonsets.invalid_fields(agent, inst.values)]
 
 
+def chart_render_refused(facts: Facts) -> list[Violation]:
+    """Releases of a known chart whose values hit the chart's own `fail` (`knowledge/chart_refusals.py`); an
+    unpinned release is judged by the newest template modelled."""
+    return [Violation("chart-render-refused", inst.urn,
+                      f"{inst.what} cannot install: the chart refuses to render ({refusal.problem}). Set "
+                      f"{refusal.accepted}")
+            for inst in facts.installers if inst.chart_key is not None
+            for refusal in chart_refusals.refusals(inst.chart_key, inst.version or "999.0.0", inst.values)]
+
+
 @dataclass(frozen=True)
 class _PoolManagers:
     """A Karpenter NodePool's device managers as the proof finds them: a `pools.ManagedPool`, what
@@ -290,6 +300,7 @@ CHECKS: dict[str, Check] = {
     "efa-partial-interfaces": Check(efa_partial_interfaces, "warning"),
     "device-software-unserved": Check(device_software_unserved, "error"),
     "device-software-installable": Check(device_software_installable, "error"),
+    "chart-render-refused": Check(chart_render_refused, "error"),
 }
 
 
