@@ -7,6 +7,7 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from eks_devices.cli.text import cited, say, value
@@ -131,7 +132,12 @@ def print_plan(console: Console, plan: Plan, title: str, verbose: bool = False) 
                 notes.setdefault(res.reason, []).append(f"{name} {family}")
         table.add_row(name, pool.provisioning + (f" x{pool.replicas}" if pool.replicas is not None else ""), *cells)
     # pool names and manager words are never broken: a table wider than the terminal is printed whole
-    console.print(table, width=max(console.width, console.measure(table).maximum), crop=False)
+    natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    width, console.width = console.width, max(console.width, natural)
+    try:
+        console.print(table, crop=False)
+    finally:
+        console.width = width
     say(console, f"auto resolves to DRA where it is supported ({plan.mode}, Kubernetes {plan.spec.cluster.version}); "
                  "*: pinned in the stack file; -: no such devices.", indent="  ", hanging="  ")
     for reason, where in notes.items():
