@@ -253,7 +253,10 @@ def test_a_capacity_block_pool_renamed_without_renamed_from_fails() -> None:
     before = stack("managed-node-groups", pools={"cb": cb})
     after = stack("managed-node-groups")
     after["eks-devices:nodePools"]["cb2"] = cb
-    changes, _ = compare(before, after)
+    changes, story = compare(before, after)
+    # a pool created and one deleted: no manager of a kept pool flips, in the list and on the pools alike
+    assert [(s["pool"], s["nodes"]) for s in story["pools"]] == [("cb", "deleted"), ("cb2", "created")]
+    assert story["flips"] == [] and not any(m["flips"] for s in story["pools"] for m in s["managers"].values())
     group = next(c for c in changes if c.type == NODE_GROUP and c.action == "create")
     assert group.fails and "renamedFrom: cb" in group.reasons[-1]
     assert group in diff.stateful_losses(changes)  # --fail-on replace stops on it

@@ -382,7 +382,8 @@ class PoolStory:
                 "provisioning": self.provisioning, "rolledBecause": self.why,
                 "oldNodesDeletedFirst": self.deleted_first,
                 "reservedCapacityReleasedFirst": self.released_first,
-                "managers": {f: {"before": b, "after": a, "flips": b != a} for f, (b, a) in self.managers.items()},
+                "managers": {f: {"before": b, "after": a, "flips": b != a and "-" not in (b, a)}  # as `manager_flips`
+                             for f, (b, a) in self.managers.items()},
                 "workloadsLosingNodes": self.workloads}
 
 
