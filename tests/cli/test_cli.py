@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -34,12 +35,34 @@ def test_preview_dev_json_lists_every_pool_with_managers_and_reasons() -> None:
     assert data["summary"] == {"errors": 0, "warnings": 0}
 
 
+@pytest.mark.parametrize("columns", [80, 200])
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
-def test_preview_text_for_shipped_stacks(stack: str) -> None:
-    result = run("preview", stack)
+def test_preview_text_fits_the_terminal_findings_first(stack: str, columns: int) -> None:
+    """COLUMNS sets the width: no line is longer, label values are never broken, and the order is
+    findings, the pools x families matrix, the releases, then the resource tree."""
+    result = run("preview", stack, env={**os.environ, "COLUMNS": str(columns)})
     assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns, [line for line in lines if len(line) > columns]
+    text = result.stdout
     # staging leaves its static pools on @latest: only those warnings (tests/cli/test_check.py)
-    assert "Device plan" in result.stdout and ("No findings." in result.stdout) == (stack != "staging")
+    assert ("No findings." in text) == (stack != "staging")
+    findings = text.index("No findings.") if stack != "staging" else text.index("Findings: 0 error(s), 2 warning(s)")
+    matrix, tree = text.index("Device managers (pool x family)"), text.index(f"Stack {stack}: ")
+    assert findings < matrix < tree
+    plan = json.loads(run("preview", stack, "--json").stdout)
+    header = next(line for line in lines if line.lstrip().startswith("pool "))
+    assert header.split()[:2] == ["pool", "provisioning"] and set(header.split()[2:]) <= {"nvidia", "efa", "neuron"}
+    for name, pool in plan["pools"].items():
+        row = next(line.split() for line in lines if line.split()[:1] == [name])
+        for family, cell in zip(header.split()[2:], row[-len(header.split()[2:]):], strict=True):
+            manager = pool["managers"][family]
+            assert cell.rstrip("*") == ("-" if manager["manager"] == "none" else manager["manager"])
+            assert cell.endswith("*") == (manager["requested"] == manager["manager"] != "none")
+    for release in plan["releases"].values():  # node scopes are label values: whole, never folded
+        for key, value in release["scope"].items():
+            assert f"{key}={value}" in text
+    assert "{'" not in text  # values as JSON, never a Python repr
 
 
 def test_error_findings_exit_1(tmp_path: Path) -> None:
@@ -121,3 +144,18 @@ def test_help_shows_flags_as_flags(verb: tuple[str, ...]) -> None:
     result = run(*verb, "--help")
     assert result.returncode == 0 and "--help" in result.stdout
     assert "<bool>" not in result.stdout
+
+
+def test_why_is_said_only_where_it_is_not_the_default() -> None:
+    """dev: the pools resolving `auto` to DRA or to no devices get no line; the plugin pools say why, once each."""
+    from rich.console import Console
+
+    from eks_devices.cli.report import print_plan
+    from support import stacks
+
+    console = Console(record=True, width=200)
+    print_plan(console, stacks.build(stacks.shipped("dev")), "Stack dev")
+    text = console.export_text()
+    assert "gpu-plugin nvidia: Auto Mode has no DRA device metadata for g7e.2xlarge, g7e.4xlarge" in text
+    assert "inference-neuron neuron: Auto Mode runs Neuron devices with the device plugin only" in text
+    assert "DRA is supported here" not in text and "have no EFA devices" not in text

@@ -9,7 +9,9 @@ import json
 from typing import Any
 
 import pytest
+from rich.console import Console
 
+from eks_devices.cli.diff_view import print_diff
 from eks_devices.cli.report import plan_data
 from eks_devices.core.knowledge import rollouts
 from eks_devices.offline import diff
@@ -212,21 +214,34 @@ def test_a_zone_count_turned_into_the_same_zone_list_changes_nothing(mode: str) 
     assert story["nodesRolled"] == []
 
 
-@pytest.mark.parametrize("mode", ["managed-node-groups", "karpenter"])
+@pytest.mark.parametrize("mode", ["managed-node-groups", "karpenter", "auto-mode"])
 def test_a_pool_renamed_with_renamed_from_is_one_pool_whose_nodes_roll(mode: str) -> None:
     """renamedFrom keeps every resource (aliases): the pool label changes, which is a new launch
-    template version (EKS rolls the group) or NodePool drift: one pool rolled, nothing replaced,
-    created or deleted, no manager flip."""
+    template version (EKS rolls the group) or NodePool drift (Karpenter, Auto Mode): one pool rolled,
+    nothing replaced, created or deleted, no manager flip, in JSON and in the text alike."""
     base = stack(mode)
     pools = dict(base["eks-devices:nodePools"])
     renamed = {"c": {**pools.pop("a"), "renamedFrom": "a"}, **pools}
     changes, story = compare(base, stack(mode) | {"eks-devices:nodePools": renamed})
     assert {c.action for c in changes} == {"update"}
-    assert [(s["pool"], s["nodes"]) for s in story["pools"]] == [("c", "rolled")]
+    assert [(s["pool"], s["renamedFrom"], s["nodes"]) for s in story["pools"]] == [("c", "a", "rolled")]
     assert story["flips"] == [] and story["nodesRolled"] == ["c"]
+    (pool,) = story["pools"]
+    assert pool["managers"] == {"nvidia": {"before": "device-plugin", "after": "device-plugin", "flips": False}}
+    assert pool["workloadsLosingNodes"] == ["every pod on pool c is evicted while its nodes are rolled"]
     if mode == "managed-node-groups":
         group = next(c for c in changes if c.type == NODE_GROUP)
         assert group.rolls == [group.urn] and "launchTemplate.version" in group.changed and not group.reasons
+    for verbose in (False, True):
+        console = Console(record=True, width=80)
+        print_diff(console, "rename", changes, story, diff.summary(changes), verbose)
+        text = console.export_text()
+        assert "c (renamed from a, the same pool): nodes rolled" in text
+        assert "nvidia: device-plugin\n" in text and "flips" not in text and "create" not in text.replace(
+            "0 to create", "")
+        source = rollouts.source(NODE_GROUP if mode == "managed-node-groups" else NODE_POOL)
+        assert (source.split()[0] in text) == verbose  # upstream citations only with --verbose
+        assert max(len(line) for line in text.splitlines() if " " in line.strip()) <= 80
 
 
 def test_a_capacity_block_pool_renamed_without_renamed_from_fails() -> None:
@@ -238,7 +253,10 @@ def test_a_capacity_block_pool_renamed_without_renamed_from_fails() -> None:
     before = stack("managed-node-groups", pools={"cb": cb})
     after = stack("managed-node-groups")
     after["eks-devices:nodePools"]["cb2"] = cb
-    changes, _ = compare(before, after)
+    changes, story = compare(before, after)
+    # a pool created and one deleted: no manager of a kept pool flips, in the list and on the pools alike
+    assert [(s["pool"], s["nodes"]) for s in story["pools"]] == [("cb", "deleted"), ("cb2", "created")]
+    assert story["flips"] == [] and not any(m["flips"] for s in story["pools"] for m in s["managers"].values())
     group = next(c for c in changes if c.type == NODE_GROUP and c.action == "create")
     assert group.fails and "renamedFrom: cb" in group.reasons[-1]
     assert group in diff.stateful_losses(changes)  # --fail-on replace stops on it

@@ -76,6 +76,8 @@ def test_dev_at_136_against_135_replaces_the_flipped_node_pools() -> None:
         ("gpu-dra", "nvidia", "device-plugin", "dra"), ("train-efa", "nvidia", "device-plugin", "dra"),
         ("train-efa", "efa", "device-plugin", "dra")}
     pools = {s["pool"]: s for s in story["pools"]}
+    assert {(s["pool"], f) for s in story["pools"] for f, m in s["managers"].items() if m["flips"]} == {
+        (f["pool"], f["family"]) for f in story["flips"]}  # the pools' flips are the story's
     assert pools["gpu-dra"]["nodes"] == "replaced"
     assert any("nvidia.com/gpu" in w for w in pools["gpu-dra"]["workloadsLosingNodes"])
     assert any("vpc.amazonaws.com/efa" in w for w in pools["train-efa"]["workloadsLosingNodes"])

@@ -52,7 +52,7 @@ class _Group(_FlagHelp, typer.core.TyperGroup):
 
 app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode="markdown")
-out = Console(soft_wrap=False, width=160)
+out = Console(soft_wrap=False)  # the terminal's width, or COLUMNS; 80 when neither says
 err = Console(stderr=True, soft_wrap=True)
 
 
@@ -69,6 +69,7 @@ def _options(version: Annotated[bool, typer.Option("--version", metavar="", call
 
 STACK_HELP = "Stack name: reads `Pulumi.<STACK>.yaml` in Pulumi.yaml's stackConfigDir."  # a code span keeps `<STACK>`
 JsonFlag = Annotated[bool, typer.Option("--json", metavar="", help="Print machine-readable JSON.")]
+Verbose = Annotated[bool, typer.Option("--verbose", metavar="", help="Cite the upstream sources of reasons and fixes.")]
 AGAINST_HELP = ("Baseline: a stack file, a git revision of the stack's file (`HEAD~1`, `origin/main`), or the JSON "
                 "of `pulumi stack output devicePlan --json`.")
 Against = Annotated[str | None, typer.Option("--against", help=AGAINST_HELP + " Warns about device manager flips.")]
@@ -146,10 +147,12 @@ def preview(
     as_json: JsonFlag = False,
     against: Against = None,
     project_dir: ProjectDir = None,
+    verbose: Verbose = False,
 ) -> None:
     """Run the project's Pulumi program for a stack under Pulumi's mock engine and show what
-    `pulumi up` would build: the resource tree, the device plan (per pool and family the manager,
-    why, and the release serving it) and the findings. Needs no AWS account and no Pulumi CLI.
+    `pulumi up` would build: the findings first, then the device plan (a pools x families matrix of
+    managers, why where it is not the default, the releases serving them) and the resource tree.
+    Needs no AWS account and no Pulumi CLI.
     With `--against BASELINE`, warns about every pool and family whose device manager flips
     compared with the baseline (an upgrade resolving `auto` differently replaces those nodes).
     Also checks what the program sends pulumi-eks against its pinned SDK and construct-time rules:
@@ -173,9 +176,9 @@ def preview(
     else:
         from eks_devices.offline.preview import print_contract, print_tree
 
-        print_tree(out, run.recording, f"Stack {stack}")
-        report.print_plan(out, plan, f"Stack {stack}")
+        report.print_plan(out, plan, f"Stack {stack}", verbose)
         print_contract(out, contract)
+        print_tree(out, run.recording, f"Stack {stack}")
         if run.rejected:
             out.print("Nothing would be deployed: the program refuses stacks with error findings.")
     if flips is not None and not as_json:
@@ -241,6 +244,7 @@ def diff_command(
     = FailOn.never,
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,
+    verbose: Verbose = False,
 ) -> None:
     """What `pulumi up` would do to the stack deployed from BASELINE, offline: runs the program under
     the mock engine for both and lists per resource create / update (the changed inputs) / replace
@@ -262,7 +266,7 @@ def diff_command(
         if as_json:
             _emit({"stack": stack, "baseline": found.source, "findings": [f.as_dict() for f in plan.findings]})
         else:
-            report.print_findings(out, list(plan.findings))
+            report.print_findings(out, list(plan.findings), verbose)
             out.print("Nothing compared: pulumi up refuses stacks with error findings.")
         raise typer.Exit(1)
     before = _run_offline(stack, project_dir, as_json, config=found.config, label=f"baseline {found.source}")
@@ -279,7 +283,7 @@ def diff_command(
     else:
         from eks_devices.cli.diff_view import print_diff
 
-        print_diff(out, f"Stack {stack} against {found.source}", changes, story, counts)
+        print_diff(out, f"Stack {stack} against {found.source}", changes, story, counts, verbose)
     stop = {FailOn.replace: bool(losses), FailOn.roll_reserved: bool(story["reservedCapacityRolled"])}
     raise typer.Exit(1 if stop.get(fail_on) else 0)
 

@@ -6,37 +6,40 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from eks_devices.cli.text import cited, say
 from eks_devices.offline.diff import RESERVED_CAPACITY, Change
 
-SYMBOL = {"create": "[green]+ create[/green]", "update": "[yellow]~ update[/yellow]",
-          "replace": "[magenta]+- replace[/magenta]", "delete": "[red]- delete[/red]"}
+SYMBOL = {"create": ("+ create", "green"), "update": ("~ update", "yellow"), "replace": ("+- replace", "magenta"),
+          "delete": ("- delete", "red")}
+_IN = "      "  # the indent of a change's or a pool's detail lines
 
 
-def _detail(c: Change) -> str:
-    lines = []
+def _detail(c: Change, verbose: bool) -> list[tuple[str, str]]:
+    """(style, line) pairs saying why a resource changes; citations only when `verbose`."""
+    lines: list[tuple[str, str]] = []
     if c.reasons:
-        lines.extend(escape(r) for r in c.reasons)
+        lines.extend(("", cited(r, verbose)) for r in c.reasons)
     elif c.changed:
-        lines.append("changed: " + escape(", ".join(c.changed)))
+        lines.append(("", "changed: " + ", ".join(c.changed)))
     if c.previous_urn and c.action != "replace":
-        lines.append(f"was {escape(c.previous_urn)} (an alias keeps it)")
+        lines.append(("", f"was {c.previous_urn} (an alias keeps it)"))
     if c.rollout:
-        lines.append(f"[bold]rolls nodes[/bold]: {escape(c.rollout)}")
+        lines.append(("bold", f"rolls nodes: {cited(c.rollout, verbose)}"))
     if c.action == "replace" and c.delete_before_replace:
-        lines.append("delete before replace: the old one goes first")
+        lines.append(("", "delete before replace: the old one goes first"))
     if c.stateful and c.action in ("replace", "delete"):
-        lines.append(f"[bold]stateful[/bold]: loses {escape(c.loses)}")
+        lines.append(("bold", f"stateful: loses {c.loses}"))
     if c.protected and c.action in ("replace", "delete"):
-        lines.append("[red]protected[/red]: pulumi up refuses this until `protect` is lifted")
+        lines.append(("red", "protected: pulumi up refuses this until `protect` is lifted"))
     if c.fails:
-        lines.append("[red]pulumi up fails or stalls on this change[/red]")
-    return "\n".join(lines)
+        lines.append(("red", "pulumi up fails or stalls on this change"))
+    return lines
 
 
 def print_diff(console: Console, title: str, changes: list[Change], story: dict[str, Any],
-               counts: dict[str, int]) -> None:
+               counts: dict[str, int], verbose: bool = False) -> None:
+    """The resource changes grouped by component, then the device story; wrapped to the console's width."""
     console.print(f"[bold]{escape(title)}[/bold]")
     if not changes:
         console.print("No resource changes: pulumi up would leave every resource as it is.")
@@ -44,43 +47,50 @@ def print_diff(console: Console, title: str, changes: list[Change], story: dict[
     for c in changes:
         components.setdefault(c.component, []).append(c)
     for component, items in components.items():
-        table = Table(title=escape(component), show_lines=True, title_justify="left")
-        for column in ("action", "type", "name", "why / what"):
-            table.add_column(column, overflow="fold")
+        say(console, component, style="bold")
         for c in items:
-            table.add_row(SYMBOL[c.action], escape(c.type), escape(c.name), _detail(c))
-        console.print(table)
-    _print_story(console, story)
+            symbol, colour = SYMBOL[c.action]
+            say(console, f"{symbol} {c.type} {c.name}", indent="  ", hanging=_IN, style=colour)
+            for style, line in _detail(c, verbose):
+                say(console, line, indent=_IN, hanging=_IN + "  ", style=style)
+    _print_story(console, story, verbose)
     console.print(", ".join(f"{n} to {action}" for action, n in counts.items()))
 
 
-def _print_story(console: Console, story: dict[str, Any]) -> None:
+def _managers(s: dict[str, Any]) -> str:
+    """`nvidia: dra, efa: dra` when kept; `nvidia: dra → device-plugin (flips)` when one changes."""
+    return ", ".join(f"{f}: {m['before']}" if not m["flips"] else
+                     f"{f}: {m['before']} → {m['after']}" + (" (flips)" if "-" not in (m["before"], m["after"]) else "")
+                     for f, m in s["managers"].items()) or "no device managers"
+
+
+def _print_story(console: Console, story: dict[str, Any], verbose: bool) -> None:
     if story["pools"]:
-        table = Table(title="Devices per pool", show_lines=True, title_justify="left")
-        for column in ("pool", "family: manager before → after", "nodes", "workloads that lose their nodes"):
-            table.add_column(column, overflow="fold")
+        console.print("[bold]Devices per pool[/bold]")
         for s in story["pools"]:
-            managers = "\n".join(f"{f}: {m['before']} → {m['after']}" + (" [bold](flips)[/bold]" if m["flips"] else "")
-                                 for f, m in s["managers"].items()) or "-"
-            nodes = s["nodes"] + ("\nreserved capacity released first" if s["reservedCapacityReleasedFirst"]
-                                  else "\nold nodes deleted first" if s["oldNodesDeletedFirst"] else "")
-            held = [k for k in (s["provisioning"] if s["provisioning"] == "static" else "",
-                                s["capacity"] if s["capacity"] in RESERVED_CAPACITY else "") if k]
-            nodes += "".join(f"\n{k} pool" for k in held) + "".join(f"\n{why}" for why in s["rolledBecause"])
-            table.add_row(escape(s["pool"]), managers, nodes, escape("\n".join(s["workloadsLosingNodes"])) or "-")
-        console.print(table)
+            name = s["pool"] + (f" (renamed from {s['renamedFrom']}, the same pool)" if s.get("renamedFrom") else "")
+            held = [f"{k} pool" for k in (s["provisioning"] if s["provisioning"] == "static" else "",
+                                          s["capacity"] if s["capacity"] in RESERVED_CAPACITY else "") if k]
+            first = ("reserved capacity released first" if s["reservedCapacityReleasedFirst"]
+                     else "old nodes deleted first" if s["oldNodesDeletedFirst"] else "")
+            say(console, f"{name}: nodes {s['nodes']}" + "".join(f"; {k}" for k in (first, *held) if k),
+                indent="  ", hanging=_IN)
+            say(console, _managers(s), indent=_IN, hanging=_IN + "  ")
+            for why in s["rolledBecause"]:
+                say(console, f"rolled: {cited(why, verbose)}", indent=_IN, hanging=_IN + "  ")
+            for who in s["workloadsLosingNodes"]:
+                say(console, who, indent=_IN, hanging=_IN + "  ", style="yellow")
     if story["releasesRemoved"]:
-        console.print("Helm releases removed: " + escape(", ".join(story["releasesRemoved"])))
+        say(console, "Helm releases removed: " + ", ".join(story["releasesRemoved"]))
     if story["releasesAdded"]:
-        console.print("Helm releases added: " + escape(", ".join(story["releasesAdded"])))
+        say(console, "Helm releases added: " + ", ".join(story["releasesAdded"]))
     if story["nodesRolled"]:
-        console.print("Nodes rolled (updated in place, every node replaced): "
-                      + escape(", ".join(story["nodesRolled"])))
+        say(console, "Nodes rolled (updated in place, every node replaced): " + ", ".join(story["nodesRolled"]))
     for drift in story["amiDrift"]:
-        console.print(f"AMI drift: pool {escape(drift['pool'])} ({escape(drift['provisioning'])}, "
-                      f"{escape(drift['capacity'])}) selects {escape(drift['alias'])}: {escape(drift['why'])}")
+        say(console, f"AMI drift: pool {drift['pool']} ({drift['provisioning']}, {drift['capacity']}) selects "
+                     f"{drift['alias']}: {cited(drift['why'], verbose)}", hanging="  ")
     for warning in story["warnings"]:
-        console.print("[yellow]warning[/yellow]: " + escape(warning))
+        say(console, "warning: " + warning, hanging="  ", style="yellow")
 
 
 def flip_warnings(flips: list[dict[str, str]], baseline: str) -> list[str]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
+from eks_devices.cli.text import cited, say, value
 from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Finding, Plan
 from eks_devices.core.spec.stack import FAMILIES
@@ -84,89 +86,105 @@ def claims_data(plan: Plan) -> dict[str, Any]:
 
 
 def print_claims(console: Console, plan: Plan) -> None:
-    """One row per claim and pool: "fits on: p5.48xlarge (x1 per node)" or why not."""
+    """Per claim its object and nodeSelector, then per pool "fits on: p5.48xlarge (x1 per node)" or why not."""
     if not plan.claims:
         return
-    table = Table(title="Claims", show_lines=True)
-    for column in ("claim", "object", "nodeSelector", "pool", "fit"):
-        table.add_column(column, overflow="fold")
+    console.print("[bold]Claims[/bold]")
     for c in plan.claims:
-        first = True
         selector = ", ".join(f"{k}={v}" for k, v in sorted(c.node_selector.items())) or "-"
+        say(console, f"{c.name} ({c.built.kind if c.built else 'extended resources'}), nodeSelector {selector}",
+            indent="  ", hanging="      ")
         for name, fit in sorted(c.pools.items()):
-            colour = "green" if fit.fits else "red"
-            table.add_row(escape(c.name) if first else "",
-                          (c.built.kind if c.built else "extended resources") if first else "",
-                          escape(selector) if first else "", name, f"[{colour}]{escape(fit.summary)}[/{colour}]")
-            first = False
-    console.print(table)
+            say(console, f"{name}: {fit.summary}", indent="    ", hanging="      ",
+                style="green" if fit.fits else "red")
 
 
-def print_plan(console: Console, plan: Plan, title: str) -> None:
-    console.print(f"[bold]{title}[/bold]  mode {plan.mode}, Kubernetes {plan.spec.cluster.version}")
-    table = Table(title="Device plan", show_lines=True)
-    for column in ("pool", "provisioning", "instance types", "family", "manager", "served by", "why"):
-        table.add_column(column, overflow="fold")
+def _pinned(res: Any) -> bool:
+    return res.requested not in ("auto", "none") and res.requested == res.manager
+
+
+def _noted(res: Any) -> bool:
+    """Whether a manager's reason is worth a line: not the default (`auto` resolving to DRA where it is
+    supported, or to none where the pool has no such devices) and not simply what the stack file says."""
+    return res.requested == "auto" and res.manager not in ("dra", "none", "inferred")
+
+
+def print_plan(console: Console, plan: Plan, title: str, verbose: bool = False) -> None:
+    """Findings first, then the pools x families matrix of managers, the reasons that are not the
+    default, the releases, DeviceClasses, Karpenter settings and claims."""
+    console.print(f"[bold]{escape(title)}[/bold]  mode {plan.mode}, Kubernetes {plan.spec.cluster.version}")
+    print_findings(console, list(plan.findings), verbose)
+    families = [f for f in FAMILIES if any(p.managers[f].manager != "none" or p.managers[f].requested not in
+                                           ("auto", "none") for p in plan.pools.values())] or list(FAMILIES)
+    table = Table(title="Device managers (pool x family)", box=box.SIMPLE_HEAD, title_justify="left",
+                  pad_edge=False)
+    table.add_column("pool", no_wrap=True)
+    table.add_column("provisioning", no_wrap=True)
+    for family in families:
+        table.add_column(family, no_wrap=True)
+    notes: dict[str, list[str]] = {}
     for name, pool in sorted(plan.pools.items()):
-        first = True
-        for family in FAMILIES:
+        cells = []
+        for family in families:
             res = pool.managers[family]
-            if res.manager == "none" and res.requested in ("auto", "none"):
-                continue
-            table.add_row(
-                name if first else "",
-                (pool.provisioning + (f" x{pool.replicas}" if pool.replicas is not None else "")) if first else "",
-                ", ".join(pool.instance_types) if first else "",
-                family, res.manager, pool.releases.get(family, "-"), res.reason)
-            first = False
-        if first:
-            table.add_row(name, pool.provisioning, ", ".join(pool.instance_types), "-", "none", "-",
-                          "no accelerated devices")
-    console.print(table)
+            cells.append("-" if res.manager == "none" and res.requested in ("auto", "none")
+                         else res.manager + ("*" if _pinned(res) else ""))
+            if _noted(res):
+                notes.setdefault(res.reason, []).append(f"{name} {family}")
+        table.add_row(name, pool.provisioning + (f" x{pool.replicas}" if pool.replicas is not None else ""), *cells)
+    # pool names and manager words are never broken: a table wider than the terminal is printed whole
+    natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    width, console.width = console.width, max(console.width, natural)
+    try:
+        console.print(table, crop=False)
+    finally:
+        console.width = width
+    say(console, f"auto resolves to DRA where it is supported ({plan.mode}, Kubernetes {plan.spec.cluster.version}); "
+                 "*: pinned in the stack file; -: no such devices.", indent="  ", hanging="  ")
+    for reason, where in notes.items():
+        say(console, f"{', '.join(where)}: {cited(reason, verbose)}", indent="  ", hanging="    ")
     inferred = [f"{name} ({', '.join(f for f in FAMILIES if pool.manager(f) == 'inferred')})"
                 for name, pool in sorted(plan.pools.items()) if any(pool.manager(f) == "inferred" for f in FAMILIES)]
     if inferred:
-        console.print(f"Inferred device managers: {escape(', '.join(inferred))}. These NodePools carry no "
-                      "eks.amazonaws.com/device-manager-* label: Auto Mode makes each node a DRA node or a "
-                      "device-plugin node from the Pods it launches the node for, so one pool serves both kinds "
-                      "of Pods (select a node's manager by its own eks.amazonaws.com/device-manager-<family> label).")
+        say(console, f"Inferred device managers: {', '.join(inferred)}. These NodePools carry no "
+                     "eks.amazonaws.com/device-manager-* label: Auto Mode makes each node a DRA node or a "
+                     "device-plugin node from the Pods it launches the node for, so one pool serves both kinds "
+                     "of Pods (select a node's manager by its own eks.amazonaws.com/device-manager-<family> label).")
+    console.print()
     if plan.releases:
-        rel = Table(title="Device software (Helm releases)")
-        for column in ("release", "chart", "version", "namespace", "node scope", "pools"):
-            rel.add_column(column, overflow="fold")
+        console.print("[bold]Device software (Helm releases)[/bold]")
         for key, r in sorted(plan.releases.items()):
-            rel.add_row(key, r.chart, r.version, r.namespace,
-                        ", ".join(f"{k}={v}" for k, v in r.scope.items()), ", ".join(r.pools))
-        console.print(rel)
+            say(console, f"{key}: {r.chart} {r.version} in {r.namespace}, pools {', '.join(r.pools)}; "
+                         f"nodes {', '.join(f'{k}={v}' for k, v in r.scope.items())}", indent="  ", hanging="    ")
     elif plan.mode == "auto-mode":
         console.print("Device software: none installed; Auto Mode runs its own drivers and plugins.")
     if plan.device_classes:
-        dc = Table(title="DeviceClasses")
-        for column in ("name", "driver", "created by", "serves extended resource"):
-            dc.add_column(column)
+        console.print("[bold]DeviceClasses[/bold]")
         for c in sorted(plan.device_classes, key=lambda c: c.name):
-            dc.add_row(c.name, c.driver, "eks-devices" if c.created_by_toolkit else f"chart ({c.owner})",
-                       c.extended_resource_name or "-")
-        console.print(dc)
-    if plan.karpenter and not plan.karpenter.installed:
-        console.print(f"Karpenter {plan.karpenter.version}, the cluster's own release: settings "
-                      f"{json.dumps(plan.karpenter.values['settings'])} stated; the pools need DRA settings "
-                      f"{json.dumps(plan.karpenter.dra_settings) if plan.karpenter.dra_settings else 'none'}, "
-                      f"StaticCapacity {'on' if plan.karpenter.static_capacity else 'off'}", markup=False)
-    elif plan.karpenter:
-        console.print(f"Karpenter {plan.karpenter.version}: DRA settings {plan.karpenter.dra_settings or 'none'}, "
-                      f"StaticCapacity {'on' if plan.karpenter.static_capacity else 'off'}")
+            served = f", serves {c.extended_resource_name}" if c.extended_resource_name else ""
+            owner = "eks-devices" if c.created_by_toolkit else f"chart ({c.owner})"
+            say(console, f"{c.name}: driver {c.driver}, created by {owner}{served}", indent="  ", hanging="    ")
+    karpenter = plan.karpenter
+    if karpenter:
+        needs = value(karpenter.dra_settings) if karpenter.dra_settings else "none"
+        static = f"StaticCapacity {'on' if karpenter.static_capacity else 'off'}"
+        if karpenter.installed:
+            say(console, f"Karpenter {karpenter.version}: DRA settings {needs}, {static}", hanging="  ")
+        else:
+            say(console, f"Karpenter {karpenter.version}, the cluster's own release: settings "
+                         f"{value(karpenter.values['settings'])} stated; the pools need DRA settings {needs}, {static}",
+                hanging="  ")
     print_claims(console, plan)
-    print_findings(console, list(plan.findings))
 
 
-def print_findings(console: Console, findings: list[Finding]) -> None:
+def print_findings(console: Console, findings: list[Finding], verbose: bool = False) -> None:
+    """Each finding (severity, rule, config path, message) and its fix; citations only when `verbose`."""
     if not findings:
         console.print("[green]No findings.[/green]")
         return
-    for f in findings:
-        colour = "red" if f.severity == "error" else "yellow"
-        console.print(f"[{colour}]{f.severity}[/{colour}] [bold]{f.slug}[/bold] at {f.path}: {f.message}")
-        console.print(f"    fix: {f.fix}")
     errors = sum(1 for f in findings if f.severity == "error")
-    console.print(f"{errors} error(s), {len(findings) - errors} warning(s)")
+    console.print(f"[bold]Findings[/bold]: {errors} error(s), {len(findings) - errors} warning(s)")
+    for f in findings:
+        say(console, f"{f.severity} {f.slug} at {f.path}: {cited(f.message, verbose)}", indent="  ", hanging="    ",
+            style="red" if f.severity == "error" else "yellow")
+        say(console, f"fix: {cited(f.fix, verbose)}", indent="    ", hanging="      ")

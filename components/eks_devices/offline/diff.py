@@ -371,17 +371,19 @@ class PoolStory:
     capacity: str = "on-demand"
     provisioning: str = "dynamic"
     why: list[str] = field(default_factory=list)  # what rolls its nodes with no resource of it replaced
+    renamed_from: str | None = None  # its name in the baseline (`renamedFrom`): the same pool, aliased
 
     @property
     def reserved(self) -> bool:
         return self.capacity in RESERVED_CAPACITY
 
     def as_dict(self) -> dict[str, Any]:
-        return {"pool": self.pool, "nodes": self.nodes, "capacity": self.capacity,
+        return {"pool": self.pool, "renamedFrom": self.renamed_from, "nodes": self.nodes, "capacity": self.capacity,
                 "provisioning": self.provisioning, "rolledBecause": self.why,
                 "oldNodesDeletedFirst": self.deleted_first,
                 "reservedCapacityReleasedFirst": self.released_first,
-                "managers": {f: {"before": b, "after": a, "flips": b != a} for f, (b, a) in self.managers.items()},
+                "managers": {f: {"before": b, "after": a, "flips": b != a and "-" not in (b, a)}  # as `manager_flips`
+                             for f, (b, a) in self.managers.items()},
                 "workloadsLosingNodes": self.workloads}
 
 
@@ -481,14 +483,14 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
                 workloads.append(f"{who} on pool {pool}: no {family} DRA driver serves its nodes after the change")
         if nodes in ("replaced", "deleted", "rolled", "partly rolled") and not workloads and managers:
             workloads.append(f"every pod on pool {pool} is evicted while its nodes are "
-                             f"{'removed' if nodes == 'deleted' else 'replaced'}")
+                             f"{'removed' if nodes == 'deleted' else 'replaced' if nodes == 'replaced' else 'rolled'}")
         if change or pool in rolled or old is None or new is None or any(b != a for b, a in managers.values()):
             shape = new or old or {}
             stories.append(PoolStory(pool, managers, nodes, released, workloads, first,
                                      capacity=shape.get("capacity", "on-demand"),
                                      provisioning=shape.get("provisioning", "dynamic"),
                                      why=([upgrade[pool]] if pool in upgrade else []) + reasons.get(pool, [])
-                                     if nodes in ("rolled", "partly rolled") else []))
+                                     if nodes in ("rolled", "partly rolled") else [], renamed_from=was.get(pool)))
     return {
         "pools": [s.as_dict() for s in stories],
         "flips": [{"pool": p, "family": f, "before": b, "after": a} for p, f, b, a in manager_flips(before, after)],

@@ -1,0 +1,65 @@
+"""Text that fits the terminal: lines wrapped at spaces only (a label, path or URN is never broken
+mid-word; one longer than the width stays whole on its own line), values shown as JSON, and
+upstream source citations dropped unless `--verbose` asks for them."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+# A citation names an upstream file (`pkg/apis/v1/labels.go`, `templates/validation.yaml`) or a URL.
+_SOURCE = re.compile(r"https?://|[\w.-]+/[\w./-]*\.(?:go|md|ya?ml|tpl|py|ts|json|txt)\b")
+
+
+def value(v: Any) -> str:
+    """A value as people type it in a stack file: JSON (`{"a": 1}`, `true`), never a Python repr."""
+    return v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+
+
+def without_citations(text: str) -> str:
+    """`text` without the parenthesised groups (nested ones included) that cite an upstream source."""
+    out: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                group = text[start:i + 1]
+                if not _SOURCE.search(group):
+                    out.append(group)
+            continue
+        if depth == 0:
+            out.append(ch)
+    if depth:  # unbalanced: keep the rest as written
+        out.append(text[start:])
+    return re.sub(r" +([,.;:])", r"\1", re.sub(r"  +", " ", "".join(out))).strip()
+
+
+def cited(text: str, verbose: bool) -> str:
+    return text if verbose else without_citations(text)
+
+
+def lines(text: str, width: int, indent: str = "", hanging: str | None = None) -> list[str]:
+    """`text` wrapped to `width` at spaces only; a word longer than the line stays whole."""
+    out: list[str] = []
+    for part in text.splitlines() or [""]:
+        out.extend(textwrap.wrap(part, width=max(width, 20), initial_indent=indent,
+                                 subsequent_indent=indent if hanging is None else hanging,
+                                 break_long_words=False, break_on_hyphens=False) or [indent])
+    return out
+
+
+def say(console: Console, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
+    """Print plain `text` (no markup read from it) wrapped to the console's width."""
+    for line in lines(text, console.width, indent, hanging):
+        console.print(f"[{style}]{escape(line)}[/{style}]" if style else escape(line), overflow="ignore",
+                      crop=False, highlight=False, soft_wrap=True)
