@@ -54,9 +54,11 @@ class Case:
         return f"placement-{self.id}"
 
     def modelled(self) -> set[tuple[str, str]]:
-        """(node, DaemonSet) cells where the model puts a pod."""
-        return {(n, d) for n, node in self.nodes.items() for d, (_, ds) in self.agents.items()
-                if ds.lands_on(node.labels, node.taints)}
+        """(node, DaemonSet) cells where the toolkit's answer (`scope.agents_on`) puts a pod."""
+        names = {running: name for name, (running, _) in self.agents.items()}
+        rendered = list(self.agents.values())
+        return {(n, names[r]) for n, node in self.nodes.items()
+                for r in scope.agents_on(self.plan, node, agents=rendered)}
 
 
 def case_of(ident: str, plan: Plan) -> Case:
@@ -269,15 +271,14 @@ def shipped() -> list[Case]:
 def outcomes(control_plane: ControlPlane) -> Iterator[list[tuple[Case, set[tuple[str, str]]]]]:
     cases = [*shipped(), *generated(120)]
     results: list[tuple[Case, set[tuple[str, str]]]] = []
-    try:
-        for i in range(0, len(cases), BATCH):
-            batch = cases[i:i + BATCH]
+    for i in range(0, len(cases), BATCH):
+        batch = cases[i:i + BATCH]
+        try:
             real = placed(control_plane, batch)
-            results.extend((case, real[case.id]) for case in batch)
+        finally:
             clean(control_plane, batch)
-        yield results
-    finally:
-        clean(control_plane, cases)
+        results.extend((case, real[case.id]) for case in batch)
+    yield results
 
 
 def test_the_shipped_stacks_are_placed_as_the_model_says(outcomes: list[tuple[Case, set[tuple[str, str]]]]) -> None:
