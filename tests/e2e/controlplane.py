@@ -9,6 +9,7 @@ the admin client certificate. Objects are plain dicts, as `render` writes them.
 from __future__ import annotations
 
 import ctypes
+import http.client
 import json
 import os
 import shutil
@@ -19,9 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,6 +130,7 @@ class ControlPlane:
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _kinds: dict[tuple[str, str], Resource] = field(default_factory=dict)
     _tls: ssl.SSLContext | None = None
+    _conn: http.client.HTTPSConnection | None = None
 
     @property
     def kubeconfig(self) -> Path:
@@ -180,6 +180,9 @@ class ControlPlane:
         return self
 
     def stop(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
         for p in reversed(self.processes):
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGTERM)
@@ -214,22 +217,44 @@ class ControlPlane:
             self._tls.load_cert_chain(str(self.folder / "admin.crt"), str(self.folder / "admin.key"))
         return self._tls
 
+    def _connection(self) -> http.client.HTTPSConnection:
+        """One kept-alive TLS connection to the API server (a handshake per request costs more than
+        most requests)."""
+        if self._conn is None:
+            url = urllib.parse.urlsplit(self.server)
+            self._conn = http.client.HTTPSConnection(url.hostname or "127.0.0.1", url.port or 443,
+                                                     context=self._context(), timeout=60)
+        return self._conn
+
+    def _exchange(self, method: str, target: str, data: bytes | None, content_type: str) -> tuple[int, bytes]:
+        """Send one request on the kept-alive connection; a connection the server closed while idle
+        is opened again once (nothing was sent on it, so the request is not repeated)."""
+        headers = {"Content-Type": content_type, "Accept": "application/json"}
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.request(method, target, body=data, headers=headers)
+                resp = conn.getresponse()
+                return resp.status, resp.read()
+            except Exception as exc:  # the connection's state is unknown: never reuse it
+                conn.close()
+                self._conn = None
+                if attempt == 2 or not isinstance(exc, (http.client.RemoteDisconnected, BrokenPipeError,
+                                                        ConnectionResetError)):
+                    raise
+        raise AssertionError("unreachable")
+
     def request(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
                 query: dict[str, str] | None = None) -> dict[str, Any]:
-        url = self.server + path + (f"?{urllib.parse.urlencode(query)}" if query else "")
+        target = path + (f"?{urllib.parse.urlencode(query)}" if query else "")
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": content_type,
-                                                                             "Accept": "application/json"})
-        try:
-            with urllib.request.urlopen(req, context=self._context(), timeout=60) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            raw = exc.read()
+        status, raw = self._exchange(method, target, data, content_type)
+        if status >= 400:
             try:
-                status = json.loads(raw)
+                problem = json.loads(raw)
             except ValueError:
-                status = {"message": raw.decode(errors="replace")}
-            raise ApiError(exc.code, str(status.get("message", "")), status) from None
+                problem = {"message": raw.decode(errors="replace")}
+            raise ApiError(status, str(problem.get("message", "")), problem)
         if not raw:
             return {}
         try:
