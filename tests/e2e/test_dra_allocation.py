@@ -224,6 +224,12 @@ def _outcomes(plane: ControlPlane, cases: list[Case]) -> dict[str, Outcome]:
     return out
 
 
+def _dra_reason(message: str) -> bool:
+    """Whether the scheduler left a Pod unbound for its claim on its own node (the other nodes of the
+    batch fail its nodeSelector), not for cpu, memory, pods, taints or readiness."""
+    return any(m in message for m in ("1 cannot allocate all claims", '"DynamicResources"', "resource claim"))
+
+
 def _allocated_node(allocation: dict[str, Any]) -> str | None:
     """The node an allocation is for: its nodeSelector's single hostname term."""
     for term in (allocation.get("nodeSelector") or {}).get("nodeSelectorTerms") or []:
@@ -479,6 +485,8 @@ def _disagreements(results: list[tuple[Case, Outcome]]) -> dict[str, Any]:
         if real.bound != case.expected:
             problems.append(f"bound {real.bound} of {case.pods}, the fit check says {case.expected} "
                             f"({case.node_fit.reason or 'fits'}); scheduler: {real.unbound_reasons}")
+        if any(not _dra_reason(r) for r in real.unbound_reasons):
+            problems.append(f"unbound for a reason that is not DRA's: {real.unbound_reasons}")
         if not real.allocated_on_node:
             problems.append("a bound Pod's claim is not allocated for its node")
         if real.bound and case.expected_devices and real.first_devices != case.expected_devices:
