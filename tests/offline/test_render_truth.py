@@ -20,7 +20,7 @@ from support import engine, stacks
 from support.cli import run as cli
 
 STACKS = stacks.SHIPPED
-# the ids the mock engine invents: an EC2 prefix and 16 hex digits (`engine.aws_id`), or `<name>-id`
+# the ids the mock engine invents: an EC2 prefix and 16 hex digits (`testing.aws_id`), or `<name>-id`
 MOCK_ID = re.compile("|".join(re.escape(p) for p in sorted(set(testing.ID_PREFIXES.values()))) + r"[0-9a-f]{16}\b")
 NODE_CLASS_FOLDERS = ("nodeclass", "ec2nodeclass")
 
