@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from eks_devices import testing
 from eks_devices.core.knowledge import crd_schemas
 from eks_devices.core.manifests import nodes as nm
 from eks_devices.core.names import SECURITY_GROUP_TAG
@@ -20,7 +21,7 @@ from support.cli import run as cli
 
 STACKS = stacks.SHIPPED
 # the ids the mock engine invents: an EC2 prefix and 16 hex digits (`engine.aws_id`), or `<name>-id`
-MOCK_ID = re.compile("|".join(re.escape(p) for p in sorted(set(offline.ID_PREFIXES.values()))) + r"[0-9a-f]{16}\b")
+MOCK_ID = re.compile("|".join(re.escape(p) for p in sorted(set(testing.ID_PREFIXES.values()))) + r"[0-9a-f]{16}\b")
 NODE_CLASS_FOLDERS = ("nodeclass", "ec2nodeclass")
 
 
