@@ -124,7 +124,9 @@ def test_text_preview_shows_tree_plan_and_findings() -> None:
     assert result.returncode == 0
     text = result.stdout
     # staging keeps its static and capacity-block pools on @latest (a pre-production stack): warned, not refused
-    assert text.index("eks-devices:index:Platform") < text.index("Device plan") < text.index("karpenter-ami-latest")
+    # findings first, then the pools x families matrix, the resource tree last
+    assert text.index("karpenter-ami-latest") < text.index("Device managers (pool x family)") < text.index(
+        "eks-devices:index:Platform")
     assert "remote component" in text and "kubernetes:helm.sh/v3:Release x" in text
     assert "pulumi-eks contract: kept (1 pulumi-eks component(s) checked against pulumi_eks" in text
 

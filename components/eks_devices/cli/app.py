@@ -323,7 +323,9 @@ def preflight_command(
     if as_json:
         _emit({"stack": stack, "region": target, "planErrors": len(plan.errors), **pf.results_data(results)})
     else:
-        pf.print_results(out, results, f"Preflight of stack {stack} in {target}")
+        # its five-column table is not yet laid out for narrow terminals: at least 160 columns, as before
+        wide = Console(soft_wrap=False, width=max(out.width, 160))
+        pf.print_results(wide, results, f"Preflight of stack {stack} in {target}")
         if plan.errors:
             out.print(f"The plan itself has {len(plan.errors)} error finding(s): run `eks-devices preview {stack}`.")
     if blocked and not as_json:
