@@ -114,9 +114,9 @@ def _collector_off() -> None:
 
 
 def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: dict[str, Any] | None = None,
-                 label: str = "") -> ProgramRun:
+                 label: str = "", plan: planning.Plan | None = None) -> ProgramRun:
     """Run the project's program for a stack (its stack file, or `config`) under the mock engine,
-    with progress on stderr."""
+    with progress on stderr; `plan`, already built from that configuration, is handed to the program."""
     from eks_devices.offline.preview import run_program  # Pulumi loads only for the verbs that run the program
 
     _collector_off()
@@ -126,7 +126,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
     if config is None:  # load_plan checked the name
         config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")
     try:
-        run = run_program(stack_file.find_project(project_dir), stack, config)
+        run = run_program(stack_file.find_project(project_dir), stack, config, plan)
     except FileNotFoundError as exc:
         _fail(2, str(exc), as_json, {})
     except Exception as exc:  # the program failed as `pulumi up` would: one line, the innermost reason
@@ -158,7 +158,7 @@ def preview(
 
     flips = _flips(stack, against, project_dir, as_json) if against is not None else None
     plan = load_plan(stack, project_dir, as_json)
-    run = _run_offline(stack, project_dir, as_json)
+    run = _run_offline(stack, project_dir, as_json, plan=plan)
     contract = contract_data(run.recording, plan.mode)
     if as_json:
         from eks_devices.offline.preview import resources_data
@@ -261,8 +261,9 @@ def diff_command(
             report.print_findings(out, list(plan.findings))
             out.print("Nothing compared: pulumi up refuses stacks with error findings.")
         raise typer.Exit(1)
-    before = _run_offline(stack, project_dir, as_json, config=found.config, label=f"baseline {found.source}")
-    after = _run_offline(stack, project_dir, as_json)
+    before = _run_offline(stack, project_dir, as_json, config=found.config, label=f"baseline {found.source}",
+                          plan=base)
+    after = _run_offline(stack, project_dir, as_json, plan=plan)
     changes = differ.compare(before.recording, after.recording)
     story = differ.device_story(report.plan_data(base), report.plan_data(plan), changes,
                                 (before.recording, after.recording))
@@ -350,7 +351,7 @@ def render(
         rendering.check_out_dir(out_dir)
     except rendering.OutputFolderError as exc:
         _fail(2, str(exc), as_json, {"written": []})
-    recording = _run_offline(stack, project_dir, as_json).recording
+    recording = _run_offline(stack, project_dir, as_json, plan=plan).recording
     items = rendering.objects(recording)
     version = rendering.schema_version(plan.spec.cluster.kubernetes)
     invalid = {item.path: found for item in items if (found := rendering.problems(item, version))}
