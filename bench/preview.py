@@ -1,8 +1,10 @@
 """Benchmark: `eks-devices preview` wall time against the size of a stack.
 
-For synthetic Karpenter stacks of 0, 1, 10, 50 and 200 node pools it prints the wall time of
-`eks-devices preview <stack> --json` (a fresh process, like a user runs it) and the number of
-resources the program registers, the cost per pool above the 0-pool run, next to the time of a bare
+For synthetic Karpenter stacks of 0, 10, 50, 200, 1,000 and 3,000 node pools it prints, for
+`eks-devices preview <stack> --json` (a fresh process, like a user runs it), the wall and CPU time
+(user + system of that child, `os.wait4`), the CPU per pool above the 0-pool run, the peak resident
+memory and its growth per pool, the number of resources the program registers, and the wall and CPU
+time of `eks-devices check` of the same stack (paired runs, medians), next to the time of a bare
 `import pulumi, pulumi_aws, pulumi_eks, pulumi_kubernetes` measured in the same run.
 
 The Pulumi SDKs load their resource modules lazily, on first use, so the bare import pays for
@@ -19,7 +21,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import resource
+import os
 import shutil
 import statistics
 import subprocess
@@ -31,7 +33,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SIZES = (0, 1, 10, 50, 200)  # 0: the fixed cost (network, cluster, the SDK modules they load)
+SIZES = (0, 10, 50, 200, 1000, 3000)  # 0: the fixed cost (network, cluster, the SDK modules they load)
 # Pool shapes cycled through: every family and manager, static and dynamic, Bottlerocket.
 SHAPES = (
     {"instanceTypes": ["p5.48xlarge"], "efa": {"alignWith": "gpu"}},
@@ -60,12 +62,23 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess
 
 def measured(cmd: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """Wall seconds, CPU seconds (user + system of the child, from getrusage) and the result."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, cpu, _, result = measured_peak(cmd, cwd)
+    return wall, cpu, result
+
+
+def measured_peak(cmd: list[str], cwd: Path) -> tuple[float, float, float, subprocess.CompletedProcess[str]]:
+    """Wall seconds, CPU seconds and peak resident MiB of this one child (`os.wait4`: its own
+    rusage, not the maximum over every child so far), and the result."""
     started = time.perf_counter()
-    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), result
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        child = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        result = subprocess.CompletedProcess(cmd, child.returncode, out.read(), err.read())
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, result
 
 
 SDKS = ("pulumi_aws", "pulumi_eks", "pulumi_kubernetes")
@@ -117,6 +130,8 @@ def child(*args: str, cwd: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="paired runs per measurement (medians are shown)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="pool counts (0 first: the "
+                        "per-pool figures are above it)")
     parser.add_argument("--probe-program", help=argparse.SUPPRESS)
     parser.add_argument("--probe-modules", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -131,7 +146,7 @@ def main() -> None:
         shutil.copy(ROOT / "Pulumi.yaml", project)
         shutil.copy(ROOT / "__main__.py", project)
         (project / "stacks").mkdir()
-        for size in SIZES:
+        for size in {*args.sizes, 10}:  # 10: the program probed for the SDK modules it loads
             (project / "stacks" / f"Pulumi.bench{size}.yaml").write_text(yaml.safe_dump(stack(size)))
         probe = child("--probe-program", str(project / "stacks" / "Pulumi.bench10.yaml"), cwd=project)
         modules, (first, second) = probe["modules"], probe["runs"]
@@ -148,28 +163,31 @@ def main() -> None:
         for name, cost in sorted(costs.items(), key=lambda kv: -kv[1])[:4]:
             print(f"  {name}: {cost:.2f}s")
         print(f"  {len(costs) - 4} others: {sum(sorted(costs.values())[:-4]):.2f}s")
-        print(f"{'pools':>6} {'resources':>10} {'preview s':>10} {'cpu s':>6} {'x import':>9} {'x floor':>8} "
-              f"{'ms/pool':>8} {'check s':>8} {'check/preview':>14}")
-        fixed = 0.0
-        for size in SIZES:
-            walls, cpus, checks = [], [], []
+        print(f"{'pools':>6} {'resources':>10} {'wall s':>7} {'cpu s':>6} {'x import':>9} {'cpu ms/pool':>12} "
+              f"{'peak MiB':>9} {'KiB/pool':>9} {'check wall':>11} {'check cpu':>10}")
+        fixed_cpu = fixed_peak = 0.0  # the 0-pool run: per pool is the cost above it
+        for size in args.sizes:
+            walls, cpus, checks, peaks, check_cpus = [], [], [], [], []
             for _ in range(args.repeat):  # paired: a preview and a check of the same stack, back to back
-                seconds, cpu, result = measured([str(cli), "preview", f"bench{size}", "--json"], project)
+                seconds, cpu, peak, result = measured_peak([str(cli), "preview", f"bench{size}", "--json"], project)
+                peaks.append(peak)
                 if result.returncode != 0:
                     sys.exit(f"preview of {size} pools failed ({result.returncode}):\n{result.stderr}")
                 walls.append(seconds)
                 cpus.append(cpu)
-                checked, _, check_result = measured([str(cli), "check", f"bench{size}"], project)
+                checked, check_cpu, check_result = measured([str(cli), "check", f"bench{size}"], project)
+                check_cpus.append(check_cpu)
                 if check_result.returncode != 0:
                     sys.exit(f"check of {size} pools failed ({check_result.returncode}):\n{check_result.stdout}")
                 checks.append(checked)
             resources = len(json.loads(result.stdout)["resources"])
-            median, cpu_median, check_median = (statistics.median(v) for v in (walls, cpus, checks))
-            ratio = statistics.median(c / w for c, w in zip(checks, walls, strict=True))
-            fixed = median if size == 0 else fixed
-            per_pool = 1000 * (median - fixed) / size if size else 0.0
-            print(f"{size:>6} {resources:>10} {median:>10.2f} {cpu_median:>6.2f} {median / bare:>9.2f} "
-                  f"{median / floor:>8.2f} {per_pool:>8.1f} {check_median:>8.2f} {ratio:>14.2f}")
+            median, cpu_median, check_median, peak, check_cpu = (
+                statistics.median(v) for v in (walls, cpus, checks, peaks, check_cpus))
+            fixed_cpu, fixed_peak = (cpu_median, peak) if size == 0 else (fixed_cpu, fixed_peak)
+            per_pool = 1000 * (cpu_median - fixed_cpu) / size if size else 0.0
+            kib_per_pool = 1024 * (peak - fixed_peak) / size if size else 0.0
+            print(f"{size:>6} {resources:>10} {median:>7.2f} {cpu_median:>6.2f} {median / bare:>9.2f} "
+                  f"{per_pool:>12.1f} {peak:>9.0f} {kib_per_pool:>9.0f} {check_median:>11.2f} {check_cpu:>10.2f}")
         print(f"10 pools in one process: first run {first:.2f}s, second run {second:.2f}s "
               f"(SDK modules loaded on first use: {first - second:.2f}s)")
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import pulumi
@@ -20,7 +22,12 @@ from eks_devices.core.spec.stack import NAMESPACE, ConfigError, near_namespace, 
 
 def stack_config() -> dict[str, Any]:
     """The stack's configuration keys this project reads, with structured values decoded."""
-    merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    return _ours({**runtime_config.get_config_env(), **runtime_config.CONFIG.get()})
+
+
+def _ours(merged: dict[str, Any]) -> dict[str, Any]:
+    """The keys this project reads from config as the engine hands it over (structured values as JSON
+    text), with structured values decoded."""
     out: dict[str, Any] = {}
     for key, value in merged.items():
         if not (key.startswith(f"{NAMESPACE}:") or key in ("aws:region", "aws:profile") or near_namespace(key)):
@@ -48,13 +55,37 @@ class PlanRejected(pulumi.RunError):
     """The stack cannot be deployed: configuration problems or error findings, all listed."""
 
 
-def plan_for_stack() -> planning.Plan:
-    """Parse and plan the current stack, or raise PlanRejected naming every problem."""
+# A plan its runner already built for a stack configuration (`handed_plan`): set only for the extent of
+# one program run, so nothing outlives the run or leaks into another.
+_HANDED: ContextVar[tuple[dict[str, Any], planning.Plan] | None] = ContextVar("eks_devices_handed_plan",
+                                                                              default=None)
+
+
+@contextlib.contextmanager
+def handed_plan(config: dict[str, Any], plan: planning.Plan) -> Iterator[None]:
+    """Within the block, `plan_for_stack` takes `plan` (built by the caller from the stack
+    configuration `config`, as in a stack file) instead of planning again, when the running stack's
+    configuration is that same `config`; any other configuration is planned as usual."""
+    engine_form = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    token = _HANDED.set((_ours(engine_form), plan))
     try:
-        spec = parse(stack_config(), source=f"stack {pulumi.get_stack()}")
-    except ConfigError as exc:
-        raise PlanRejected(str(exc)) from None
-    plan = planning.build(spec)
+        yield
+    finally:
+        _HANDED.reset(token)
+
+
+def plan_for_stack() -> planning.Plan:
+    """Parse and plan the current stack (or take the plan `handed_plan` gives for its exact
+    configuration), or raise PlanRejected naming every problem."""
+    config, handed = stack_config(), _HANDED.get()
+    if handed is not None and handed[0] == config:
+        plan = handed[1]
+    else:
+        try:
+            spec = parse(config, source=f"stack {pulumi.get_stack()}")
+        except ConfigError as exc:
+            raise PlanRejected(str(exc)) from None
+        plan = planning.build(spec)
     for finding in plan.findings:
         if finding.severity == "warning":
             pulumi.log.warn(f"{finding.slug} at {finding.path}: {finding.message} (fix: {finding.fix})")

@@ -115,9 +115,9 @@ def _collector_off() -> None:
 
 
 def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: dict[str, Any] | None = None,
-                 label: str = "") -> ProgramRun:
+                 label: str = "", plan: planning.Plan | None = None) -> ProgramRun:
     """Run the project's program for a stack (its stack file, or `config`) under the mock engine,
-    with progress on stderr."""
+    with progress on stderr; `plan`, already built from that configuration, is handed to the program."""
     from eks_devices.offline.preview import run_program  # Pulumi loads only for the verbs that run the program
 
     _collector_off()
@@ -127,7 +127,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
     if config is None:  # load_plan checked the name
         config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")
     try:
-        run = run_program(stack_file.find_project(project_dir), stack, config)
+        run = run_program(stack_file.find_project(project_dir), stack, config, plan)
     except FileNotFoundError as exc:
         _fail(2, str(exc), as_json, {})
     except Exception as exc:  # the program failed as `pulumi up` would: one line, the innermost reason
@@ -165,7 +165,7 @@ def preview(
         _fail(2, f"stack {stack} describes an existing cluster (cluster.existing: true), which the project's program "
                  f"would create: `eks-devices check {stack}` checks its pools against what it runs, and a program "
                  "using eks_devices.ClusterDevices adds them (README, Reuse the components)", as_json, {})
-    run = _run_offline(stack, project_dir, as_json)
+    run = _run_offline(stack, project_dir, as_json, plan=plan)
     contract = contract_data(run.recording, plan.mode)
     if as_json:
         from eks_devices.offline.preview import resources_data
@@ -269,8 +269,9 @@ def diff_command(
             report.print_findings(out, list(plan.findings), verbose)
             out.print("Nothing compared: pulumi up refuses stacks with error findings.")
         raise typer.Exit(1)
-    before = _run_offline(stack, project_dir, as_json, config=found.config, label=f"baseline {found.source}")
-    after = _run_offline(stack, project_dir, as_json)
+    before = _run_offline(stack, project_dir, as_json, config=found.config, label=f"baseline {found.source}",
+                          plan=base)
+    after = _run_offline(stack, project_dir, as_json, plan=plan)
     changes = differ.compare(before.recording, after.recording)
     story = differ.device_story(report.plan_data(base), report.plan_data(plan), changes,
                                 (before.recording, after.recording))
@@ -360,7 +361,7 @@ def render(
         rendering.check_out_dir(out_dir)
     except rendering.OutputFolderError as exc:
         _fail(2, str(exc), as_json, {"written": []})
-    recording = _run_offline(stack, project_dir, as_json).recording
+    recording = _run_offline(stack, project_dir, as_json, plan=plan).recording
     items = rendering.objects(recording)
     version = rendering.schema_version(plan.spec.cluster.kubernetes)
     invalid = {item.path: found for item in items if (found := rendering.problems(item, version))}

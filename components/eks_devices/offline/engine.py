@@ -82,6 +82,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.recording = recording
         self._root = ""
+        self._aliases: dict[str, list[str]] = {}  # URN → the old URNs it answers to, kept as resources register
 
     def GetDeploymentInfo(self, request: Any) -> Any:  # gRPC method name
         return output_values.with_output_values(super().GetDeploymentInfo(request))
@@ -95,13 +96,14 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             self.recording.sent[response.urn] = output_values.sent(request.object)
         inputs = wire_inputs(request.object)
         state = self.resources[response.urn].state if response.urn in self.resources else {}
+        aliases = self._aliases[response.urn] = self._alias_urns(request)
         self.recording.resources.append(Registered(
             type=request.type, name=request.name, urn=response.urn, parent=request.parent,
             custom=bool(request.custom), remote=bool(request.remote), provider=request.provider,
             inputs=_plain(inputs), outputs=_plain(state),
             replace_on_changes=list(request.replaceOnChanges),
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
-            depends_on=list(request.dependencies), aliases=self._alias_urns(request),
+            depends_on=list(request.dependencies), aliases=aliases,
             retain_on_delete=bool(request.retainOnDelete), ignore_changes=list(request.ignoreChanges),
         ))
         return response
@@ -112,7 +114,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         parent and under every URN the parent itself answers to, as the engine inherits a parent's
         aliases (pulumi/pulumi v3.259.0 pkg/resource/deploy/step_generator.go:621, generateAliases)."""
         own_parent = request.parent
-        inherited = {r.urn: r.aliases for r in self.recording.resources}
+        inherited = self._aliases
         out: list[str] = []
         for alias in request.aliases:
             if alias.HasField("urn"):

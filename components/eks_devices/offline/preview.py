@@ -18,10 +18,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
+from eks_devices.core.model import Plan
 from eks_devices.core.names import PULUMI_EKS_PACKAGE
 from eks_devices.offline import eks_contract
 from eks_devices.offline import engine as offline
-from eks_devices.program import PlanRejected
+from eks_devices.program import PlanRejected, handed_plan
 
 REMOTE_NOTE = "remote component: its provider expands it into more resources at deploy time"
 
@@ -32,8 +33,10 @@ class ProgramRun:
     rejected: str | None  # the program's refusal (error findings), when it refused
 
 
-def run_program(project_dir: Path, stack: str, config: dict[str, Any]) -> ProgramRun:
-    """Run `<project_dir>/__main__.py` for `stack` under the mock engine."""
+def run_program(project_dir: Path, stack: str, config: dict[str, Any], plan: Plan | None = None) -> ProgramRun:
+    """Run `<project_dir>/__main__.py` for `stack` under the mock engine; `plan`, when the caller
+    already built it from `config`, is handed to the program (`program.handed_plan`) so it is not
+    built twice."""
     main = project_dir / "__main__.py"
     if not main.is_file():
         raise FileNotFoundError(f"no Pulumi program: {main} does not exist")
@@ -45,7 +48,11 @@ def run_program(project_dir: Path, stack: str, config: dict[str, Any]) -> Progra
         except PlanRejected as exc:
             rejected.append(str(exc))
 
-    recording = offline.run(program, config, stack=stack)
+    if plan is None:
+        recording = offline.run(program, config, stack=stack)
+    else:
+        with handed_plan(config, plan):
+            recording = offline.run(program, config, stack=stack)
     return ProgramRun(recording, rejected[0] if rejected else None)
 
 

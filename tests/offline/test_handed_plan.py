@@ -1,0 +1,52 @@
+"""The plan is built once per run: a runner that already planned a stack hands the plan to the program."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from eks_devices.core import planner
+from eks_devices.offline.preview import resources_data, run_program
+from eks_devices.program import _HANDED
+from support import stacks
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every planning.build call made from here on, by anyone."""
+    calls: list[Any] = []
+    original = planner.build
+
+    def build(spec: Any) -> planner.Plan:
+        calls.append(spec)
+        return original(spec)
+
+    monkeypatch.setattr(planner, "build", build)
+    return calls
+
+
+def test_the_program_takes_the_handed_plan_and_registers_the_same_resources(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = stacks.shipped("dev")
+    plan = stacks.build(config)
+    calls = _counted(monkeypatch)
+    handed = run_program(stacks.ROOT, "dev", config, plan)
+    assert calls == []  # the program did not plan again
+    planned = run_program(stacks.ROOT, "dev", config)
+    assert len(calls) == 1  # without a plan it plans itself
+    assert resources_data(handed.recording) == resources_data(planned.recording)
+    assert handed.recording.exports == planned.recording.exports
+    assert _HANDED.get() is None  # nothing outlives the run
+
+
+def test_a_plan_for_another_configuration_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    other = stacks.build(stacks.shipped("staging"))
+    calls = _counted(monkeypatch)
+    run = run_program(stacks.ROOT, "dev", stacks.shipped("dev"), None)
+    base = len(calls)
+    config = stacks.shipped("dev")
+    from eks_devices.program import handed_plan  # the handed plan is checked against the running stack's config
+
+    with handed_plan(stacks.shipped("staging"), other):
+        again = run_program(stacks.ROOT, "dev", config)
+    assert len(calls) == base + 1  # dev was planned: staging's plan does not fit its configuration
+    assert resources_data(again.recording) == resources_data(run.recording)
