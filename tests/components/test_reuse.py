@@ -143,8 +143,8 @@ def test_a_component_alone_refuses_a_plan_with_error_findings(component: str) ->
         if component == "NodePools":
             NodePools("pools", NodePoolsArgs(
                 plan=plan, cluster_name="ml", k8s_provider=provider, node_role_name="ml-node",
-                node_role_arn="arn:aws:iam::123456789012:role/ml-node", private_subnet_ids=["subnet-0a"],
-                private_subnets_by_zone={"us-west-2a": "subnet-0a"}, cluster_security_group_id="sg-0c",
+                node_role_arn="arn:aws:iam::123456789012:role/ml-node", private_subnet_ids=["subnet-0000000a"],
+                private_subnets_by_zone={"us-west-2a": "subnet-0000000a"}, cluster_security_group_id="sg-0c",
                 discovery_tag="ml"))
         elif component == "DeviceSoftware":
             DeviceSoftware("devices", DeviceSoftwareArgs(plan=plan, k8s_provider=provider))
