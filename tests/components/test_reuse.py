@@ -115,6 +115,15 @@ def test_platform_args_with_error_findings_register_nothing() -> None:
     assert "nodePools.trn.devices.neuron" in paths(exc)
 
 
+@pytest.mark.parametrize("name", ["", "  ", None])
+def test_a_platform_without_a_name_is_an_input_error(name: Any) -> None:
+    args = PlatformArgs(region="us-west-2", cluster={"name": "ml", "version": "1.36", "mode": "karpenter"})
+    exc, recording = refused(lambda: Platform(name, args))
+    assert recording.resources == [] and paths(exc) == ["name"]
+    exc, _ = refused(lambda: Platform.from_plan(name, build(parse(ERROR_STACK))), ERROR_STACK)
+    assert paths(exc) == ["name"]
+
+
 def test_platform_args_config_problems_are_all_reported_at_their_property_paths() -> None:
     args = PlatformArgs(region="moon-1", cluster={"name": "ml", "version": "1.36", "mode": "sideways"},
                         node_pools={"gpu": {"instanceTypes": ["p9.huge"]}}, network={"cidr": "10.0.0.0/8"})
