@@ -134,3 +134,13 @@ def test_json_text_that_is_not_an_object_stays_a_problem() -> None:
     cfg = stacks.config()
     cfg["eks-devices:nodePools"] = '{"p": '
     assert "nodePools" in paths(cfg)
+
+
+@pytest.mark.parametrize("entries", [["ml:NoSchedule"], "ml:NoExecute"])
+def test_a_bottlerocket_taint_no_agent_tolerates_leaves_the_pool_unserved(entries: Any) -> None:
+    pool = {"instanceTypes": ["g6.xlarge"], "ami": "bottlerocket", "devices": {"nvidia": "dra"},
+            "bottlerocketSettings": {"kubernetes": {"node-taints": {"dedicated": entries}}}}
+    found = stacks.findings(stacks.plan("karpenter", pools={"p": pool}), "device-software-unserved")
+    assert found and all(f.severity == "error" and f.path.startswith("nodePools.p") for f in found)
+    quiet = {**pool, "bottlerocketSettings": {"kubernetes": {"max-pods": 110}}}
+    assert not stacks.findings(stacks.plan("karpenter", pools={"p": quiet}), "device-software-unserved")
