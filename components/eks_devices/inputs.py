@@ -24,6 +24,14 @@ def reject(component: str, problems: Iterable[Problem]) -> NoReturn:
         [{"property_path": path, "reason": reason} for path, reason in found])
 
 
+def check_name(component: str, name: object) -> None:
+    """A component's name is non-empty text: the Pulumi SDK raises a bare TypeError for anything else,
+    and the name prefixes every child's name."""
+    if not isinstance(name, str) or not name.strip():
+        reject(component, [("name", f"given {name!r}; accepted: a non-empty name (every child resource's name "
+                                    "starts with it)")])
+
+
 def finding_problems(plan: Plan) -> list[Problem]:
     """The plan's error findings, each at the configuration path it blames."""
     return [(f.path, f"{f.slug}: {f.message} (fix: {f.fix})") for f in plan.errors]

@@ -25,11 +25,11 @@ import pulumi_kubernetes as k8s
 from eks_devices import answers, iam
 from eks_devices.core.knowledge.charts import CHARTS
 from eks_devices.core.model import KarpenterPlan
-from eks_devices.core.names import KARPENTER_TYPE
+from eks_devices.core.names import KARPENTER_SERVICE_ACCOUNT, KARPENTER_TYPE
 from eks_devices.inputs import reject
 
 NAMESPACE = CHARTS["karpenter"].namespace
-SERVICE_ACCOUNT = "karpenter"  # the chart's service account is named after the release
+SERVICE_ACCOUNT = KARPENTER_SERVICE_ACCOUNT
 
 # EventBridge rules that feed the interruption queue: (short name, source, detail-type), as in
 # aws/karpenter-provider-aws v1.14.1 getting-started `cloudformation.yaml`.

@@ -27,7 +27,7 @@ from eks_devices.core.spec.keys import camel_case, count_key, property_name, sna
 from eks_devices.core.spec.stack import STACK_KEYS as SPEC_KEYS
 from eks_devices.core.spec.stack import parse
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
-from eks_devices.inputs import Problem, check_plan, config_problems, reject
+from eks_devices.inputs import Problem, check_name, check_plan, config_problems, reject
 from eks_devices.network import Network, NetworkArgs, network_reads
 from eks_devices.node_pools import NodePools, NodePoolsArgs
 
@@ -129,11 +129,13 @@ class Platform(pulumi.ComponentResource):
     claims: ClaimTemplates
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        check_name("Platform", name)
         self._build(name, plan_args(args), opts)
 
     @classmethod
     def from_plan(cls, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None) -> "Platform":
         """A platform from a Plan the caller built (`eks_devices.build(eks_devices.parse(config))`)."""
+        check_name("Platform", name)
         check_plan("Platform", plan)
         platform = cls.__new__(cls)
         platform._build(name, plan, opts)

@@ -80,7 +80,7 @@ def auto() -> engine.Recording:
 @pytest.fixture(scope="module")
 def auto_general_purpose() -> engine.Recording:
     return run(config("auto-mode", autoMode={"generalPurposePool": True},
-                      kmsKeyArn="arn:aws:kms:us-west-2:123456789012:key/mine"))
+                      kmsKeyArn="arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"))
 
 
 def test_auto_mode_is_on_with_self_managed_add_ons_off_and_api_access(auto: engine.Recording) -> None:
@@ -205,7 +205,7 @@ def test_the_control_plane_log_group_is_encrypted_with_the_generated_key(auto: e
 
 def test_a_configured_key_is_used_and_none_is_created(auto_general_purpose: engine.Recording) -> None:
     assert not auto_general_purpose.of_type("aws:kms/key:Key")
-    assert eks_inputs(auto_general_purpose)["encryptionConfigKeyArn"] == "arn:aws:kms:us-west-2:123456789012:key/mine"
+    assert eks_inputs(auto_general_purpose)["encryptionConfigKeyArn"] == "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     # the brought key's policy is not ours to extend for CloudWatch Logs
     assert "kmsKeyId" not in one(auto_general_purpose, "aws:cloudwatch/logGroup:LogGroup").inputs
 

@@ -65,8 +65,8 @@ def no_nat() -> engine.Recording:
 
 @pytest.fixture(scope="module")
 def brought() -> engine.Recording:
-    return _run({"vpcId": "vpc-0123", "privateSubnetIds": ["subnet-p1", "subnet-p2", "subnet-p3"],
-                 "publicSubnetIds": ["subnet-q1"]})
+    return _run({"vpcId": "vpc-00000123", "privateSubnetIds": ["subnet-000000a1", "subnet-000000a2", "subnet-000000a3"],
+                 "publicSubnetIds": ["subnet-000000b1"]})
 
 
 def _private_subnets(rec: engine.Recording) -> list[engine.Registered]:
@@ -180,22 +180,22 @@ def test_brought_vpc_creates_no_network_and_tags_its_private_subnets(brought: en
                "aws:ec2/internetGateway:InternetGateway"}
     assert not created & set(brought.counts())
     tags = brought.of_type("aws:ec2/tag:Tag")
-    assert sorted(t.inputs["resourceId"] for t in tags) == ["subnet-p1", "subnet-p2", "subnet-p3"]
+    assert sorted(t.inputs["resourceId"] for t in tags) == ["subnet-000000a1", "subnet-000000a2", "subnet-000000a3"]
     assert {(t.inputs["key"], t.inputs["value"]) for t in tags} == {(DISCOVERY_TAG, CLUSTER)}
     (sg,) = brought.of_type("aws:ec2/securityGroup:SecurityGroup")
-    assert sg.inputs["vpcId"] == "vpc-0123"
-    assert brought.exports["vpc_id"] == "vpc-0123"
-    assert brought.exports["public_subnet_ids"] == ["subnet-q1"]
+    assert sg.inputs["vpcId"] == "vpc-00000123"
+    assert brought.exports["vpc_id"] == "vpc-00000123"
+    assert brought.exports["public_subnet_ids"] == ["subnet-000000b1"]
 
 
 def test_brought_subnets_are_mapped_to_the_zones_ec2_reports(brought: engine.Recording) -> None:
     mocks = engine.OfflineMocks("us-west-2")
     expected: dict[str, str] = {}
-    for sid in ("subnet-p1", "subnet-p2", "subnet-p3"):
+    for sid in ("subnet-000000a1", "subnet-000000a2", "subnet-000000a3"):
         expected.setdefault(mocks.subnet(sid)["availabilityZone"], sid)
     assert brought.exports["private_subnets_by_zone"] == expected
     assert brought.exports["availability_zones"] == sorted(expected)
-    assert brought.exports["public_subnets_by_zone"] == {mocks.subnet("subnet-q1")["availabilityZone"]: "subnet-q1"}
+    assert brought.exports["public_subnets_by_zone"] == {mocks.subnet("subnet-000000b1")["availabilityZone"]: "subnet-000000b1"}
 
 
 @pytest.mark.parametrize("prefix", range(16, 25))

@@ -24,7 +24,7 @@ from eks_devices.core.rules.node_groups import reserved_label
 from eks_devices.node_pools import NodePools, NodePoolsArgs
 from support import engine, stacks
 
-ZONES = {"us-west-2a": "subnet-0a", "us-west-2b": "subnet-0b", "us-west-2c": "subnet-0c"}
+ZONES = {"us-west-2a": "subnet-0000000a", "us-west-2b": "subnet-0000000b", "us-west-2c": "subnet-0000000c"}
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 AUTO_NODE_CLASS = "kubernetes:eks.amazonaws.com/v1:NodeClass"
 EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -298,7 +298,7 @@ def test_capacity_block_pool_uses_a_capacity_block_launch_template(prod: Run) ->
     assert template.inputs["capacityReservationSpecification"] == {
         "capacityReservationTarget": {"capacityReservationId": "cr-0f1e2d3c4b5a69788"}}
     assert "placement" not in template.inputs  # placementGroup: false in the stack
-    assert group.inputs["subnetIds"] == ["subnet-0b"]  # the block's zone only
+    assert group.inputs["subnetIds"] == ["subnet-0000000b"]  # the block's zone only
 
 
 def test_efa_pools_get_one_interface_per_efa_card_in_one_zone(prod: Run) -> None:
@@ -317,7 +317,7 @@ def test_efa_pools_get_one_interface_per_efa_card_in_one_zone(prod: Run) -> None
     group = prod.of_type(PLACEMENT_GROUP)["trn-train"]
     assert group.inputs["strategy"] == "cluster"
     assert trn.inputs["placement"] == {"groupName": group.outputs["id"]}
-    assert prod.of_type(NODE_GROUP)["trn-train"].inputs["subnetIds"] == ["subnet-0a"]
+    assert prod.of_type(NODE_GROUP)["trn-train"].inputs["subnetIds"] == ["subnet-0000000a"]
 
 
 def test_non_efa_pools_span_every_zone_with_plain_templates(prod: Run) -> None:
@@ -389,14 +389,14 @@ def test_node_pools_reject_what_a_node_group_cannot_express() -> None:
 
 
 def test_public_pools_use_the_public_subnets_or_are_rejected() -> None:
-    public = {"us-west-2a": "subnet-0pa", "us-west-2b": "subnet-0pb"}
+    public = {"us-west-2a": "subnet-00000c0a", "us-west-2b": "subnet-00000c0b"}
     prod_public = run("prod", public=public, inference={"subnets": "public"})
     groups = prod_public.of_type(NODE_GROUP)
-    assert groups["inference"].inputs["subnetIds"] == ["subnet-0pa", "subnet-0pb"]
-    assert groups["trn-train"].inputs["subnetIds"] == ["subnet-0a"]
+    assert groups["inference"].inputs["subnetIds"] == ["subnet-00000c0a", "subnet-00000c0b"]
+    assert groups["trn-train"].inputs["subnetIds"] == ["subnet-0000000a"]
     staging_public = run("staging", public=public, **{"gpu-timeslice": {"subnets": "public"}})
     spec = staging_public.of_type(EC2_NODE_CLASS)["gpu-timeslice"].inputs["spec"]
-    assert spec["subnetSelectorTerms"] == [{"id": "subnet-0pa"}, {"id": "subnet-0pb"}]
+    assert spec["subnetSelectorTerms"] == [{"id": "subnet-00000c0a"}, {"id": "subnet-00000c0b"}]
     rejected = run("staging", **{"gpu-timeslice": {"subnets": "public"}})
     assert rejected.rejected is not None and "nodePools.gpu-timeslice.subnets" in str(rejected.rejected)
 
@@ -453,9 +453,9 @@ def test_node_group_subnets() -> None:
     all_ids = sorted(ZONES.values())
     assert lt.node_group_subnets(mng_pool(instanceTypes=["g6e.xlarge"]), all_ids, ZONES) == all_ids
     pinned = mng_pool(instanceTypes=["g6e.xlarge"], availabilityZone="us-west-2c")
-    assert lt.node_group_subnets(pinned, all_ids, ZONES) == ["subnet-0c"]
+    assert lt.node_group_subnets(pinned, all_ids, ZONES) == ["subnet-0000000c"]
     efa = mng_pool(instanceTypes=["p5.48xlarge"])  # EFA without a zone: the first zone, one subnet
-    assert lt.node_group_subnets(efa, all_ids, ZONES) == ["subnet-0a"]
+    assert lt.node_group_subnets(efa, all_ids, ZONES) == ["subnet-0000000a"]
     missing = mng_pool(instanceTypes=["g6e.xlarge"], availabilityZone="us-west-2d")
     with pytest.raises(ValueError, match="no private subnet in zone us-west-2d"):
         lt.node_group_subnets(missing, all_ids, ZONES)

@@ -201,6 +201,15 @@ def test_platform_args_with_error_findings_register_nothing() -> None:
     assert "nodePools.trn.devices.neuron" in paths(exc)
 
 
+@pytest.mark.parametrize("name", ["", "  ", None])
+def test_a_platform_without_a_name_is_an_input_error(name: Any) -> None:
+    args = PlatformArgs(region="us-west-2", cluster={"name": "ml", "version": "1.36", "mode": "karpenter"})
+    exc, recording = refused(lambda: Platform(name, args))
+    assert recording.resources == [] and paths(exc) == ["name"]
+    exc, _ = refused(lambda: Platform.from_plan(name, build(parse(ERROR_STACK))), ERROR_STACK)
+    assert paths(exc) == ["name"]
+
+
 def test_platform_args_config_problems_are_all_reported_at_their_property_paths() -> None:
     args = PlatformArgs(region="moon-1", cluster={"name": "ml", "version": "1.36", "mode": "sideways"},
                         node_pools={"gpu": {"instanceTypes": ["p9.huge"]}}, network={"cidr": "10.0.0.0/8"})
@@ -229,8 +238,8 @@ def test_a_component_alone_refuses_a_plan_with_error_findings(component: str) ->
         if component == "NodePools":
             NodePools("pools", NodePoolsArgs(
                 plan=plan, cluster_name="ml", k8s_provider=provider, node_role_name="ml-node",
-                node_role_arn="arn:aws:iam::123456789012:role/ml-node", private_subnet_ids=["subnet-0a"],
-                private_subnets_by_zone={"us-west-2a": "subnet-0a"}, cluster_security_group_id="sg-0c",
+                node_role_arn="arn:aws:iam::123456789012:role/ml-node", private_subnet_ids=["subnet-0000000a"],
+                private_subnets_by_zone={"us-west-2a": "subnet-0000000a"}, cluster_security_group_id="sg-0c",
                 discovery_tag="ml"))
         elif component == "DeviceSoftware":
             DeviceSoftware("devices", DeviceSoftwareArgs(plan=plan, k8s_provider=provider))

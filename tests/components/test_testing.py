@@ -120,7 +120,7 @@ def test_the_offline_engine_runs_on_the_public_mocks_which_answer_every_read() -
     assert {r.token for r in calls} == {answers.AVAILABILITY_ZONES.token, answers.SUBNET.token,
                                         answers.CALLER_IDENTITY.token}
     for read in calls:
-        answer, _ = mocks.call(pulumi_call(read.token, {"id": "subnet-0a"}))
+        answer, _ = mocks.call(pulumi_call(read.token, {"id": "subnet-0000000a"}))
         assert all(answer.get(f) is not None for f in read.fields), read.token
     assert mocks.call(pulumi_call(answers.AVAILABILITY_ZONES.token, {}))[0]["names"][0] == "eu-west-1a"
 

@@ -345,3 +345,34 @@ def test_a_search_that_runs_out_of_budget_is_undetermined(monkeypatch: pytest.Mo
     monkeypatch.setattr(fit, "SEARCH_BUDGET", 5)
     result = node_fit("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 5))
     assert result.cause == "undetermined" and "gave up" in result.reason
+
+
+def _pairs_claim(requests: int) -> dict:
+    """The issue's claim: every request `firstAvailable` of two alternatives, each 2 whole GPUs."""
+    alt = {"deviceClassName": "gpu.nvidia.com", "count": 2}
+    return {"requests": [{"name": f"r{i}", "firstAvailable": [{"name": "a", **alt}, {"name": "b", **alt}]}
+                         for i in range(requests)]}
+
+
+def test_a_claim_no_node_can_hold_is_decided_without_searching_every_combination() -> None:
+    budget = fit.Budget(fit.SEARCH_BUDGET)
+    outcome = fit.allocate(_pairs_claim(9), CLASSES, devices.inventory("p5.48xlarge"), budget=budget)
+    assert not outcome.ok and outcome.cause == "too-few" and "needs 18 × gpu.nvidia.com" in outcome.reason
+    assert budget.spent <= 2 ** 9  # one step per combination, no device placement tried
+
+
+def test_the_search_budget_bounds_the_whole_claim_not_each_combination(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fit, "_short", lambda combo, candidates: False)  # force the full search
+    node = devices.inventory("p5.48xlarge")
+    exact = {"requests": [{"name": f"r{i}", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}
+                          for i in range(9)]}
+    one = fit.Budget(10 ** 9)
+    assert not fit.allocate(exact, CLASSES, node, budget=one).ok  # the same search, one combination only
+    per_combination = one.spent  # what one choice of alternatives costs
+    budget = fit.Budget(3 * per_combination)  # far below the 512 combinations' total
+    outcome = fit.allocate(_pairs_claim(9), CLASSES, node, budget=budget)
+    assert outcome.cause == "undetermined" and "limit for the whole claim" in outcome.reason
+    assert budget.spent == budget.limit + 1
+    monkeypatch.setattr(fit, "SEARCH_BUDGET", 3 * per_combination)
+    result = fit.fit_node(_pairs_claim(9), CLASSES, node, "p5.48xlarge")
+    assert result.cause == "undetermined" and "gave up" in result.reason

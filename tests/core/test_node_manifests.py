@@ -260,9 +260,9 @@ def test_public_pools_select_subnets_by_id_and_need_them() -> None:
     pool = plan.pools["gpu-timeslice"]
     with pytest.raises(ValueError, match="public subnet"):
         nm.node_class_spec("karpenter", pool, CLUSTER)
-    facts = nm.ClusterFacts("ml", "ml-node", "ml", public_subnet_ids=("subnet-0p1", "subnet-0p2"))
+    facts = nm.ClusterFacts("ml", "ml-node", "ml", public_subnet_ids=("subnet-00000c01", "subnet-00000c02"))
     spec = nm.node_class_spec("karpenter", pool, facts)
-    assert spec["subnetSelectorTerms"] == [{"id": "subnet-0p1"}, {"id": "subnet-0p2"}]
+    assert spec["subnetSelectorTerms"] == [{"id": "subnet-00000c01"}, {"id": "subnet-00000c02"}]
 
 
 def test_managed_node_groups_render_no_kubernetes_objects() -> None:

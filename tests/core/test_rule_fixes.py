@@ -321,8 +321,8 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         pool("p", instanceTypes=["g6e.xlarge"]))],
     "pool-public-subnets": [(
         case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}},
-             network={"vpcId": "vpc-1", "privateSubnetIds": ["subnet-1"]}),
-        {"network": {"publicSubnetIds": ["subnet-2"]}})],
+             network={"vpcId": "vpc-00000001", "privateSubnetIds": ["subnet-00000001"]}),
+        {"network": {"publicSubnetIds": ["subnet-00000002"]}})],
     "mig-partitions": [(
         case("managed-node-groups", {"p": {"instanceTypes": ["p4d.24xlarge"], **STATIC,
                                            "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}}),

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from eks_devices.core.rules import RULES
+from eks_devices.core.spec.errors import ConfigError
 from support import stacks
 
 STATIC = {"provisioning": "static", "replicas": 1}
@@ -236,10 +237,10 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge", "g6e.2xlarge"], **STATIC}})),
     "pool-public-subnets": (
         case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}},
-             network={"vpcId": "vpc-1", "privateSubnetIds": ["subnet-1"]}),
+             network={"vpcId": "vpc-00000001", "privateSubnetIds": ["subnet-00000001"]}),
         "error", "nodePools.p.subnets",
         case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "subnets": "public"}},
-             network={"vpcId": "vpc-1", "privateSubnetIds": ["subnet-1"], "publicSubnetIds": ["subnet-2"]})),
+             network={"vpcId": "vpc-00000001", "privateSubnetIds": ["subnet-00000001"], "publicSubnetIds": ["subnet-00000002"]})),
     "mig-partitions": (
         case("managed-node-groups", {"p": {"instanceTypes": ["p4d.24xlarge"], **STATIC,
                                            "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}}),
@@ -391,10 +392,12 @@ def test_chart_versions_checked_against_known_releases() -> None:
     assert karpenter.path == "cluster.karpenter.version" and "1.15.2" in karpenter.fix
 
 
-def test_karpenter_beyond_known_kubernetes() -> None:
-    p = stacks.plan("karpenter", "1.38")
-    [finding] = stacks.findings(p, "karpenter-kubernetes-compat")
-    assert finding.path == "cluster.version"
+def test_kubernetes_beyond_known_is_refused_at_parse() -> None:
+    """A minor newer than the toolkit knows (or older than EKS offers) never reaches EKS."""
+    for version in ("1.38", "1.31"):
+        with pytest.raises(ConfigError) as caught:
+            stacks.plan("karpenter", version)
+        assert [p.path for p in caught.value.problems] == ["cluster.version"]
 
 
 def test_dra_gates_overridden_to_match_are_quiet() -> None:

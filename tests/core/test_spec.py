@@ -159,7 +159,7 @@ def test_pool_name_must_be_a_kubernetes_name() -> None:
 
 
 def test_brought_vpc_needs_private_subnets() -> None:
-    assert "network.privateSubnetIds" in problems(stacks.config(network={"vpcId": "vpc-123"}))
+    assert "network.privateSubnetIds" in problems(stacks.config(network={"vpcId": "vpc-00000123"}))
 
 
 def test_bad_cidrs() -> None:
@@ -375,7 +375,7 @@ def test_mig_profiles_as_nvml_names_them(profile: str, ok: bool) -> None:
     ("us-west-2", {}, False),
     ("us-west-2d", {"availabilityZones": ["us-west-2a", "us-west-2b"]}, False),  # not a zone of the VPC
     ("us-west-2b", {"availabilityZones": ["us-west-2a", "us-west-2b"]}, True),
-    ("us-west-2d", {"vpcId": "vpc-1", "privateSubnetIds": ["subnet-1"]}, True),  # brought: preflight checks
+    ("us-west-2d", {"vpcId": "vpc-00000001", "privateSubnetIds": ["subnet-00000001"]}, True),  # brought: preflight checks
 ])
 def test_pool_zone_is_a_zone_of_the_region_and_vpc(zone: str, network: dict, ok: bool) -> None:
     pools = {"a": {"instanceTypes": ["g6.xlarge"], "replicas": 1, "availabilityZone": zone}}

@@ -59,8 +59,8 @@ def components(cfg: dict[str, Any], kubeconfig: str) -> Callable[[], None]:
         if plan.pools:
             NodePools(name, NodePoolsArgs(
                 plan=plan, cluster_name=name, k8s_provider=provider, node_role_name="nodes",
-                node_role_arn="arn:aws:iam::111122223333:role/nodes", private_subnet_ids=["subnet-0a", "subnet-0b"],
-                private_subnets_by_zone={"us-west-2a": "subnet-0a", "us-west-2b": "subnet-0b"},
+                node_role_arn="arn:aws:iam::111122223333:role/nodes", private_subnet_ids=["subnet-0000000a", "subnet-0000000b"],
+                private_subnets_by_zone={"us-west-2a": "subnet-0000000a", "us-west-2b": "subnet-0000000b"},
                 cluster_security_group_id="sg-0c", efa_security_group_id="sg-0e", discovery_tag=name, tagged_security_groups=True))
 
     return program

@@ -25,8 +25,8 @@ from support import engine, stacks
 SIG, OUTPUT, SECRET = output_values.SIG, output_values.OUTPUT, output_values.SECRET
 CLUSTER = "eks:index:Cluster"
 OFFICE = "203.0.113.0/24"
-BROUGHT = {"vpcId": "vpc-0123", "privateSubnetIds": ["subnet-p1", "subnet-p2", "subnet-p3"],
-           "publicSubnetIds": ["subnet-q1"]}
+BROUGHT = {"vpcId": "vpc-00000123", "privateSubnetIds": ["subnet-000000a1", "subnet-000000a2", "subnet-000000a3"],
+           "publicSubnetIds": ["subnet-000000b1"]}
 
 
 def cluster_wire(rec: engine.Recording) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def test_the_mocks_get_each_output_value_as_an_engine_without_them_would() -> No
 VARIANTS = {f"{mode}-brought-public-kms-profile": stacks.config(
     mode, pools={}, network=BROUGHT, cluster={
         "endpoint": {"privateAccess": False, "publicAccessCidrs": [OFFICE]},
-        "kmsKeyArn": "arn:aws:kms:us-west-2:123456789012:key/mine", "logging": [], "tags": {"team": "ml"},
+        "kmsKeyArn": "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab", "logging": [], "tags": {"team": "ml"},
         **({"autoMode": {"generalPurposePool": True}} if mode == "auto-mode" else {})},
     overrides={"aws:profile": "ml-prod"}) for mode in stacks.VERSIONS}
 
@@ -136,7 +136,7 @@ def test_generated_stacks_keep_the_pulumi_eks_contract(variant: str) -> None:
     assert wire["enabledClusterLogTypes"] == [] and wire["tags"] == {"team": "ml"}
     if variant.startswith("auto-mode"):
         assert wire["autoMode"]["computeConfig"]["nodePools"] == ["system", "general-purpose"]
-    assert contract.resolved(constructed.get("encryptionConfigKeyArn")) == "arn:aws:kms:us-west-2:123456789012:key/mine"
+    assert contract.resolved(constructed.get("encryptionConfigKeyArn")) == "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 
 
 def test_default_stacks_keep_the_pulumi_eks_contract(auto: engine.Recording, karpenter: engine.Recording) -> None:
@@ -206,7 +206,7 @@ RULE_CASES = {
     "cluster.ts:426-430": {"authenticationMode": "API_AND_CONFIG_MAP",
                            "instanceRole": {SIG: output_values.RESOURCE, "urn": "urn:r"},
                            "instanceRoles": [{SIG: output_values.RESOURCE, "urn": "urn:s"}]},
-    "cluster.ts:432-436": {"privateSubnetIds": ["subnet-a"]},
+    "cluster.ts:432-436": {"privateSubnetIds": ["subnet-0000000e"]},
     "cluster.ts:438-456": {"nodeGroupOptions": {"minSize": 1}, "instanceType": "m7i.large"},
     "cluster.ts:458-463": {"authenticationMode": None},
     "cluster.ts:708-716": {"endpointPublicAccess": False, "publicAccessCidrs": []},

@@ -141,7 +141,7 @@ def create_nodegroup(session: boto3.Session, name: str, labels: dict[str, str], 
             LaunchTemplateName=f"{cluster}-{name}",
             LaunchTemplateData={"UserData": base64.b64encode(user_data.encode()).decode()})["LaunchTemplate"]
         extra["launchTemplate"] = {"id": template["LaunchTemplateId"], "version": "1"}
-    session.client("eks").create_nodegroup(clusterName=cluster, nodegroupName=name, subnets=["subnet-1"],
+    session.client("eks").create_nodegroup(clusterName=cluster, nodegroupName=name, subnets=["subnet-00000001"],
                                            nodeRole=ROLE, labels=labels, amiType=ami, **extra)
 
 

@@ -32,6 +32,9 @@ ARCH_LABEL = "kubernetes.io/arch"
 OS_LABEL = "kubernetes.io/os"
 REGION_LABEL = "topology.kubernetes.io/region"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+# the Karpenter chart's service account: named after the release `karpenter` (aws/karpenter-provider-aws v1.15.0
+# charts/karpenter/templates/_helpers.tpl `karpenter.serviceAccountName`); its Pod Identity association names it
+KARPENTER_SERVICE_ACCOUNT = "karpenter"
 KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
 KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 KARPENTER_REGISTERED_LABEL = "karpenter.sh/registered"

@@ -26,12 +26,27 @@ from typing import Any
 from eks_devices.core.knowledge.devices import Device, layout_attribute, topology_published
 from eks_devices.core.model import NodeFit, Outcome, grouped
 
-SEARCH_BUDGET = 200_000  # device placements tried per allocation before giving up as undetermined
+SEARCH_BUDGET = 200_000  # device placements tried for one claim on one node type (all its Pods) before giving up
 MAX_PER_NODE = 64
 # Devices one claim's allocation may hold (resource.k8s.io/v1 `AllocationResultsMaxSize`, k8s.io/api v0.36.3
 # resource/v1/types.go); the scheduler refuses a claim asking for more (dynamic-resource-allocation v0.36.3
 # structured/internal/stable/allocator_stable.go: "exceeds the claim limit").
 ALLOCATION_RESULTS_MAX = 32
+
+
+@dataclass
+class Budget:
+    """Device placements tried for one claim on one instance type, shared by every choice of
+    `firstAvailable` alternatives and every Pod's allocation, so the search is bounded for the whole
+    claim rather than per combination (9 requests of 2 alternatives are 512 combinations)."""
+
+    limit: int
+    spent: int = 0
+
+    def spend(self) -> None:
+        self.spent += 1
+        if self.spent > self.limit:
+            raise TimeoutError
 
 
 @dataclass(frozen=True)
@@ -71,10 +86,9 @@ class _Search:
     """Backtracking placement of every request's devices under the claim's constraints."""
 
     def __init__(self, alts: Sequence[_Alt], candidates: Mapping[str, list[Device]],
-                 constraints: Sequence[Mapping[str, Any]], used: Mapping[tuple[str, str], int]):
-        self.alts, self.candidates, self.used = alts, candidates, used
+                 constraints: Sequence[Mapping[str, Any]], used: Mapping[tuple[str, str], int], budget: Budget):
+        self.alts, self.candidates, self.used, self.budget = alts, candidates, used, budget
         self.constraints = [c for c in constraints if c.get("matchAttribute") or c.get("distinctAttribute")]
-        self.steps = 0
         self.chosen: dict[str, list[Device]] = {}
         self.taken: set[tuple[str, str]] = set()
 
@@ -115,9 +129,7 @@ class _Search:
         if len(pool) - start < need:
             return False
         for i in range(start, len(pool)):
-            self.steps += 1
-            if self.steps > SEARCH_BUDGET:
-                raise TimeoutError
+            self.budget.spend()
             device = pool[i]
             key = (device.driver, device.name)
             ok = key not in self.taken and self._allowed(alt, device)
@@ -137,9 +149,10 @@ class _Search:
 
 def allocate(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str]], node: Sequence[Device],
              used: Mapping[tuple[str, str], int] | None = None, label: str = "the node",
-             memo: dict[tuple[str, str, str], bool] | None = None) -> Outcome:
+             memo: dict[tuple[str, str, str], bool] | None = None, budget: Budget | None = None) -> Outcome:
     """Allocate one claim (`spec.devices`) on one node's devices, honouring what is already `used`.
-    `memo` keeps selector results between calls on the same node."""
+    `memo` keeps selector results between calls on the same node; `budget` bounds the search (a fresh
+    SEARCH_BUDGET when absent)."""
     from eks_devices.core.cel import CelError
 
     used = used or {}
@@ -161,17 +174,30 @@ def allocate(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str
         return Outcome(False, f"the claim needs at least {least} devices on {label}, but one claim holds at most "
                        f"{ALLOCATION_RESULTS_MAX} (the scheduler refuses it)", "too-many")
     constraints = devices_spec.get("constraints", [])
+    budget = Budget(SEARCH_BUDGET) if budget is None else budget
     try:
         for combo in product(*requests):
-            if sum(_size(a, candidates) for a in combo) > ALLOCATION_RESULTS_MAX:
-                continue  # that choice of firstAvailable alternatives would exceed the claim limit
-            search = _Search(combo, candidates, constraints, used)
+            budget.spend()  # choosing the combination is a step too: 2^n combinations are bounded as well
+            if sum(_size(a, candidates) for a in combo) > ALLOCATION_RESULTS_MAX or _short(combo, candidates):
+                continue  # exceeds the claim limit, or asks more of a device class than its candidates hold
+            search = _Search(combo, candidates, constraints, used, budget)
             if search.run():
                 return Outcome(True, devices=tuple((k, tuple(d.name for d in v)) for k, v in search.chosen.items()))
     except TimeoutError:
-        return Outcome(False, f"the allocation search on {label} gave up after {SEARCH_BUDGET} steps",
-                       "undetermined")
+        return Outcome(False, f"the allocation search on {label} gave up after {budget.limit} device placements "
+                       "(the limit for the whole claim); the claim may or may not fit", "undetermined")
     return _explain(requests, candidates, constraints, node, label, classes, memo)
+
+
+def _short(combo: Sequence[_Alt], candidates: Mapping[str, list[Device]]) -> bool:
+    """Whether the alternatives of one device class ask for more devices than all their candidates
+    together (a device is given once within a claim): no search can succeed."""
+    need: Counter[str] = Counter()
+    have: dict[str, set[tuple[str, str]]] = {}
+    for alt in combo:
+        need[alt.device_class] += _size(alt, candidates)
+        have.setdefault(alt.device_class, set()).update((d.driver, d.name) for d in candidates[alt.key])
+    return any(n > len(have[c]) for c, n in need.items())
 
 
 def _size(alt: _Alt, candidates: Mapping[str, list[Device]]) -> int:
@@ -250,10 +276,13 @@ def fit_node(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str
     """How many claims (one per Pod) one node holds, or why not even one."""
     used: dict[tuple[str, str], int] = {}
     memo: dict[tuple[str, str, str], bool] = {}
+    budget = Budget(SEARCH_BUDGET)  # one bound for every Pod's allocation on this node
     count = 0
     while count < (1 if shared else MAX_PER_NODE):
-        outcome = allocate(devices_spec, classes, node, used, label=instance_type, memo=memo)
+        outcome = allocate(devices_spec, classes, node, used, label=instance_type, memo=memo, budget=budget)
         if not outcome.ok:
+            if count and outcome.cause == "undetermined":
+                return NodeFit(instance_type, count, f"at least x{count} per node: {outcome.reason}", "undetermined")
             if count == 0:
                 if (outcome.cause == "topology" and all(map(layout_attribute, outcome.attributes))
                         and not topology_published(instance_type)):
@@ -277,7 +306,9 @@ def describe(fits: Sequence[NodeFit], shared: bool = False) -> str:
     bad = [f for f in fits if not f.fits]
     if good:
         unit = "shared by its Pods" if shared else "per node"
-        text = "fits on: " + ", ".join(f"{f.instance_type} (x{f.per_node} {unit})" for f in good)
+        text = "fits on: " + ", ".join(
+            f"{f.instance_type} ({'at least ' if f.cause == 'undetermined' else ''}x{f.per_node} {unit})"
+            for f in good)
         if bad:
             text += "; not on: " + "; ".join(f"{types} ({reason})" for types, reason in grouped(bad))
         return text

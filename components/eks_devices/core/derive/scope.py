@@ -105,8 +105,26 @@ def pool_nodes(plan: Plan, pool: PoolPlan, instance_type: str | None = None) -> 
         for zone in _zones(plan, pool):
             labels = {**pool.labels, **node_labels.common(itype.name, itype.architecture, plan.spec.region, zone),
                       **_mode_labels(plan, pool, itype), **node_labels.image(pool.ami, itype)}
-            out.append(Node(pool.name, name, labels, pool.taints))
+            out.append(Node(pool.name, name, labels, (*pool.taints, *bottlerocket_taints(pool))))
     return out
+
+
+def bottlerocket_taints(pool: PoolPlan) -> tuple[dict[str, str], ...]:
+    """The taints a Bottlerocket pool's own `kubernetes.node-taints` setting puts on its nodes besides the
+    pool's: a table of key → "value:Effect" entries (a list, or one text) that the kubelet registers with
+    (bottlerocket-os/bottlerocket, "settings.kubernetes.node-taints"). Agents must tolerate them too."""
+    if pool.ami != "bottlerocket":
+        return ()
+    table = dig(pool.config.bottlerocket_settings, "kubernetes.node-taints", None)
+    out: list[dict[str, str]] = []
+    for key, entries in (table.items() if isinstance(table, dict) else ()):
+        for entry in [entries] if isinstance(entries, str) else entries if isinstance(entries, list) else ():
+            if isinstance(entry, str) and ":" in entry:
+                value, _, effect = entry.rpartition(":")
+                taint = {"key": str(key), "effect": effect, **({"value": value} if value else {})}
+                if taint not in pool.taints and taint not in out:
+                    out.append(taint)
+    return tuple(out)
 
 
 def system_nodes(plan: Plan) -> list[Node]:

@@ -30,13 +30,15 @@ LATEST = "latest"
 
 # the version part of a Karpenter alias, per AMI family
 KARPENTER_ALIAS_VERSIONS: dict[AmiFamily, tuple[re.Pattern[str], str]] = {
-    "al2023": (re.compile(r"v20\d{6}"), "an AL2023 release such as v20251117"),
-    "bottlerocket": (re.compile(r"v\d+\.\d+\.\d+"), "a Bottlerocket release such as v1.49.0"),
+    "al2023": (re.compile(r"v20[0-9]{6}"), "an AL2023 release such as v20251117"),
+    "bottlerocket": (re.compile(r"v[0-9]+\.[0-9]+\.[0-9]+"), "a Bottlerocket release such as v1.49.0"),
 }
 # a managed node group's `releaseVersion`, per AMI family
 NODE_GROUP_RELEASES: dict[AmiFamily, tuple[re.Pattern[str], str]] = {
-    "al2023": (re.compile(r"(\d+)\.(\d+)\.\d+-20\d{6}"), "an EKS AL2023 release such as 1.36.0-20251117"),
-    "bottlerocket": (re.compile(r"\d+\.\d+\.\d+-[0-9a-f]{8}"), "a Bottlerocket release such as 1.49.0-713f44ce"),
+    "al2023": (re.compile(r"([0-9]+)\.([0-9]+)\.[0-9]+-20[0-9]{6}"),
+               "an EKS AL2023 release such as 1.36.0-20251117"),
+    "bottlerocket": (re.compile(r"[0-9]+\.[0-9]+\.[0-9]+-[0-9a-f]{8}"),
+                     "a Bottlerocket release such as 1.49.0-713f44ce"),
 }
 
 AUTO_MODE_ROLL = ("EKS Auto Mode replaces every node after a control-plane upgrade (EKS User Guide, \"Update the "

@@ -12,8 +12,13 @@ DRA_KUBERNETES = (1, 34)
 EFA_DRA_KUBERNETES = (1, 35)
 AUTO_MODE_DRA_KUBERNETES = (1, 36)
 
-KUBERNETES_VERSION = re.compile(r"^(\d+)\.(\d+)$")
-SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$")
+# The Kubernetes minors a stack may name: the oldest EKS still creates clusters on (1.31's extended support ended
+# 2026-11-26, 1.32's ends 2027-03-23: EKS User Guide, kubernetes-versions.html, "Amazon EKS Kubernetes release
+# calendar") to the newest this toolkit's knowledge covers (Karpenter's compatibility table reaches 1.37).
+EKS_KUBERNETES = ((1, 32), (1, 37))
+
+KUBERNETES_VERSION = re.compile(r"^([0-9]+)\.([0-9]+)$")
+SEMVER = re.compile(r"^v?([0-9]+)\.([0-9]+)\.([0-9]+)(?:[-+].*)?$")
 
 
 def kubernetes(text: str) -> tuple[int, int]:

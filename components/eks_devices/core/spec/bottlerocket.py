@@ -10,16 +10,27 @@ from typing import Any
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
+def _text_ok(text: str, path: str) -> None:
+    """TOML text is Unicode scalar values: a lone surrogate (a YAML "\\ud800" escape) has no TOML form."""
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        raise ValueError(f"Bottlerocket setting {path}: {text!r} holds a lone UTF-16 surrogate, which TOML cannot "
+                         "carry")
+
+
 def _toml_key(key: str) -> str:
+    _text_ok(key, "key")
     return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
 
 
 def _toml_value(value: Any, path: str) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError(f"Bottlerocket setting {path}: {value} is outside TOML's 64-bit integers")
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):
+        _text_ok(value, path)
         return json.dumps(value)  # a JSON string is a valid TOML basic string
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v, f"{path}[]") for v in value) + "]"

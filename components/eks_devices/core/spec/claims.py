@@ -30,7 +30,7 @@ QUALIFIED_NAME = re.compile(r"^(?=[^/]{1,63}/)" + DRIVER_NAME[1:-1] + r"/[A-Za-z
 # The API server's limit on one opaque config's `parameters`, as serialized JSON.
 OPAQUE_PARAMETERS_MAX_BYTES = 10 * 1024
 # NVML's MIG profile names: `<slices>g.<memory>gb`, `+me` for the instance that owns the media engines
-MIG_PROFILE = r"^\d+g\.\d+gb(\+me)?$"
+MIG_PROFILE = r"^[0-9]+g\.[0-9]+gb(\+me)?$"
 # Extended resources a workload may request instead of a claim, and their device family.
 EXTENDED_RESOURCES = {"nvidia.com/gpu": "nvidia", "vpc.amazonaws.com/efa": "efa", "aws.amazon.com/neuron": "neuron"}
 NEURON_GROUP_SIZES = (1, 4, 8, 16)

@@ -12,6 +12,15 @@ from typing import Any, Literal, get_args
 from pydantic import Field, field_validator
 
 from eks_devices.core.knowledge import versions
+from eks_devices.core.spec.aws_inputs import (
+    INSTANCE_TYPE,
+    SUBNET_ID,
+    TAG_KEY_MAX,
+    TAG_VALUE_MAX,
+    VPC_ID,
+    public_cidr_problems,
+    tag_text_ok,
+)
 from eks_devices.core.spec.base import Model
 from eks_devices.core.vocabulary import LogType, Mode, NatGateways
 
@@ -45,6 +54,24 @@ class Network(Model):
             raise ValueError("an IPv4 CIDR block with a prefix between /16 and /24")
         return value
 
+    @field_validator("vpc_id")
+    @classmethod
+    def _vpc(cls, value: str | None) -> str | None:
+        if value is not None and not VPC_ID.fullmatch(value):
+            raise ValueError(f"a VPC id such as vpc-0123456789abcdef0 (got {value!r})")
+        return value
+
+    @field_validator("private_subnet_ids", "public_subnet_ids")
+    @classmethod
+    def _subnets(cls, value: list[str]) -> list[str]:
+        bad = [s for s in value if not SUBNET_ID.fullmatch(s)]
+        if bad:
+            raise ValueError("subnet ids such as subnet-0123456789abcdef0 (subnet- and 8 or 17 hex digits; got "
+                             + ", ".join(map(repr, bad)) + ")")
+        if len(set(value)) != len(value):
+            raise ValueError("each subnet once")
+        return value
+
     @field_validator("availability_zones")
     @classmethod
     def _zones(cls, value: int | list[str]) -> int | list[str]:
@@ -74,11 +101,10 @@ class Endpoint(Model):
     @field_validator("public_access_cidrs")
     @classmethod
     def _cidrs(cls, value: list[str]) -> list[str]:
-        for cidr in value:
-            try:
-                ipaddress.ip_network(cidr)
-            except ValueError:
-                raise ValueError(f"CIDR blocks such as 203.0.113.0/24 (got {cidr!r})") from None
+        refused = public_cidr_problems(value)
+        if refused:
+            raise ValueError("; ".join(f"{'' if i is None else f'entry {i}: '}{given} ({accepted})"
+                                       for i, given, accepted in refused))
         return value
 
 
@@ -88,6 +114,13 @@ class SystemNodeGroup(Model):
 
     instance_type: str = "m7i.large"
     size: int = Field(default=2, ge=1, le=10)
+
+    @field_validator("instance_type")
+    @classmethod
+    def _instance_type(cls, value: str) -> str:
+        if not INSTANCE_TYPE.fullmatch(value):
+            raise ValueError(f"an EC2 instance type such as m7i.large (got {value!r})")
+        return value
 
 
 class Karpenter(Model):
@@ -124,7 +157,8 @@ RESERVED_TAG_PREFIXES = ("aws:", "eks:", "kubernetes.io/cluster/", "karpenter.sh
                          "eks-devices.io/")
 MAX_CLUSTER_TAGS = 40
 # an access entry's principal: an IAM role or user (EKS API Reference, CreateAccessEntry principalArn)
-PRINCIPAL_ARN = re.compile(r"arn:aws(-cn|-us-gov)?:iam::\d{12}:(role|user)(/[\w+=,.@-]+)*/[\w+=,.@-]{1,128}")
+PRINCIPAL_ARN = re.compile(r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)"
+                           r"(/[A-Za-z0-9_+=,.@-]+)*/[A-Za-z0-9_+=,.@-]{1,128}")
 
 
 class Cluster(Model):
@@ -171,9 +205,12 @@ class Cluster(Model):
         if not isinstance(value, str):
             raise ValueError('a quoted Kubernetes minor version such as "1.36" (unquoted 1.30 reads as 1.3)')
         try:
-            versions.kubernetes(value)
+            minor = versions.kubernetes(value)
         except ValueError:
             raise ValueError('a Kubernetes minor version such as "1.36"') from None
+        low, high = versions.EKS_KUBERNETES
+        if not low <= minor <= high:
+            raise ValueError(f"a Kubernetes minor version EKS offers: {versions.show(low)} to {versions.show(high)}")
         return value
 
     @field_validator("admins")
@@ -191,12 +228,15 @@ class Cluster(Model):
     @classmethod
     def _tags(cls, tags: dict[str, str]) -> dict[str, str]:
         reserved = sorted(k for k in tags if k.lower().startswith(RESERVED_TAG_PREFIXES))
-        if (len(tags) > MAX_CLUSTER_TAGS or reserved or any(not 1 <= len(k) <= 128 for k in tags)
-                or any(len(v) > 256 for v in tags.values())):
+        refused = sorted({repr(t) for k, v in tags.items() for t in (k, v) if not tag_text_ok(t)})
+        if (len(tags) > MAX_CLUSTER_TAGS or reserved or refused or any(not 1 <= len(k) <= TAG_KEY_MAX for k in tags)
+                or any(len(v) > TAG_VALUE_MAX for v in tags.values())):
             raise ValueError(
-                f"at most {MAX_CLUSTER_TAGS} tags, keys of 1-128 and values of up to 256 characters, no key starting "
+                f"at most {MAX_CLUSTER_TAGS} tags, keys of 1-{TAG_KEY_MAX} and values of up to {TAG_VALUE_MAX} "
+                "characters of letters, digits, spaces and _.:/=+-@, no key starting "
                 f"with {', '.join(RESERVED_TAG_PREFIXES)} (AWS, EKS, Karpenter and this toolkit set those)"
-                + (f"; reserved: {', '.join(reserved)}" if reserved else ""))
+                + (f"; reserved: {', '.join(reserved)}" if reserved else "")
+                + (f"; characters AWS refuses in: {', '.join(refused)}" if refused else ""))
         return tags
 
     @property

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from eks_devices.core.knowledge import charts
+from eks_devices.core.names import KARPENTER_SERVICE_ACCOUNT
 from eks_devices.core.spec.errors import ConfigProblem, show
 
 # Values read outside the agents' paths, with the shape each must have.
@@ -99,9 +100,41 @@ def _affinity_fits(value: Any) -> bool:
     return True
 
 
-def problems(helm_values: dict[str, dict[str, Any]]) -> list[ConfigProblem]:
-    """Every read value of the overrides that lacks its shape (or sits under a non-mapping)."""
+def karpenter_identity_problems(values: dict[str, Any]) -> list[ConfigProblem]:
+    """Overrides that take the Karpenter controller off the service account its Pod Identity association
+    names (KARPENTER_SERVICE_ACCOUNT): without AWS credentials it launches no node. The chart names the
+    account `serviceAccount.name`, else its full name (`fullnameOverride`, else the release name unless
+    `nameOverride` is not part of it), and runs as `default` when `serviceAccount.create` is false
+    (aws/karpenter-provider-aws v1.15.0 charts/karpenter/templates/_helpers.tpl)."""
+    at = "helmValues.karpenter"
+    why = (f"the controller gets its AWS identity through an EKS Pod Identity association for service account "
+           f"{KARPENTER_SERVICE_ACCOUNT!r}")
     out: list[ConfigProblem] = []
+    account = values.get("serviceAccount")
+    account = account if isinstance(account, dict) else {}
+    if "create" in account and account["create"] is not True and account["create"] is not None:
+        out.append(ConfigProblem(f"{at}.serviceAccount.create", show(account["create"]),
+                                 f"true or no override ({why}, which the chart creates)"))
+    name = account.get("name")
+    if name not in (None, "", KARPENTER_SERVICE_ACCOUNT):
+        out.append(ConfigProblem(f"{at}.serviceAccount.name", show(name),
+                                 f"{KARPENTER_SERVICE_ACCOUNT!r} or no override ({why})"))
+    if not name:
+        full, short = values.get("fullnameOverride"), values.get("nameOverride")
+        if full not in (None, "", KARPENTER_SERVICE_ACCOUNT):
+            out.append(ConfigProblem(f"{at}.fullnameOverride", show(full),
+                                     f"no override ({why}; the chart names the account after its full name)"))
+        elif not full and short not in (None, "") and not (isinstance(short, str)
+                                                           and short in KARPENTER_SERVICE_ACCOUNT):
+            out.append(ConfigProblem(f"{at}.nameOverride", show(short),
+                                     f"no override ({why}; the chart names the account after its full name)"))
+    return out
+
+
+def problems(helm_values: dict[str, dict[str, Any]]) -> list[ConfigProblem]:
+    """Every read value of the overrides that lacks its shape (or sits under a non-mapping), and
+    Karpenter overrides that leave its controller without an AWS identity."""
+    out: list[ConfigProblem] = karpenter_identity_problems(helm_values.get("karpenter") or {})
     for key, values in helm_values.items():
         for path, shape in read_paths(key).items():
             node: Any = values

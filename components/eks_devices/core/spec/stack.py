@@ -8,6 +8,7 @@ everything in one pass and nothing downstream runs on half-valid input.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from pydantic.alias_generators import to_camel
 from eks_devices.core.knowledge import amis, catalog, registries, versions
 from eks_devices.core.knowledge.device_classes import UPSTREAM_DEVICE_CLASSES
 from eks_devices.core.names import toolkit_label
+from eks_devices.core.spec.aws_inputs import KMS_KEY_ARN
 from eks_devices.core.spec.base import Model
 from eks_devices.core.spec.bottlerocket import bottlerocket_toml
 from eks_devices.core.spec.claims import MIG_PROFILE, Claim
@@ -105,7 +107,7 @@ class Limits(Model):
 
     nodes: int | None = Field(default=None, ge=0)
     cpu: int | None = Field(default=None, ge=1)
-    memory: str | None = Field(default=None, pattern=r"^\d+(Ki|Mi|Gi|Ti)$")
+    memory: str | None = Field(default=None, pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)$")
 
 
 class NodePool(Model):
@@ -203,7 +205,7 @@ class ExtraDeviceClass(Model):
 class Spec(Model):
     """A whole stack: network, cluster, node pools and per-chart overrides."""
 
-    region: str = Field(default="us-west-2", pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
+    region: str = Field(default="us-west-2", pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
     """The AWS region (us-west-2 when absent)."""
     aws_profile: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.@+=,-]{1,128}$")
     """The AWS profile the stack deploys with; the cluster's kubeconfig asks for tokens with it too."""
@@ -348,6 +350,12 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         except ValueError as exc:
             problems.append(ConfigProblem("network.cidr", repr(spec.network.cidr), str(exc).split(" is ", 1)[-1]))
     endpoint = spec.cluster.endpoint
+    arn = spec.cluster.kms_key_arn
+    if arn is not None and ((match := KMS_KEY_ARN.fullmatch(arn)) is None or match["region"] != spec.region):
+        problems.append(ConfigProblem("cluster.kmsKeyArn", repr(arn),
+                                      f"the ARN of a KMS key or alias in {spec.region} (EKS encrypts secrets only "
+                                      "with a key in the cluster's region), such as arn:aws:kms:"
+                                      f"{spec.region}:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"))
     if not endpoint.private_access and not endpoint.public_access_cidrs:
         problems.append(ConfigProblem("cluster.endpoint", "privateAccess: false and no publicAccessCidrs",
                                       "privateAccess: true, or publicAccessCidrs listing who may reach the API server"))
@@ -550,6 +558,24 @@ def _aws_key(problem: ConfigProblem) -> ConfigProblem:
     return problem
 
 
+# stack keys whose value is an object (a section or a mapping of them)
+OBJECT_KEYS = frozenset(key for key, name in STACK_KEYS.items()
+                        if Spec.model_fields[name].annotation not in (str, str | None))
+
+
+def _object_text(value: Any) -> Any:
+    """An object section as `pulumi config set` stores it (JSON text) read as the object `pulumi up`
+    reads (the Pulumi SDK's `Config.get_object` parses the text as JSON); anything else unchanged."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            return value
+        if isinstance(parsed, dict | list) and not value_problems(parsed, ""):
+            return parsed
+    return value
+
+
 def near_namespace(key: str) -> bool:
     """A key in a namespace that is a near miss of this project's (`eks-device:nodePools`)."""
     namespace, _, name = key.partition(":")
@@ -568,6 +594,7 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     if problems:
         raise ConfigError(problems, source)
     data: dict[str, Any] = {}
+    config = {key: _object_text(value) if key in OBJECT_KEYS else value for key, value in config.items()}
     allowed = sorted(property_name(k) for k in STACK_KEYS if k.startswith(f"{NAMESPACE}:"))
     for key, value in config.items():
         namespace, _, name = str(key).partition(":")

@@ -33,6 +33,16 @@ class _TooManyAliases(Exception):
         self.line = line
 
 
+class _BadTag(Exception):
+    """A scalar its YAML tag cannot hold (`!!bool maybe`, `!!timestamp soon`, `!!int c`), with its line."""
+
+    def __init__(self, line: int, tag: str, value: str, why: Exception):
+        self.line, self.tag, self.value, self.why = line, tag, value, why
+
+
+_TAG_ERRORS = (ValueError, TypeError, OverflowError, KeyError, AttributeError, IndexError)
+
+
 class _Loader(yaml.SafeLoader):
     """A safe loader that records duplicate mapping keys instead of silently keeping the last, and
     refuses more than MAX_ALIASES aliases."""
@@ -46,6 +56,15 @@ class _Loader(yaml.SafeLoader):
             if self.aliases > MAX_ALIASES:
                 raise _TooManyAliases(self.peek_event().start_mark.line + 1)
         return super().compose_node(parent, index)
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except _TAG_ERRORS as exc:
+            # PyYAML's constructors raise these for a tag that does not fit its value: `!!int c` a
+            # ValueError, `!!bool maybe` a KeyError, `!!timestamp soon` an AttributeError
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise _BadTag(node.start_mark.line + 1, tag, str(node.value), exc) from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -79,7 +98,7 @@ def stacks_dir(project: Path) -> Path:
     the Pulumi CLI does)."""
     try:
         settings = yaml.safe_load((project / "Pulumi.yaml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, *_TAG_ERRORS):
         return project
     folder = settings.get("stackConfigDir") if isinstance(settings, dict) else None
     return project / folder if isinstance(folder, str) and folder else project
@@ -137,10 +156,14 @@ def config_of(raw: bytes, source: str) -> dict[str, Any]:
     except _TooManyAliases as exc:
         raise ConfigError([ConfigProblem(f"line {exc.line}", f"more than {MAX_ALIASES} YAML aliases",
                                          f"at most {MAX_ALIASES} aliases (*name) per stack file")], source) from None
-    except (ValueError, TypeError, OverflowError) as exc:
-        # PyYAML's constructors raise these for a tag that does not fit its value (`!!int c`, `!!float x`)
+    except _BadTag as exc:
+        given = f"{exc.tag} {exc.value!r}, which that YAML tag cannot hold"
+        raise ConfigError([ConfigProblem(f"line {exc.line}", given,
+                                         f"a value its tag can hold, or no tag (the YAML reader said: {exc.why!r})")],
+                          source) from None
+    except _TAG_ERRORS as exc:  # a tag whose error escaped the per-node wrapper (a merged or deep value)
         raise ConfigError([ConfigProblem(source, "a value its YAML tag cannot hold",
-                                         f"values that fit their tags (the YAML reader said: {exc})")],
+                                         f"values that fit their tags (the YAML reader said: {exc!r})")],
                           source) from None
     finally:
         if loader is not None:
