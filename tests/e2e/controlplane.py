@@ -130,7 +130,8 @@ class ControlPlane:
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _kinds: dict[tuple[str, str], Resource] = field(default_factory=dict)
     _tls: ssl.SSLContext | None = None
-    _conn: http.client.HTTPSConnection | None = None
+    _local: threading.local = field(default_factory=threading.local)  # each thread's kept-alive connection
+    _opened: list[http.client.HTTPSConnection] = field(default_factory=list)
 
     @property
     def kubeconfig(self) -> Path:
@@ -180,9 +181,9 @@ class ControlPlane:
         return self
 
     def stop(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        for conn in self._opened:
+            conn.close()
+        self._opened.clear()
         for p in reversed(self.processes):
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGTERM)
@@ -218,13 +219,15 @@ class ControlPlane:
         return self._tls
 
     def _connection(self) -> http.client.HTTPSConnection:
-        """One kept-alive TLS connection to the API server (a handshake per request costs more than
-        most requests)."""
-        if self._conn is None:
+        """This thread's kept-alive TLS connection to the API server (a handshake per request costs more
+        than most requests; a connection carries one request at a time, so threads do not share one)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
             url = urllib.parse.urlsplit(self.server)
-            self._conn = http.client.HTTPSConnection(url.hostname or "127.0.0.1", url.port or 443,
-                                                     context=self._context(), timeout=60)
-        return self._conn
+            conn = self._local.conn = http.client.HTTPSConnection(url.hostname or "127.0.0.1", url.port or 443,
+                                                                  context=self._context(), timeout=60)
+            self._opened.append(conn)
+        return conn
 
     def _exchange(self, method: str, target: str, data: bytes | None, content_type: str) -> tuple[int, bytes]:
         """Send one request on the kept-alive connection; a connection the server closed while idle
@@ -238,7 +241,7 @@ class ControlPlane:
                 return resp.status, resp.read()
             except Exception as exc:  # the connection's state is unknown: never reuse it
                 conn.close()
-                self._conn = None
+                self._local.conn = None
                 if attempt == 2 or not isinstance(exc, (http.client.RemoteDisconnected, BrokenPipeError,
                                                         ConnectionResetError)):
                     raise
