@@ -206,3 +206,17 @@ def test_an_affinity_on_the_neuron_accelerator_name_serves_trainium() -> None:
     other = plan("karpenter", pools, {"neuron-device-plugin": {"devicePlugin": {"affinity": required(
         [{"key": "karpenter.k8s.aws/instance-accelerator-name", "operator": "In", "values": ["inferentia2"]}])}}})
     assert [u.instance_type for u in scope.unserved(other)] == ["trn2.48xlarge"]
+
+
+def test_the_toolkits_own_neuron_dra_values_on_inferentia_only_pools_cannot_install() -> None:
+    """The Neuron chart lists the pools' Trainium types in its DRA affinity and drops Inferentia; with only
+    Inferentia pools the list is empty, an `In` without values that kube-apiserver 1.36 refuses (the
+    placement oracle saw the 422). Reported at the pool's choice, with a fix that applies."""
+    inf = {"inf": {"instanceTypes": ["inf2.xlarge"], **STATIC, "devices": {"neuron": "dra"}}}
+    [bad] = only(stacks.plan("karpenter", pools=inf), "device-software-installable")
+    assert bad.path == "nodePools.inf.devices.neuron" and "cannot install" in bad.message
+    assert "inf2.xlarge" in bad.message and "choose another manager for neuron" in bad.fix
+    fixed = {"inf": {**inf["inf"], "devices": {"neuron": "device-plugin"}}}
+    assert "device-software-installable" not in slugs(stacks.plan("karpenter", pools=fixed))
+    trn = {**inf, "trn": {"instanceTypes": ["trn1.32xlarge"], **STATIC, "devices": {"neuron": "dra"}}}
+    assert "device-software-installable" not in slugs(stacks.plan("karpenter", pools=trn))

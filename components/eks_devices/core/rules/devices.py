@@ -83,21 +83,31 @@ def _unserved_fix(plan: Plan, gap: scope.Unserved) -> str:
             "(or none), or allow only instance types the chart runs on")
 
 
-@rule("device-software-installable", "overridden device releases render DaemonSets the API server accepts "
+@rule("device-software-installable", "device releases render DaemonSets the API server accepts "
       "(tolerations, node affinity, nodeSelector)", modes=("karpenter", "managed-node-groups"))
 def _device_software_installable(plan: Plan) -> Iterator[Verdict]:
-    """Only overridden releases: the toolkit's own values are valid wherever a pool can use them (a
-    pool no agent can serve is device-software-unserved's)."""
+    """An override is reported at its values path. The toolkit's own values can be refused too: the
+    Neuron chart fills its DRA affinity with the pools' Trainium types, and a list left empty (Inferentia
+    only) is an `In` with no values, which the API server refuses (seen on kube-apiserver 1.36); that is
+    reported at the pools that chose the release."""
     for release in plan.releases.values():
-        if release.key not in plan.spec.helm_values:
-            continue
+        overridden = release.key in plan.spec.helm_values
+        served = [pool for pool in plan.pools.values() if pool.releases.get(release.family) == release.key]
         for agent in charts.CHARTS[release.key].agents:
             for field, problem in daemonsets.invalid_fields(agent, release.values):
-                yield error(f"helmValues.{release.key}.{field}",
-                            f"release {release.key} cannot install: the API server refuses its "
-                            f"{agent.family} {agent.manager} DaemonSet ({problem})",
-                            f"fix helmValues.{release.key}.{field} so the rendered field is valid Kubernetes "
-                            "(see the message), or remove it")
+                refused = (f"release {release.key} cannot install: the API server refuses its "
+                           f"{agent.family} {agent.manager} DaemonSet ({problem})")
+                if overridden:
+                    yield error(f"helmValues.{release.key}.{field}", refused,
+                                f"fix helmValues.{release.key}.{field} so the rendered field is valid Kubernetes "
+                                "(see the message), or remove it")
+                    continue
+                for pool in served:
+                    yield error(at(pool, f"devices.{release.family}"),
+                                f"{refused}: the chart renders it from these pools' instance types "
+                                f"({', '.join(pool.instance_types)})",
+                                f"choose another manager for {release.family} on pool {pool.name}, or give it "
+                                "instance types the chart runs this DaemonSet on")
 
 
 @rule("bottlerocket-bundled-plugin", "Bottlerocket's bundled NVIDIA plugin is off on NVIDIA DRA pools")
