@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
+from eks_devices.core.config.stack import Spec
 from eks_devices.core.rules import RULES
-from eks_devices.core.spec.stack import Spec
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()
@@ -43,13 +43,13 @@ def test_pulumi_yaml_declares_every_config_key() -> None:
 
 def test_architecture_names_every_module_of_the_layers_it_describes() -> None:
     """The README's architecture section names every module of the package's top level, the core's
-    top level, `core/derive`, `core/knowledge`, `core/spec`, `offline` and `package`: a module added
+    top level, `core/derive`, `core/knowledge`, `core/config`, `offline` and `package`: a module added
     by a merge gets its line (rules, manifests, CLI and preflight are 'one module per concern')."""
     import re
 
     architecture = README.split("\n## Architecture\n", 1)[1]
     package = ROOT / "components" / "eks_devices"
-    modules = [p for d in ("", "core", "core/derive", "core/knowledge", "core/spec", "offline", "package")
+    modules = [p for d in ("", "core", "core/derive", "core/knowledge", "core/config", "offline", "package")
                for p in sorted((package / d).iterdir())
                if (p.suffix == ".py" and not p.name.startswith("__")) or (p / "__init__.py").exists()]
     assert len(modules) > 40

@@ -22,8 +22,8 @@ _EXPORTS = {
     "NodePools": "eks_devices.node_pools", "NodePoolsArgs": "eks_devices.node_pools",
     "DeviceSoftware": "eks_devices.device_software", "DeviceSoftwareArgs": "eks_devices.device_software",
     "ClaimTemplates": "eks_devices.claims", "ClaimTemplatesArgs": "eks_devices.claims",
-    "parse": "eks_devices.core.spec.stack", "Spec": "eks_devices.core.spec.stack",
-    "ConfigError": "eks_devices.core.spec.errors", "ConfigProblem": "eks_devices.core.spec.errors",
+    "parse": "eks_devices.core.config.stack", "Spec": "eks_devices.core.config.stack",
+    "ConfigError": "eks_devices.core.config.errors", "ConfigProblem": "eks_devices.core.config.errors",
     "build": "eks_devices.core.planner", "Plan": "eks_devices.core.model", "Finding": "eks_devices.core.model",
 }
 __all__ = [
@@ -56,10 +56,10 @@ if TYPE_CHECKING:
     from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
     from eks_devices.cluster import Cluster, ClusterArgs
     from eks_devices.cluster_devices import ClusterDevices, ClusterDevicesArgs
+    from eks_devices.core.config.errors import ConfigError, ConfigProblem
+    from eks_devices.core.config.stack import Spec, parse
     from eks_devices.core.model import Finding, Plan
     from eks_devices.core.planner import build
-    from eks_devices.core.spec.errors import ConfigError, ConfigProblem
-    from eks_devices.core.spec.stack import Spec, parse
     from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
     from eks_devices.karpenter import Karpenter, KarpenterArgs
     from eks_devices.network import Network, NetworkArgs

@@ -26,6 +26,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from eks_devices import answers, iam
+from eks_devices.core.config import stack as specs
 from eks_devices.core.knowledge.node_labels import architecture_of
 from eks_devices.core.model import Plan
 from eks_devices.core.names import (
@@ -36,7 +37,6 @@ from eks_devices.core.names import (
     SECURITY_GROUP_TAG,
     SYSTEM_LABEL,
 )
-from eks_devices.core.spec import stack as specs
 from eks_devices.inputs import Problem, check_plan
 from eks_devices.karpenter import POD_IDENTITY_AGENT, Karpenter, KarpenterArgs
 from eks_devices.network import Network

@@ -9,8 +9,8 @@ from typing import NoReturn
 
 import pulumi
 
+from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.model import Plan
-from eks_devices.core.spec.errors import ConfigError
 
 Problem = tuple[str, str]  # (property path, reason)
 

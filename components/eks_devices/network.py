@@ -18,10 +18,10 @@ import pulumi_aws as aws
 from pydantic import ValidationError
 
 from eks_devices import answers, identity
+from eks_devices.core.config import stack as specs
+from eks_devices.core.config.errors import from_validation
+from eks_devices.core.config.subnets import pick_zones, subnet_layout
 from eks_devices.core.names import DISCOVERY_TAG, NETWORK_TYPE, SECURITY_GROUP_TAG
-from eks_devices.core.spec import stack as specs
-from eks_devices.core.spec.errors import from_validation
-from eks_devices.core.spec.subnets import pick_zones, subnet_layout
 from eks_devices.inputs import reject
 
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"

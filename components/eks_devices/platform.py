@@ -20,12 +20,12 @@ from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.cluster import Cluster, ClusterArgs, cluster_reads, endpoint_problems
 from eks_devices.config_types import PlatformArgs
 from eks_devices.core import planner
+from eks_devices.core.config.errors import ConfigError
+from eks_devices.core.config.keys import camel_case, count_key, property_name, snake_case, stack_key
+from eks_devices.core.config.stack import STACK_KEYS as SPEC_KEYS
+from eks_devices.core.config.stack import parse
 from eks_devices.core.model import Plan
 from eks_devices.core.names import PLATFORM_TYPE
-from eks_devices.core.spec.errors import ConfigError
-from eks_devices.core.spec.keys import camel_case, count_key, property_name, snake_case, stack_key
-from eks_devices.core.spec.stack import STACK_KEYS as SPEC_KEYS
-from eks_devices.core.spec.stack import parse
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
 from eks_devices.inputs import Problem, check_name, check_plan, config_problems, reject
 from eks_devices.network import Network, NetworkArgs, network_reads

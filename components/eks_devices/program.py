@@ -17,7 +17,7 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from eks_devices.core import planner as planning
-from eks_devices.core.spec.stack import NAMESPACE, ConfigError, near_namespace, parse
+from eks_devices.core.config.stack import NAMESPACE, ConfigError, near_namespace, parse
 
 
 def stack_config() -> dict[str, Any]:

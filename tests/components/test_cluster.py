@@ -14,7 +14,7 @@ import pytest
 from eks_devices import iam
 from eks_devices.cluster import kubeconfig_with_profile
 from eks_devices.core import planner as planning
-from eks_devices.core.spec.stack import parse
+from eks_devices.core.config.stack import parse
 from eks_devices.karpenter import INTERRUPTION_EVENTS, controller_values
 from eks_devices.network import DISCOVERY_TAG
 from eks_devices.platform import PROGRAM_NAME
@@ -544,7 +544,7 @@ def test_declared_admins_get_access_entries_with_the_cluster_admin_policy() -> N
 
 
 def test_admin_arns_are_checked() -> None:
-    from eks_devices.core.spec.errors import ConfigError
+    from eks_devices.core.config.errors import ConfigError
 
     with pytest.raises(ConfigError) as caught:
         stacks.build(config("auto-mode", admins=["arn:aws:sts::123456789012:assumed-role/admin/me"]))

@@ -10,10 +10,10 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from eks_devices.core import planner as plan
+from eks_devices.core.config.stack import parse
 from eks_devices.core.knowledge import device_classes
 from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.names import DEVICE_SOFTWARE_TYPE as TYPE
-from eks_devices.core.spec.stack import parse
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
 from eks_devices.program import PlanRejected, plan_for_stack
 from support import engine, stacks

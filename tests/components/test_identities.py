@@ -14,7 +14,7 @@ import pytest
 
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.cluster import KMS_KEY_FIXED
-from eks_devices.core.spec.stack import ConfigError, parse
+from eks_devices.core.config.stack import ConfigError, parse
 from eks_devices.identity import moved, renamed
 from eks_devices.network import Network, NetworkArgs
 from eks_devices.offline import diff

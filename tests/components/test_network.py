@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from eks_devices.core.spec.stack import ConfigError
+from eks_devices.core.config.stack import ConfigError
 from eks_devices.network import DISCOVERY_TAG, INTERNAL_ELB_TAG, PUBLIC_ELB_TAG, Network, NetworkArgs, subnet_layout
 from support import engine, stacks
 

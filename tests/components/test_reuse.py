@@ -277,7 +277,7 @@ def test_pulumi_component_analyzer_reads_platform_args_as_the_stack_configuratio
     named as the stack file names it, only `cluster` required, each with its description."""
     from pulumi.provider.experimental.analyzer import Analyzer
 
-    from eks_devices.core.spec.stack import Spec
+    from eks_devices.core.config.stack import Spec
 
     inputs, _ = Analyzer("eks-devices").analyze_type(PlatformArgs, is_component_output=False)
     sections = {f.alias for name, f in Spec.model_fields.items() if name not in ("region", "aws_profile")}

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.bottlerocket import bottlerocket_toml
-from eks_devices.core.spec.stack import ConfigError, parse
+from eks_devices.core.config import stack_file
+from eks_devices.core.config.bottlerocket import bottlerocket_toml
+from eks_devices.core.config.stack import ConfigError, parse
 from support import stacks
 
 

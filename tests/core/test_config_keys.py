@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eks_devices import ConfigError, parse
-from eks_devices.core.spec.base import Model
-from eks_devices.core.spec.keys import camel_case, property_name, snake_case, stack_key
-from eks_devices.core.spec.stack import STACK_KEYS, Spec, near_namespace
+from eks_devices.core.config.base import Model
+from eks_devices.core.config.keys import camel_case, property_name, snake_case, stack_key
+from eks_devices.core.config.stack import STACK_KEYS, Spec, near_namespace
 from eks_devices.platform import PROPERTY_PATHS
 from eks_devices.platform import STACK_KEYS as ARGUMENT_KEYS
 
@@ -57,7 +57,7 @@ def test_an_unknown_key_of_our_namespace_suggests_the_section() -> None:
     assert found["eks-devices:nodepools"].startswith("did you mean eks-devices:nodePools?")
 
 
-# --- one key-naming function (core/spec/keys.py) ---------------------------------------------------
+# --- one key-naming function (core/config/keys.py) ---------------------------------------------------
 
 WORD = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
 

@@ -12,10 +12,10 @@ import pytest
 
 from eks_devices.core import cel
 from eks_devices.core import planner as plan
+from eks_devices.core.config.stack import ConfigError, parse
 from eks_devices.core.knowledge import catalog, device_classes
 from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.model import DeviceClassPlan
-from eks_devices.core.spec.stack import ConfigError, parse
 from support import stacks
 
 KUBERNETES = ("1.34", "1.35", "1.36", "1.37")

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.manifests import software
-from eks_devices.core.spec.errors import ConfigError
 from support import stacks
 
 DRA = {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}}

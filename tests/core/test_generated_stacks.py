@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from eks_devices import ConfigError, build
 from eks_devices.cli.report import plan_data
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.stack import parse
+from eks_devices.core.config import stack_file
+from eks_devices.core.config.stack import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = [yaml.safe_load(p.read_text())["config"] for p in sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.names import eks_manager_label, manager_label
-from eks_devices.core.spec.errors import ConfigError
 from support import stacks
 
 BOTH = {"nvidia": "inferred", "efa": "inferred"}

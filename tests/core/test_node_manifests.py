@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from eks_devices.core import planner as planning
+from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.derive.pools import efa_interface_layout
 from eks_devices.core.knowledge import catalog, crd_schemas
 from eks_devices.core.manifests import nodes as nm
 from eks_devices.core.names import POOL_LABEL, manager_label
-from eks_devices.core.spec.stack import FAMILIES
 from support import stacks
 
 CLUSTER = nm.ClusterFacts(cluster_name="ml", node_role_name="ml-node", discovery_tag="ml",

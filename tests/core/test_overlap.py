@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from eks_devices.core import planner as plan
+from eks_devices.core.config.stack import FAMILIES, parse
 from eks_devices.core.derive import scope
 from eks_devices.core.knowledge import catalog, charts, kube_scheduling
 from eks_devices.core.model import Release
-from eks_devices.core.spec.stack import FAMILIES, parse
 from support import stacks
 
 

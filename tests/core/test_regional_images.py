@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from eks_devices.cli.app import app
+from eks_devices.core.config.stack import ConfigError, parse
 from eks_devices.core.knowledge import registries
-from eks_devices.core.spec.stack import ConfigError, parse
 from support import stacks
 
 STATIC = {"provisioning": "static", "replicas": 1}

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.rules import RULES
-from eks_devices.core.spec.errors import ConfigError
 from support import stacks
 
 STATIC = {"provisioning": "static", "replicas": 1}

@@ -14,7 +14,7 @@ import pytest
 
 from bench.preview import stack
 from eks_devices.core import planner
-from eks_devices.core.spec.stack import parse
+from eks_devices.core.config.stack import parse
 
 SIZES = (20, 40, 80)
 

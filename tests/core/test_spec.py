@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from eks_devices.core.spec import stack as spec_module
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.stack import ConfigError, parse
+from eks_devices.core.config import stack as spec_module
+from eks_devices.core.config import stack_file
+from eks_devices.core.config.stack import ConfigError, parse
 from support import stacks
 
 

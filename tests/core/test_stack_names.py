@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from eks_devices import ConfigError, parse
-from eks_devices.core.spec import stack_file
+from eks_devices.core.config import stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 STACK = "config:\n  eks-devices:cluster: {name: ml, version: '1.36', mode: auto-mode}\n"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from eks_devices import ConfigError, parse
-from eks_devices.core.spec.stack import NAMESPACE
+from eks_devices.core.config.stack import NAMESPACE
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "schemas" / "stack.schema.json"

@@ -11,8 +11,8 @@ import pytest
 
 from eks_devices import ConfigError, parse
 from eks_devices.core import cel
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.values import MAX_VALUES, value_problems
+from eks_devices.core.config import stack_file
+from eks_devices.core.config.values import MAX_VALUES, value_problems
 
 CLUSTER = {"name": "ml", "version": "1.36", "mode": "karpenter"}
 

@@ -28,10 +28,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from e2e.controlplane import ApiError, ControlPlane
+from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.derive import daemonsets, scope
 from eks_devices.core.knowledge import charts
 from eks_devices.core.model import Plan
-from eks_devices.core.spec.errors import ConfigError
 from support import stacks
 
 CASE_LABEL = "e2e.eks-devices.io/case"

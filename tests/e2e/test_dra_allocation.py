@@ -34,13 +34,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from e2e.controlplane import ControlPlane
+from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.derive import claim_fit, fit, scope
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.knowledge import devices as inventory
 from eks_devices.core.knowledge.devices import Device
 from eks_devices.core.manifests import software
 from eks_devices.core.model import ClaimPlan, NodeFit, Plan, PoolPlan
-from eks_devices.core.spec.errors import ConfigError
 from support import stacks
 
 CASE_LABEL = "e2e.eks-devices.io/dra-case"

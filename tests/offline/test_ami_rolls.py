@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from eks_devices.cli.report import plan_data
+from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.manifests import launch_templates
 from eks_devices.core.manifests import nodes as manifests
-from eks_devices.core.spec.errors import ConfigError
 from eks_devices.offline import diff
 from support import engine, stacks
 from support.cli import run as cli

@@ -10,7 +10,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from eks_devices.core.spec import stack_file
+from eks_devices.core.config import stack_file
 from eks_devices.offline import render
 from eks_devices.platform import PROGRAM_NAME
 from support import engine, stacks

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from eks_devices import config_types
 from eks_devices.core import vocabulary
-from eks_devices.core.spec.schema import GENERATED_NOTE
-from eks_devices.core.spec.stack import Spec
+from eks_devices.core.config.schema import GENERATED_NOTE
+from eks_devices.core.config.stack import Spec
 from eks_devices.package import generate
 from support.stacks import ROOT
 

@@ -4,13 +4,16 @@ overrides), the shipped stacks (optionally with some pools changed), and their s
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 from eks_devices.core import planner as planning
+from eks_devices.core.config import stack_file
+from eks_devices.core.config.stack import Spec, parse
 from eks_devices.core.model import Finding
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.stack import Spec, parse
 from eks_devices.core.values import merge  # mappings merge, anything else replaces
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,6 +21,16 @@ STACKS = ROOT / "stacks"
 SHIPPED = ("dev", "staging", "prod")
 REGION = "us-west-2"
 VERSIONS = {"auto-mode": "1.36", "karpenter": "1.36", "managed-node-groups": "1.36"}
+
+
+def _recorded(cfg: dict[str, Any]) -> dict[str, Any]:
+    """`cfg`, also written to `$EKS_DEVICES_RECORD_STACKS/<hash>.json` when that is set: the stacks the suite
+    builds, for `scripts/behaviour.py` to compare the toolkit's behaviour on them across commits."""
+    folder = os.environ.get("EKS_DEVICES_RECORD_STACKS")
+    if folder:
+        text = json.dumps(cfg, sort_keys=True, default=str)
+        Path(folder, hashlib.sha256(text.encode()).hexdigest()[:16] + ".json").write_text(text)
+    return cfg
 
 
 def base(mode: str = "karpenter", version: str | None = None, *, name: str = "test",
@@ -37,7 +50,7 @@ def config(mode: str = "karpenter", version: str | None = None, pools: dict[str,
     out = base(mode, version, name=name, region=region)
     out["eks-devices:nodePools"] = copy.deepcopy(pools or {})
     out = merge(out, {f"eks-devices:{key}": value for key, value in sections.items()})
-    return merge(out, overrides or {})
+    return _recorded(merge(out, overrides or {}))
 
 
 def shipped(stack: str, pools: dict[str, dict[str, Any]] | None = None, *, claims: bool = True,
@@ -50,7 +63,7 @@ def shipped(stack: str, pools: dict[str, dict[str, Any]] | None = None, *, claim
         out["eks-devices:nodePools"].setdefault(pool, {}).update(copy.deepcopy(changes))
     if not claims:
         out.pop("eks-devices:claims", None)
-    return merge(out, overrides or {})
+    return _recorded(merge(out, overrides or {}))
 
 
 def build(cfg: dict[str, Any]) -> planning.Plan:

@@ -23,10 +23,10 @@ from rich.table import Table
 
 from eks_devices.cli import report
 from eks_devices.core import planner as planning
+from eks_devices.core.config import stack_file
+from eks_devices.core.config.stack import ConfigError
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.rules import RULES
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.stack import ConfigError
 
 if TYPE_CHECKING:
     from eks_devices.offline.preview import ProgramRun
@@ -193,7 +193,7 @@ def _load_both(stack: str, against: str, project_dir: Path | None,
                as_json: bool) -> tuple[planning.Plan, Any, planning.Plan]:
     """The stack's plan, the baseline (see `offline.baseline`) and its plan; or exit 2 naming every
     problem of both at once."""
-    from eks_devices.core.spec.stack import parse
+    from eks_devices.core.config.stack import parse
     from eks_devices.offline import baseline as baselines
 
     problems: list[dict[str, str]] = []

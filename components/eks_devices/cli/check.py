@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from eks_devices.core import planner
+from eks_devices.core.config import stack_file
+from eks_devices.core.config.errors import ConfigError, ConfigProblem
 from eks_devices.core.model import Finding
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.errors import ConfigError, ConfigProblem
 
 
 @dataclass(frozen=True)

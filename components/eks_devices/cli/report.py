@@ -11,9 +11,9 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from eks_devices.cli.text import cited, say, value
+from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Finding, Plan
-from eks_devices.core.spec.stack import FAMILIES
 
 
 def plan_data(plan: Plan) -> dict[str, Any]:

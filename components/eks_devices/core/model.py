@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from eks_devices.core.config.claims import Claim
+from eks_devices.core.config.stack import NodePool, Spec
 from eks_devices.core.knowledge import catalog
-from eks_devices.core.spec.claims import Claim
-from eks_devices.core.spec.stack import NodePool, Spec
 from eks_devices.core.vocabulary import FAMILIES, Family
 
 

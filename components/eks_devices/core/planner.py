@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from eks_devices.core.config.stack import Spec
 from eks_devices.core.derive.claim_fit import plan_claims
 from eks_devices.core.derive.pools import derive
 from eks_devices.core.model import Plan
 from eks_devices.core.rules import evaluate
-from eks_devices.core.spec.stack import Spec
 
 __all__ = ["Plan", "build"]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eks_devices.core.spec import stack_file
-from eks_devices.core.spec.stack import ConfigProblem
+from eks_devices.core.config import stack_file
+from eks_devices.core.config.stack import ConfigProblem
 
 ACCEPTED = ("a stack file, a git revision of the stack's file (HEAD~1, origin/main, a tag or commit), "
             "or the JSON of `pulumi stack output devicePlan --json`")

@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from eks_devices.core.config.claims import EXTENDED_RESOURCES
 from eks_devices.core.knowledge import amis, replacement, rollouts, versions
 from eks_devices.core.names import POOL_LABEL
-from eks_devices.core.spec.claims import EXTENDED_RESOURCES
 from eks_devices.core.vocabulary import FAMILIES
 from eks_devices.offline.engine import Recording, Registered
 

@@ -15,8 +15,8 @@ from typing import Any
 import pulumi
 
 from eks_devices.cluster import endpoint_problems
+from eks_devices.core.config.keys import camel_case
 from eks_devices.core.model import Plan
-from eks_devices.core.spec.keys import camel_case
 from eks_devices.inputs import Problem, reject
 from eks_devices.platform import STACK_KEYS, plan_args
 

@@ -1,10 +1,10 @@
-"""Writes the files generated from the configuration models (`core/spec/`), the one source of the
+"""Writes the files generated from the configuration models (`core/config/`), the one source of the
 configuration's shape:
 
 - `components/eks_devices/config_types.py`: the models as the types Pulumi's component analyzer
   reads (`PlatformArgs` and its sections as TypedDicts, the vocabulary as StrEnums);
 - `components/schema.json`: the component package's schema, which the analyzer infers from them;
-- `schemas/stack.schema.json`: the JSON Schema of a stack file (`core/spec/schema.py`).
+- `schemas/stack.schema.json`: the JSON Schema of a stack file (`core/config/schema.py`).
 
     python -m eks_devices.package.generate           # rewrite the three files
     python -m eks_devices.package.generate --check   # exit 1 naming each stale file
@@ -39,10 +39,10 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from eks_devices.core import vocabulary
-from eks_devices.core.spec import schema as stack_schema
-from eks_devices.core.spec.keys import count_key, property_name, snake_case, stack_key
-from eks_devices.core.spec.schema import GENERATED_NOTE, GENERATOR
-from eks_devices.core.spec.stack import Spec
+from eks_devices.core.config import schema as stack_schema
+from eks_devices.core.config.keys import count_key, property_name, snake_case, stack_key
+from eks_devices.core.config.schema import GENERATED_NOTE, GENERATOR
+from eks_devices.core.config.stack import Spec
 
 COMPONENTS = Path(__file__).resolve().parents[2]
 ROOT = COMPONENTS.parent

@@ -28,9 +28,9 @@ from pulumi.provider.provider import Provider
 from pulumi.provider.server import ComponentInitError
 
 from eks_devices import __version__
+from eks_devices.core.config.keys import camel_case
+from eks_devices.core.config.schema import GENERATED_NOTE
 from eks_devices.core.names import TYPE_PACKAGE
-from eks_devices.core.spec.keys import camel_case
-from eks_devices.core.spec.schema import GENERATED_NOTE
 from eks_devices.package.arguments import plan_inputs
 from eks_devices.package.component import Platform
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
+from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.knowledge import rollouts, versions
 from eks_devices.core.knowledge.charts import RELEASE_FOR
 from eks_devices.core.model import Plan
 from eks_devices.core.names import POOL_LABEL, manager_label
-from eks_devices.core.spec.stack import FAMILIES, Family
 from eks_devices.preflight.model import CheckResult, Context
 
 VERSION = "cluster.version"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from eks_devices.core.config.stack import Spec
+from eks_devices.core.config.subnets import pick_zones
 from eks_devices.core.model import Plan, PoolPlan
-from eks_devices.core.spec.stack import Spec
-from eks_devices.core.spec.subnets import pick_zones
 from eks_devices.preflight.aws import AwsReader
 
 Status = Literal["pass", "warn", "fail", "not-run"]

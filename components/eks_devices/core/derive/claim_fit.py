@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from eks_devices.core.config.claims import EXTENDED_RESOURCES
+from eks_devices.core.config.stack import FAMILIES, Family, Spec
 from eks_devices.core.derive.fit import describe, fit_node, walk
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
@@ -20,8 +22,6 @@ from eks_devices.core.knowledge.devices import Device, inventory
 from eks_devices.core.manifests import claims
 from eks_devices.core.model import ClaimPlan, DeviceClassPlan, NodeFit, PoolFit, PoolPlan
 from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
-from eks_devices.core.spec.claims import EXTENDED_RESOURCES
-from eks_devices.core.spec.stack import FAMILIES, Family, Spec
 
 
 def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from eks_devices.core.config.stack import Family, NodePool, Spec
 from eks_devices.core.derive.resolve import resolve_pool
 from eks_devices.core.derive.software import (
     bundled_manager,
@@ -24,7 +25,6 @@ from eks_devices.core.names import (
     eks_manager_label,
     manager_label,
 )
-from eks_devices.core.spec.stack import Family, NodePool, Spec
 from eks_devices.core.values import merge
 
 

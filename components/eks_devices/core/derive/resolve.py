@@ -6,9 +6,9 @@ pool's GPU features allow it.
 
 from __future__ import annotations
 
+from eks_devices.core.config.stack import FAMILIES, Family, NodePool, Spec
 from eks_devices.core.knowledge import catalog, charts, versions
 from eks_devices.core.model import Resolution
-from eks_devices.core.spec.stack import FAMILIES, Family, NodePool, Spec
 
 # EKS user guide, "Manage hardware devices", Selecting the device manager explicitly: dynamic pools need no label.
 INFERRED_REASON = ("no device-manager label: Auto Mode picks DRA or the device plugin per node from the Pods it "

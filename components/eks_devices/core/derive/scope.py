@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.derive import daemonsets
 from eks_devices.core.knowledge import catalog, charts, kube_scheduling, node_labels
 from eks_devices.core.manifests.launch_templates import CAPACITY_TYPES as NODE_GROUP_CAPACITY
@@ -29,7 +30,6 @@ from eks_devices.core.manifests.nodes import CAPACITY_TYPES as KARPENTER_CAPACIT
 from eks_devices.core.manifests.nodes import node_pool_name
 from eks_devices.core.model import Plan, PoolPlan, Release
 from eks_devices.core.names import SYSTEM_LABEL, eks_manager_label
-from eks_devices.core.spec.stack import FAMILIES, Family
 from eks_devices.core.values import dig
 
 SYSTEM_NODES = "the system node group"

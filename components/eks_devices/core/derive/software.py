@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from eks_devices.core.config.stack import FAMILIES, Family, Spec
 from eks_devices.core.knowledge import catalog, charts, registries, versions
 from eks_devices.core.knowledge.device_classes import (
     BASE_CLASSES,
@@ -32,7 +33,6 @@ from eks_devices.core.knowledge.device_classes import (
 )
 from eks_devices.core.model import DeviceClassPlan, PoolPlan, Release
 from eks_devices.core.names import PLUGIN_CONFIG_PREFIX, POOL_LABEL
-from eks_devices.core.spec.stack import FAMILIES, Family, Spec
 from eks_devices.core.values import dig
 
 

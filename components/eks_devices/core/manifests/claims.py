@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from eks_devices.core.config.claims import EXTENDED_RESOURCES, Claim
+from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.knowledge.device_classes import (
     CHANNEL_CLASS,
     CLASS_DRIVERS,
@@ -27,8 +29,6 @@ from eks_devices.core.knowledge.device_classes import (
 from eks_devices.core.knowledge.devices import PCIE_ROOT, device_group
 from eks_devices.core.model import BuiltClaim
 from eks_devices.core.names import MANAGED_BY, manager_label
-from eks_devices.core.spec.claims import EXTENDED_RESOURCES, Claim
-from eks_devices.core.spec.stack import FAMILIES, Family
 
 NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
 NEURON_CONFIG_API = "neuron.aws.com/v1"

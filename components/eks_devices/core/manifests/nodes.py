@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eks_devices.core.config.bottlerocket import bottlerocket_toml
+from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.knowledge import amis, catalog
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import (
@@ -26,8 +28,6 @@ from eks_devices.core.names import (
     SECURITY_GROUP_TAG,
     manager_label,
 )
-from eks_devices.core.spec.bottlerocket import bottlerocket_toml
-from eks_devices.core.spec.stack import FAMILIES
 
 NODE_POOL_API = "karpenter.sh/v1"
 AUTO_MODE_NODE_CLASS_API = "eks.amazonaws.com/v1"

@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.knowledge import catalog, charts, versions
 from eks_devices.core.model import Finding, Plan, PoolPlan, Severity
-from eks_devices.core.spec.stack import FAMILIES
 from eks_devices.core.vocabulary import MODES, Mode
 
 

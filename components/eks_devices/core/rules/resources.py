@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.derive import daemonsets, scope
 from eks_devices.core.derive.karpenter_gates import dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
@@ -22,7 +23,6 @@ from eks_devices.core.knowledge.device_classes import EFA_CLASS
 from eks_devices.core.model import Severity
 from eks_devices.core.names import INSTANCE_TYPE_LABEL, manager_label
 from eks_devices.core.rules.efa import efa_shortfall
-from eks_devices.core.spec.stack import FAMILIES, Family
 from eks_devices.core.values import dig
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from eks_devices.core.spec.keys import camel_case
+from eks_devices.core.config.keys import camel_case
 
 
 class Model(BaseModel):

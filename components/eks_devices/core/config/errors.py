@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
-from eks_devices.core.spec.base import known_keys
+from eks_devices.core.config.base import known_keys
 
 
 @dataclass(frozen=True)

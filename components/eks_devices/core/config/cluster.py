@@ -11,8 +11,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
-from eks_devices.core.knowledge import versions
-from eks_devices.core.spec.aws_inputs import (
+from eks_devices.core.config.aws_inputs import (
     INSTANCE_TYPE,
     SUBNET_ID,
     TAG_KEY_MAX,
@@ -21,7 +20,8 @@ from eks_devices.core.spec.aws_inputs import (
     public_cidr_problems,
     tag_text_ok,
 )
-from eks_devices.core.spec.base import Model
+from eks_devices.core.config.base import Model
+from eks_devices.core.knowledge import versions
 from eks_devices.core.vocabulary import LogType, Mode, NatGateways
 
 LOG_TYPES: tuple[LogType, ...] = get_args(LogType)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from eks_devices.core.spec.base import Model
+from eks_devices.core.config.base import Model
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")

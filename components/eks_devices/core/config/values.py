@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from eks_devices.core.spec.errors import ConfigProblem, show
+from eks_devices.core.config.errors import ConfigProblem, show
 
 MAX_VALUES = 100_000  # scalars, lists and mappings a stack configuration expands to (stacks hold a few hundred)
 

@@ -15,20 +15,20 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from eks_devices.core.config.aws_inputs import KMS_KEY_ARN
+from eks_devices.core.config.base import Model
+from eks_devices.core.config.bottlerocket import bottlerocket_toml
+from eks_devices.core.config.claims import MIG_PROFILE, Claim
+from eks_devices.core.config.claims import problems as claim_problems
+from eks_devices.core.config.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
+from eks_devices.core.config.errors import ConfigError, ConfigProblem, from_validation
+from eks_devices.core.config.helm import problems as helm_shape_problems
+from eks_devices.core.config.keys import camel_case, property_name, stack_key
+from eks_devices.core.config.subnets import subnet_layout
+from eks_devices.core.config.values import value_problems
 from eks_devices.core.knowledge import amis, catalog, registries, versions
 from eks_devices.core.knowledge.device_classes import UPSTREAM_DEVICE_CLASSES
 from eks_devices.core.names import toolkit_label
-from eks_devices.core.spec.aws_inputs import KMS_KEY_ARN
-from eks_devices.core.spec.base import Model
-from eks_devices.core.spec.bottlerocket import bottlerocket_toml
-from eks_devices.core.spec.claims import MIG_PROFILE, Claim
-from eks_devices.core.spec.claims import problems as claim_problems
-from eks_devices.core.spec.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
-from eks_devices.core.spec.errors import ConfigError, ConfigProblem, from_validation
-from eks_devices.core.spec.helm import problems as helm_shape_problems
-from eks_devices.core.spec.keys import camel_case, property_name, stack_key
-from eks_devices.core.spec.subnets import subnet_layout
-from eks_devices.core.spec.values import value_problems
 from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the configuration's vocabulary)
     CHART_KEYS,
     FAMILIES,

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from eks_devices.core.spec.stack import NAMESPACE, ConfigError, ConfigProblem, Spec, parse
+from eks_devices.core.config.stack import NAMESPACE, ConfigError, ConfigProblem, Spec, parse
 
 
 class StackNotFound(Exception):

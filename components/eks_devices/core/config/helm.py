@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from eks_devices.core.config.errors import ConfigProblem, show
 from eks_devices.core.knowledge import charts
 from eks_devices.core.names import KARPENTER_SERVICE_ACCOUNT
-from eks_devices.core.spec.errors import ConfigProblem, show
 
 # Values read outside the agents' paths, with the shape each must have.
 EXTRA: dict[str, dict[str, str]] = {
