@@ -52,7 +52,7 @@ def fingerprint(item: tuple[str, dict[str, Any]]) -> str:
 
             try:
                 run = run_program(ROOT, "fingerprint", config, plan)
-            except Exception as exc:  # noqa: BLE001  (a program failure is behaviour too)
+            except Exception as exc:
                 data["programFailed"] = str(exc).strip().splitlines()[-1:]
             else:
                 data["resources"] = resources_data(run.recording)

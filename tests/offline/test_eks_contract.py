@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pulumi.runtime.proto import resource_pb2
 
-from eks_devices.offline import eks_contract as contract
-from eks_devices.offline import eks_types, output_values
-from support import engine, stacks
+from eks_devices.offline import output_values
+from support import eks_contract as contract
+from support import eks_types, engine, stacks
 
 SIG, OUTPUT, SECRET = output_values.SIG, output_values.OUTPUT, output_values.SECRET
 CLUSTER = "eks:index:Cluster"
@@ -280,3 +280,28 @@ def test_every_rule_and_effect_has_a_case_above() -> None:
     effects = set(re.findall(r'out\.add\("([a-z-]+)"\)', inspect.getsource(contract.effects)))
     assert len(rules) == 8 and rules == set(RULE_CASES)
     assert len(effects) == 7 and effects == {e.strip() for e in EFFECT_CASES}
+
+
+def _broken() -> None:
+    """A program that hands pulumi-eks `autoMode` as an Output: pulumi-eks reads every field of it as truthy."""
+    auto_mode = pulumi.Output.from_input(eks.AutoModeOptionsArgs(enabled=True, create_node_role=False))
+    eks.Cluster("c", auto_mode=auto_mode, authentication_mode=eks.AuthenticationMode.API,
+                skip_default_node_group=True, create_instance_role=False)
+
+
+def test_a_broken_input_and_what_pulumi_eks_would_then_create_are_reported() -> None:
+    data = contract.contract_data(engine.run(_broken, stacks.config("auto-mode")), "auto-mode")
+    found = [(v["path"], v["message"].split(",")[0]) for v in data["violations"]]
+    assert found == [("Cluster.autoMode", "plain-only in pulumi_eks (AutoModeOptionsArgs) but sent as an Output;"
+                                          " pulumi-eks then reads an Output"),
+                     ("Cluster", "pulumi-eks would create its own auto-mode-node-role"),
+                     ("Cluster", "pulumi-eks would create its own coredns-addon")]
+    assert all(v["urn"] == data["checked"][0] and v["type"] == CLUSTER and v["source"] for v in data["violations"])
+
+
+def test_what_pulumi_eks_would_not_create_is_reported() -> None:
+    """Outside Auto Mode the toolkit leaves the VPC CNI and kube-proxy add-ons to pulumi-eks."""
+    data = contract.contract_data(engine.run(_broken, stacks.config("auto-mode")), "karpenter")
+    missing = [v["message"] for v in data["violations"] if "would not create" in v["message"]]
+    assert missing == [f"pulumi-eks would not create the {e} the toolkit leaves to it with cluster.mode karpenter"
+                       for e in ("kube-proxy-addon", "vpc-cni-addon")]

@@ -1,7 +1,6 @@
 """`eks-devices`: preview a stack's device plan, list the rules and the instance catalogue.
 
-Exit codes: 0 clean (warnings allowed), 1 error findings (`preview`: also pulumi-eks contract
-violations), 2 unreadable or invalid configuration.
+Exit codes: 0 clean (warnings allowed), 1 error findings, 2 unreadable or invalid configuration.
 Every verb takes `--json` for machines.
 """
 
@@ -154,11 +153,7 @@ def preview(
     managers, why where it is not the default, the releases serving them) and the resource tree.
     Needs no AWS account and no Pulumi CLI.
     With `--against BASELINE`, warns about every pool and family whose device manager flips
-    compared with the baseline (an upgrade resolving `auto` differently replaces those nodes).
-    Also checks what the program sends pulumi-eks against its pinned SDK and construct-time rules:
-    a violation is an error line (`eksContract` in JSON) and exit 1."""
-    from eks_devices.offline.preview import contract_data
-
+    compared with the baseline (an upgrade resolving `auto` differently replaces those nodes)."""
     flips = _flips(stack, against, project_dir, as_json) if against is not None else None
     plan = load_plan(stack, project_dir, as_json)
     if plan.spec.cluster.existing:
@@ -166,18 +161,16 @@ def preview(
                  f"would create: `eks-devices check {stack}` checks its pools against what it runs, and a program "
                  "using eks_devices.ClusterDevices adds them (README, Reuse the components)", as_json, {})
     run = _run_offline(stack, project_dir, as_json, plan=plan)
-    contract = contract_data(run.recording, plan.mode)
     if as_json:
         from eks_devices.offline.preview import resources_data
 
         extra = {} if flips is None else {"managerFlips": flips[1], "baseline": flips[0]}
         _emit({"stack": stack, "resources": resources_data(run.recording),
-               "resourceCounts": run.recording.counts(), **report.plan_data(plan), "eksContract": contract, **extra})
+               "resourceCounts": run.recording.counts(), **report.plan_data(plan), **extra})
     else:
-        from eks_devices.offline.preview import print_contract, print_tree
+        from eks_devices.offline.preview import print_tree
 
         report.print_plan(out, plan, f"Stack {stack}", verbose)
-        print_contract(out, contract)
         print_tree(out, run.recording, f"Stack {stack}")
         if run.rejected:
             out.print("Nothing would be deployed: the program refuses stacks with error findings.")
@@ -186,7 +179,7 @@ def preview(
 
         for line in flip_warnings(flips[1], flips[0]) or [f"no device manager flips compared with {flips[0]}"]:
             err.print(line, markup=False, highlight=False)
-    raise typer.Exit(1 if plan.errors or contract["violations"] else 0)
+    raise typer.Exit(1 if plan.errors else 0)
 
 
 def _load_both(stack: str, against: str, project_dir: Path | None,

@@ -1,6 +1,5 @@
 """The offline preview: the project's real Pulumi program (`__main__.py`) run under the mock engine
-with a stack's configuration, the resulting resource tree, and whether what it sends pulumi-eks's
-remote components keeps their contract (`eks_contract`).
+with a stack's configuration, and the resulting resource tree.
 
 Because the resources come from running the program itself, the preview cannot drift from what
 `pulumi up` would register.
@@ -10,17 +9,13 @@ from __future__ import annotations
 
 import runpy
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.tree import Tree
 
 from eks_devices.core.model import Plan
-from eks_devices.core.names import PULUMI_EKS_PACKAGE
-from eks_devices.offline import eks_contract
 from eks_devices.offline import engine as offline
 from eks_devices.program import PlanRejected, handed_plan
 
@@ -111,38 +106,3 @@ def print_tree(console: Console, recording: offline.Recording, title: str) -> No
 
     add(root, "")
     console.print(root)
-
-
-def contract_data(recording: offline.Recording, mode: str) -> dict[str, Any]:
-    """Every pulumi-eks remote component the program registered, checked as pulumi-eks would take its
-    inputs (`eks_contract.check`), and what pulumi-eks would create on its own beyond what the toolkit
-    leaves to it in this mode (or fail to create that): a violation is a bug in the program, not in the
-    stack's configuration."""
-    checked, violations = [], []
-    for r in sorted(recording.resources, key=_key):
-        if not r.remote or r.type.split(":", 1)[0] != PULUMI_EKS_PACKAGE or r.urn not in recording.sent:
-            continue
-        checked.append(r.urn)
-        wire = recording.sent[r.urn]
-        found = eks_contract.check(r.type, wire)
-        if r.type == f"{PULUMI_EKS_PACKAGE}:index:Cluster" and mode in eks_contract.LEFT_TO_PULUMI_EKS:
-            found += eks_contract.unexpected_effects(eks_contract.as_constructed(wire), mode)
-        violations += [{"urn": r.urn, "type": r.type, "path": v.path, "message": v.message, "source": v.source}
-                       for v in found]
-    return {"checked": checked, "violations": violations}
-
-
-def print_contract(console: Console, data: dict[str, Any]) -> None:
-    """One error line per violation, or one line saying what was checked."""
-    if not data["violations"]:
-        if data["checked"]:
-            console.print(f"pulumi-eks contract: kept ({len(data['checked'])} pulumi-eks component(s) checked "
-                          f"against pulumi_eks {metadata.version('pulumi_eks')}).")
-        return
-    for v in data["violations"]:
-        source = f" ({v['source']})" if v["source"] else ""
-        console.print(f"[red]error[/red] [bold]pulumi-eks contract[/bold] at {escape(v['path'])}: "
-                      f"{escape(v['message'])}{escape(source)}")
-    console.print(f"{len(data['violations'])} pulumi-eks contract violation(s): a bug in the Pulumi program, not in "
-                  "the stack's configuration (pulumi-eks would refuse these inputs, misread them or build "
-                  "something else than planned)")

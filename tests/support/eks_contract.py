@@ -2,8 +2,9 @@
 
 `eks:index:Cluster` is a remote component: the engine hands its inputs to pulumi-eks's Node.js
 provider, which builds the cluster at construct time. Under the mock engine nothing reads those
-inputs, so this module does what pulumi-eks would (`eks-devices preview` reports what it finds,
-`offline.preview.contract_data`):
+inputs, so this module does what pulumi-eks would (`contract_data` over a recording). It guards the
+toolkit's own program, so it lives in the test suite (tests/offline/test_eks_contract.py), not in a user's
+preview:
 
 - *What is sent.* The inputs as the real engine receives them, output values included (the mock
   engine records them so, see `output_values`).
@@ -27,8 +28,10 @@ from dataclasses import dataclass, field, replace
 from importlib import metadata
 from typing import Any
 
-from eks_devices.offline.eks_types import Shape, args_class, describe, properties
+from eks_devices.core.names import PULUMI_EKS_PACKAGE
+from eks_devices.offline.engine import Recording
 from eks_devices.offline.output_values import OUTPUT, RESOURCE, SECRET, SIG, UNKNOWN, values_of
+from support.eks_types import Shape, args_class, describe, properties
 
 SOURCE = "pulumi/pulumi-eks v4.3.0 nodejs/eks/cluster"
 
@@ -285,3 +288,21 @@ def unexpected_effects(a: Constructed, mode: str) -> list[Violation]:
 LEFT_TO_PULUMI_EKS = {"auto-mode": frozenset(), "karpenter": frozenset({"kube-proxy-addon", "vpc-cni-addon"}),
                       "managed-node-groups": frozenset({"kube-proxy-addon", "vpc-cni-addon"})}
 
+
+def contract_data(recording: Recording, mode: str) -> dict[str, Any]:
+    """Every pulumi-eks remote component the program registered, checked as pulumi-eks would take its
+    inputs (`check`), and what pulumi-eks would create on its own beyond what the toolkit
+    leaves to it in this mode (or fail to create that): a violation is a bug in the program, not in the
+    stack's configuration."""
+    checked, violations = [], []
+    for r in sorted(recording.resources, key=lambda r: r.urn):
+        if not r.remote or r.type.split(":", 1)[0] != PULUMI_EKS_PACKAGE or r.urn not in recording.sent:
+            continue
+        checked.append(r.urn)
+        wire = recording.sent[r.urn]
+        found = check(r.type, wire)
+        if r.type == f"{PULUMI_EKS_PACKAGE}:index:Cluster" and mode in LEFT_TO_PULUMI_EKS:
+            found += unexpected_effects(as_constructed(wire), mode)
+        violations += [{"urn": r.urn, "type": r.type, "path": v.path, "message": v.message, "source": v.source}
+                       for v in found]
+    return {"checked": checked, "violations": violations}
