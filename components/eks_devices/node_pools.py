@@ -25,6 +25,7 @@ from eks_devices.core.manifests import launch_templates
 from eks_devices.core.manifests import nodes as manifests
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import NODE_POOLS_TYPE
+from eks_devices.core.vocabulary import reserves
 from eks_devices.inputs import Problem, check_plan
 
 
@@ -167,7 +168,7 @@ class NodePools(pulumi.ComponentResource):
             opts=self._k8s_options(
                 after=[node_class],
                 replace_on_changes=manifests.replacement_paths(pool, "spec.template.metadata.labels"),
-                delete_before_replace=manifests.reserves_capacity(pool), aliases=self._was(pool)))
+                delete_before_replace=reserves(pool.capacity), aliases=self._was(pool)))
         self.physical_names[pool.name] = obj["metadata"]["name"]
 
     # --- managed node groups --------------------------------------------------------------------
@@ -205,5 +206,5 @@ class NodePools(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[*i.depends_on, *egress],
                 replace_on_changes=manifests.replacement_paths(pool, "labels"),
-                delete_before_replace=manifests.reserves_capacity(pool), aliases=self._was(pool)))
+                delete_before_replace=reserves(pool.capacity), aliases=self._was(pool)))
         self.physical_names[pool.name] = args["node_group_name"]

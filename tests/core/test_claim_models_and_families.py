@@ -7,8 +7,8 @@ import pytest
 
 from eks_devices import build, parse
 from eks_devices.core import cel
+from eks_devices.core.derive import claims
 from eks_devices.core.knowledge import devices
-from eks_devices.core.manifests import claims
 
 CLUSTER = {"name": "ml", "version": "1.36", "mode": "managed-node-groups"}
 

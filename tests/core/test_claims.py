@@ -11,6 +11,7 @@ from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.core import cel
 from eks_devices.core import planner as planning
 from eks_devices.core.config.stack import ConfigError, parse
+from eks_devices.core.derive import claims
 from eks_devices.core.knowledge import devices
 from eks_devices.core.knowledge.device_classes import (
     CD_CHANNEL_CEL,
@@ -21,7 +22,6 @@ from eks_devices.core.knowledge.device_classes import (
     NEURON_CEL,
     VFIO_CEL,
 )
-from eks_devices.core.manifests import claims
 from eks_devices.core.names import CLAIM_TEMPLATES_TYPE as TYPE_TOKEN
 from eks_devices.program import plan_for_stack
 from support import engine, stacks

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from eks_devices.core import cel
-from eks_devices.core.derive import fit
+from eks_devices.core.derive import claims, fit
 from eks_devices.core.knowledge import devices
 from eks_devices.core.knowledge.device_classes import CD_CHANNEL_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL
-from eks_devices.core.manifests import claims
 
 CLASSES = {
     "gpu.nvidia.com": [GPU_CEL], "mig.nvidia.com": [MIG_CEL], "efa.networking.k8s.aws": [EFA_CEL],

@@ -15,7 +15,7 @@ import pulumi_kubernetes
 import pytest
 
 import eks_devices
-from eks_devices.core import manifests
+from eks_devices.core import derive, manifests
 from eks_devices.core.knowledge import replacement
 from eks_devices.core.manifests.nodes import NODE_CLASS_KINDS
 
@@ -49,10 +49,12 @@ def constructed_types() -> set[str]:
 
 def manifest_types() -> set[str]:
     """`kubernetes:<apiVersion>:<kind>` of every object manifest the core builds (dicts with apiVersion,
-    kind and metadata), and of the NodeClass kinds."""
+    kind and metadata, wherever in the core: the manifests and the claims derive builds), and of the NodeClass
+    kinds."""
     found = {f"kubernetes:{api}:{kind}" for api, kind in NODE_CLASS_KINDS.values()}
-    for info in pkgutil.iter_modules(manifests.__path__):
-        module = importlib.import_module(f"{manifests.__name__}.{info.name}")
+    modules = [importlib.import_module(f"{package.__name__}.{info.name}")
+               for package in (manifests, derive) for info in pkgutil.iter_modules(package.__path__)]
+    for module in modules:
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if not isinstance(node, ast.Dict):

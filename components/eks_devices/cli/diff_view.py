@@ -8,7 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from eks_devices.cli.text import cited, say
-from eks_devices.offline.diff import RESERVED_CAPACITY, Change
+from eks_devices.core.vocabulary import reserves
+from eks_devices.offline.diff import Change
 
 SYMBOL = {"create": ("+ create", "green"), "update": ("~ update", "yellow"), "replace": ("+- replace", "magenta"),
           "delete": ("- delete", "red")}
@@ -70,7 +71,7 @@ def _print_story(console: Console, story: dict[str, Any], verbose: bool) -> None
         for s in story["pools"]:
             name = s["pool"] + (f" (renamed from {s['renamedFrom']}, the same pool)" if s.get("renamedFrom") else "")
             held = [f"{k} pool" for k in (s["provisioning"] if s["provisioning"] == "static" else "",
-                                          s["capacity"] if s["capacity"] in RESERVED_CAPACITY else "") if k]
+                                          s["capacity"] if reserves(s["capacity"]) else "") if k]
             first = ("reserved capacity released first" if s["reservedCapacityReleasedFirst"]
                      else "old nodes deleted first" if s["oldNodesDeletedFirst"] else "")
             say(console, f"{name}: nodes {s['nodes']}" + "".join(f"; {k}" for k in (first, *held) if k),

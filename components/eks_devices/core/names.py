@@ -48,6 +48,11 @@ NFD_PREFIX = "feature.node.kubernetes.io/"
 # Taints the node lifecycle controller sets from node conditions (Kubernetes' well-known taints).
 NODE_CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
 
+# API versions of the node-pool objects (Karpenter v1.15 CRDs; EKS Auto Mode's NodeClass)
+NODE_POOL_API = "karpenter.sh/v1"
+AUTO_MODE_NODE_CLASS_API = "eks.amazonaws.com/v1"
+KARPENTER_NODE_CLASS_API = "karpenter.k8s.aws/v1"
+
 # Component type tokens: `<package>:index:<Component>`.
 TYPE_PACKAGE = "eks-devices"
 PLATFORM_TYPE = f"{TYPE_PACKAGE}:index:Platform"

@@ -27,6 +27,15 @@ Provisioning = Literal["dynamic", "static"]
 """
 Capacity = Literal["on-demand", "spot", "reserved", "capacity-block"]
 """The EC2 capacity a pool launches on."""
+RESERVED_CAPACITY: frozenset[Capacity] = frozenset({"reserved", "capacity-block"})
+
+
+def reserves(capacity: str) -> bool:
+    """Whether `capacity` draws on a capacity reservation or Capacity Block: capacity held for the account,
+    which cannot hold two pools and which a delete releases."""
+    return capacity in RESERVED_CAPACITY
+
+
 AmiFamily = Literal["al2023", "bottlerocket"]
 """The node operating system."""
 # `inferred` (dynamic Auto Mode pools, NVIDIA and EFA only): no device-manager label, Auto Mode picks per node

@@ -20,11 +20,10 @@ from typing import Any
 from eks_devices.core.config.claims import EXTENDED_RESOURCES
 from eks_devices.core.knowledge import amis, replacement, rollouts, versions
 from eks_devices.core.names import POOL_LABEL
-from eks_devices.core.vocabulary import FAMILIES
+from eks_devices.core.vocabulary import FAMILIES, reserves
 from eks_devices.offline.engine import Recording, Registered
 
 NODE_TYPES = (rollouts.NODE_GROUP, rollouts.NODE_POOL)
-RESERVED_CAPACITY = ("reserved", "capacity-block")  # capacity held for the account, released by a delete
 _EC2_ID = re.compile(r"[a-z]+-[0-9a-f]{8,17}")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r'\.?([A-Za-z_*][A-Za-z0-9_]*)|\["((?:[^"\\]|\\.)*)"\]|\[(\d+|\*)\]')
@@ -375,7 +374,7 @@ class PoolStory:
 
     @property
     def reserved(self) -> bool:
-        return self.capacity in RESERVED_CAPACITY
+        return reserves(self.capacity)
 
     def as_dict(self) -> dict[str, Any]:
         return {"pool": self.pool, "renamedFrom": self.renamed_from, "nodes": self.nodes, "capacity": self.capacity,
@@ -470,7 +469,7 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
         if nodes in ("kept", "updated") and pool in rolled:
             nodes = "partly rolled" if pool in partial else "rolled"
         first = bool(change and change.action == "replace" and change.delete_before_replace)
-        released = first and (old or {}).get("capacity") in RESERVED_CAPACITY
+        released = first and reserves((old or {}).get("capacity", ""))
         workloads = []
         for family, (b, a) in managers.items():
             if b == "device-plugin" and a != "device-plugin":

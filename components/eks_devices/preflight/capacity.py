@@ -8,6 +8,7 @@ from typing import Any
 
 from eks_devices.core.model import PoolPlan
 from eks_devices.core.names import POOL_LABEL
+from eks_devices.core.vocabulary import reserves
 from eks_devices.preflight.model import CheckResult, Context
 
 CAPACITY = "capacity.reservations"
@@ -16,7 +17,7 @@ WAITING = frozenset({"pending", "payment-pending", "assessing", "delayed"})
 
 
 def capacity(ctx: Context) -> list[CheckResult]:
-    pools = [p for p in ctx.plan.pools.values() if p.capacity in ("reserved", "capacity-block")]
+    pools = [p for p in ctx.plan.pools.values() if reserves(p.capacity)]
     if not pools:
         return [CheckResult(CAPACITY, "node pools", "pass", "no pool draws on reserved capacity")]
     results: list[CheckResult] = []

@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from eks_devices.core.model import PoolPlan
+from eks_devices.core.vocabulary import reserves
 from eks_devices.preflight.model import CheckResult, Context
 
 EGRESS = "network.egress"
@@ -291,7 +292,7 @@ def zones(ctx: Context) -> list[CheckResult]:
             results.append(CheckResult(ZONES, subject, "fail", f"the pool has no zone to land in ({where.source})",
                                        "list subnets in the pool's zone, or fix its availabilityZone"))
             continue
-        reserved = pool.capacity in ("reserved", "capacity-block")
+        reserved = reserves(pool.capacity)
         gaps = {t: [z for z in where.zones if z not in offered.get(t, set())] for t in pool.instance_types}
         usable = [z for z in where.zones if any(z not in gaps[t] for t in pool.instance_types)]
         zone_text = f"{', '.join(where.zones)} ({where.source})"

@@ -45,6 +45,7 @@ from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the confi
     Provisioning,
     SubnetKind,
     TaintEffect,
+    reserves,
 )
 
 LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
@@ -292,10 +293,10 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
         if spec.mode == "managed-node-groups" and provisioning == "dynamic":
             problems.append(ConfigProblem(f"{at}.provisioning", "'dynamic'",
                                           "'static' (managed node groups have a fixed size)"))
-        if pool.capacity in ("reserved", "capacity-block") and not pool.capacity_reservation_ids:
+        if reserves(pool.capacity) and not pool.capacity_reservation_ids:
             problems.append(ConfigProblem(f"{at}.capacityReservationIds", "nothing",
                                           f"the reservation id(s) a {pool.capacity} pool draws on"))
-        if pool.capacity not in ("reserved", "capacity-block") and pool.capacity_reservation_ids:
+        if not reserves(pool.capacity) and pool.capacity_reservation_ids:
             problems.append(ConfigProblem(f"{at}.capacityReservationIds", repr(pool.capacity_reservation_ids),
                                           "reservation ids only with capacity: reserved or capacity-block"))
         sharing = pool.gpu_sharing

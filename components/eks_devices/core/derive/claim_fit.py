@@ -15,11 +15,11 @@ from typing import Any
 
 from eks_devices.core.config.claims import EXTENDED_RESOURCES
 from eks_devices.core.config.stack import FAMILIES, Family, Spec
+from eks_devices.core.derive import claims
 from eks_devices.core.derive.fit import describe, fit_node, walk
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
 from eks_devices.core.knowledge.devices import Device, inventory
-from eks_devices.core.manifests import claims
 from eks_devices.core.model import ClaimPlan, DeviceClassPlan, NodeFit, PoolFit, PoolPlan
 from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
 

@@ -25,8 +25,12 @@ import yaml
 
 from eks_devices.core.derive import scope
 from eks_devices.core.knowledge import catalog, charts, installers, node_labels
-from eks_devices.core.manifests.nodes import AUTO_MODE_NODE_CLASS_API
-from eks_devices.core.names import INSTANCE_FAMILY_LABEL, INSTANCE_TYPE_LABEL, KARPENTER_CAPACITY_TYPE_LABEL
+from eks_devices.core.names import (
+    AUTO_MODE_NODE_CLASS_API,
+    INSTANCE_FAMILY_LABEL,
+    INSTANCE_TYPE_LABEL,
+    KARPENTER_CAPACITY_TYPE_LABEL,
+)
 from eks_devices.core.values import dig, merge
 
 NODE_POOL_KIND = "NodePool"

@@ -24,12 +24,11 @@ from typing import Any, Protocol
 from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.derive import daemonsets
 from eks_devices.core.knowledge import catalog, charts, kube_scheduling, node_labels
-from eks_devices.core.manifests.launch_templates import CAPACITY_TYPES as NODE_GROUP_CAPACITY
-from eks_devices.core.manifests.launch_templates import node_group_name
-from eks_devices.core.manifests.nodes import CAPACITY_TYPES as KARPENTER_CAPACITY
-from eks_devices.core.manifests.nodes import node_pool_name
 from eks_devices.core.model import Plan, PoolPlan, Release
 from eks_devices.core.names import SYSTEM_LABEL, eks_manager_label
+from eks_devices.core.naming import KARPENTER_CAPACITY_TYPES as KARPENTER_CAPACITY
+from eks_devices.core.naming import NODE_GROUP_CAPACITY_TYPES as NODE_GROUP_CAPACITY
+from eks_devices.core.naming import node_group_name, node_pool_name
 from eks_devices.core.values import dig
 
 SYSTEM_NODES = "the system node group"

@@ -19,41 +19,15 @@ from typing import Any
 from eks_devices.core.knowledge import amis
 from eks_devices.core.manifests.nodes import (
     bottlerocket_toml,
-    digest,
     pool_tags,
-    reserves_capacity,
     uses_efa,
     volumes,
 )
 from eks_devices.core.model import PoolPlan
+from eks_devices.core.naming import NODE_GROUP_CAPACITY_TYPES, ami_type, node_group_name
+from eks_devices.core.vocabulary import reserves
 
-CAPACITY_TYPES = {"on-demand": "ON_DEMAND", "spot": "SPOT", "reserved": "ON_DEMAND",
-                  "capacity-block": "CAPACITY_BLOCK"}
 TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
-AMI_ARCHITECTURES = {"x86_64": "x86_64", "arm64": "ARM_64"}
-
-
-def ami_type(pool: PoolPlan) -> str:
-    """EKS AMI type from AMI family × architecture × accelerator. The accelerator follows the
-    hardware (its drivers are needed whichever manager runs it). Bottlerocket's standard variants
-    carry the Neuron driver; only NVIDIA has its own Bottlerocket variant."""
-    arch = AMI_ARCHITECTURES[pool.architecture]
-    if pool.ami == "bottlerocket":
-        return f"BOTTLEROCKET_{arch}_NVIDIA" if pool.has_hardware("nvidia") else f"BOTTLEROCKET_{arch}"
-    if pool.has_hardware("nvidia"):
-        return f"AL2023_{arch}_NVIDIA"
-    if pool.has_hardware("neuron"):
-        return f"AL2023_{arch}_NEURON"
-    return f"AL2023_{arch}_STANDARD"
-
-
-def node_group_name(pool: PoolPlan) -> str:
-    """The pool name plus a digest of everything EKS cannot change on a node group in place
-    (device managers, whose labels EKS *would* update in place, included). Any such change gets a
-    new name, so the new group can exist beside the old one until it is deleted."""
-    fixed = (pool.identity, pool.instance_types, pool.capacity, ami_type(pool), pool.config.subnets,
-             pool.config.availability_zone)
-    return f"{pool.stem}-{digest(*fixed)}"
 
 
 def node_group_zone(pool: PoolPlan, zones: list[str]) -> str | None:
@@ -85,7 +59,7 @@ def node_group_args(pool: PoolPlan, cluster_tags: Mapping[str, str] | None = Non
     args: dict[str, Any] = {
         "node_group_name": node_group_name(pool),
         "ami_type": ami_type(pool),
-        "capacity_type": CAPACITY_TYPES[pool.capacity],
+        "capacity_type": NODE_GROUP_CAPACITY_TYPES[pool.capacity],
         "labels": dict(pool.labels),
         "taints": [{"key": t["key"], **({"value": t["value"]} if t.get("value") else {}),
                     "effect": TAINT_EFFECTS[t["effect"]]} for t in pool.taints],
@@ -134,7 +108,7 @@ def launch_template_args(pool: PoolPlan, *, efa_security_group_id: Any, cluster_
         args["network_interfaces"] = interfaces
     if placement_group_name is not None:
         args["placement"] = {"group_name": placement_group_name}
-    if reserves_capacity(pool):
+    if reserves(pool.capacity):
         args["capacity_reservation_specification"] = {
             "capacity_reservation_target": {"capacity_reservation_id": pool.config.capacity_reservation_ids[0]}}
     if pool.capacity == "capacity-block":

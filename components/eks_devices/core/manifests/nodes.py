@@ -10,8 +10,6 @@ EKS User Guide, Auto Mode pages and "Manage hardware devices on Amazon EKS").
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,21 +19,22 @@ from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.knowledge import amis, catalog
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import (
+    AUTO_MODE_NODE_CLASS_API,
     CLUSTER_TAG,
     DISCOVERY_TAG,
+    KARPENTER_CAPACITY_TYPE_LABEL,
+    KARPENTER_NODE_CLASS_API,
     MANAGED_BY,
+    NODE_POOL_API,
     POOL_LABEL,
     SECURITY_GROUP_TAG,
     manager_label,
 )
+from eks_devices.core.naming import KARPENTER_CAPACITY_TYPES, digest, node_pool_name
+from eks_devices.core.vocabulary import reserves
 
-NODE_POOL_API = "karpenter.sh/v1"
-AUTO_MODE_NODE_CLASS_API = "eks.amazonaws.com/v1"
-KARPENTER_NODE_CLASS_API = "karpenter.k8s.aws/v1"
 NODE_CLASS_KINDS = {"auto-mode": (AUTO_MODE_NODE_CLASS_API, "NodeClass"),
                     "karpenter": (KARPENTER_NODE_CLASS_API, "EC2NodeClass")}
-# Karpenter's capacity types: reserved covers both On-Demand Capacity Reservations and Capacity Blocks.
-CAPACITY_TYPES = {"on-demand": "on-demand", "spot": "spot", "reserved": "reserved", "capacity-block": "reserved"}
 ARCHITECTURES = {"x86_64": "amd64", "arm64": "arm64"}
 BOTTLEROCKET_OS_VOLUME_GIB = 4  # Bottlerocket's OS volume; images and pods live on the data volume
 # Dynamic pools of accelerated nodes: reclaim a node once it has been empty for a while, but never
@@ -91,17 +90,6 @@ def pool_tags(cluster_tags: Mapping[str, str], pool: PoolPlan) -> dict[str, str]
     return {**cluster_tags, POOL_LABEL: pool.name}
 
 
-def digest(*parts: object) -> str:
-    """A short, stable digest of plain values (used to give physical names an identity)."""
-    text = json.dumps(parts, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:6]
-
-
-def reserves_capacity(pool: PoolPlan) -> bool:
-    """The pool draws on a capacity reservation or Capacity Block, which cannot hold two pools."""
-    return pool.capacity in ("reserved", "capacity-block")
-
-
 def uses_efa(pool: PoolPlan) -> bool:
     return pool.manager("efa") != "none"
 
@@ -113,14 +101,6 @@ def uses_placement_group(mode: str, pool: PoolPlan) -> bool:
     if not (uses_efa(pool) and pool.config.placement_group):
         return False
     return mode == "managed-node-groups" or pool.config.availability_zone is not None
-
-
-def node_pool_name(pool: PoolPlan) -> str:
-    """The NodePool's (and Karpenter EC2NodeClass's) name: the pool name plus a digest of what a
-    NodePool cannot change in place. A node's device manager is fixed for its life, and the API
-    rejects moving a NodePool between static and dynamic; a new name lets Pulumi create the
-    replacement before deleting the old pool (or after, for reserved capacity)."""
-    return f"{pool.stem}-{digest(pool.identity, pool.provisioning)}"
 
 
 def replacement_paths(pool: PoolPlan, prefix: str) -> list[str]:
@@ -147,7 +127,8 @@ def requirements(mode: str, pool: PoolPlan) -> list[dict[str, Any]]:
     ]
     if mode != "auto-mode":
         reqs.append({"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]})
-    reqs.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": [CAPACITY_TYPES[pool.capacity]]})
+    reqs.append({"key": KARPENTER_CAPACITY_TYPE_LABEL, "operator": "In",
+                 "values": [KARPENTER_CAPACITY_TYPES[pool.capacity]]})
     if pool.config.availability_zone:
         reqs.append({"key": "topology.kubernetes.io/zone", "operator": "In",
                      "values": [pool.config.availability_zone]})
@@ -159,7 +140,7 @@ def static_node_limit(pool: PoolPlan) -> int:
     (launched before the old node goes) fits; exactly `replicas` on reserved capacity, which holds
     no spare instance anyway."""
     replicas = pool.replicas or 0
-    return replicas if reserves_capacity(pool) else replicas + 1
+    return replicas if reserves(pool.capacity) else replicas + 1
 
 
 def limits(pool: PoolPlan) -> dict[str, Any]:
@@ -253,7 +234,7 @@ def network_interfaces(pool: PoolPlan) -> list[dict[str, Any]] | None:
 def _auto_mode_configuration(pool: PoolPlan) -> tuple[Any, ...]:
     """Everything that shapes an Auto Mode NodeClass; pools with equal keys share one."""
     return (pool.config.subnets, pool.config.disk_size_gib, network_interfaces(pool),
-            capacity_reservation_terms(pool) if reserves_capacity(pool) else [], uses_efa(pool),
+            capacity_reservation_terms(pool) if reserves(pool.capacity) else [], uses_efa(pool),
             sorted(pool.node_class_annotations.items()),
             pool.stem if uses_placement_group("auto-mode", pool) else None)  # a group is the pool's own
 
@@ -275,7 +256,7 @@ def auto_mode_node_class_spec(pool: PoolPlan, facts: ClusterFacts) -> dict[str, 
     layout = network_interfaces(pool)
     if layout is not None:
         spec["advancedNetworking"] = {"networkInterfaces": layout}
-    if reserves_capacity(pool):
+    if reserves(pool.capacity):
         spec["capacityReservationSelectorTerms"] = capacity_reservation_terms(pool)
     _place(spec, pool, facts)
     return spec
@@ -319,7 +300,7 @@ def karpenter_node_class_spec(pool: PoolPlan, facts: ClusterFacts) -> dict[str, 
         "blockDeviceMappings": block_device_mappings(pool),
         "tags": {**pool_tags(dict(facts.tags), pool), CLUSTER_TAG: facts.cluster_name},
     }
-    if reserves_capacity(pool):
+    if reserves(pool.capacity):
         spec["capacityReservationSelectorTerms"] = capacity_reservation_terms(pool)
     layout = network_interfaces(pool)
     if layout is not None:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from eks_devices.core.derive.claims import DRIVER_FAMILIES
 from eks_devices.core.derive.fit import walk
 from eks_devices.core.derive.resolve import FAMILY_NAMES
 from eks_devices.core.knowledge.device_classes import (
@@ -19,7 +20,6 @@ from eks_devices.core.knowledge.device_classes import (
     MIG_CLASS,
     NEURON_CLASS,
 )
-from eks_devices.core.manifests.claims import DRIVER_FAMILIES
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
 from eks_devices.core.rules.efa import ALIGNMENT_WHY, alignment_fix, not_dra
 from eks_devices.core.rules.registry import Verdict, dra_fix, error, rule, warning

@@ -6,9 +6,10 @@ from collections.abc import Iterable, Iterator
 
 from eks_devices.core.derive.pools import efa_layouts
 from eks_devices.core.knowledge import catalog
-from eks_devices.core.manifests.nodes import reserves_capacity, uses_placement_group
+from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.rules.registry import Verdict, at, dra_fix, dra_pools, error, pool_types, rule, warning
+from eks_devices.core.vocabulary import reserves
 
 
 @rule("efa-interfaces-dynamic-aligned", "dynamic + static interface layout + aligned EFA is undefined")
@@ -125,7 +126,7 @@ def _placement_group_with_reservation(plan: Plan) -> Iterator[Verdict]:
     """Only pools that really get a group (`uses_placement_group`): a Karpenter or Auto Mode pool
     without `availabilityZone` spans zones and gets none, so there is nothing to turn off."""
     for pool in plan.pools.values():
-        if reserves_capacity(pool) and uses_placement_group(plan.mode, pool):
+        if reserves(pool.capacity) and uses_placement_group(plan.mode, pool):
             yield warning(at(pool, "placementGroup"),
                           f"a {pool.capacity} pool with an auto-created cluster placement group can hit "
                           "insufficient-capacity errors: the reservation already places its instances",

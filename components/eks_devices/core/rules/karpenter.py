@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from eks_devices.core.derive.karpenter_gates import GATES, dra_gates, gate_clashes
 from eks_devices.core.derive.pools import karpenter_dra_settings
 from eks_devices.core.knowledge import amis, charts, versions
-from eks_devices.core.manifests.nodes import refused_template_label, reserves_capacity
+from eks_devices.core.manifests.nodes import refused_template_label
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
 from eks_devices.core.rules.registry import (
@@ -21,6 +21,7 @@ from eks_devices.core.rules.registry import (
     warning,
 )
 from eks_devices.core.values import dig
+from eks_devices.core.vocabulary import reserves
 
 
 @rule("karpenter-dra-gates-exclusive", "`enableDRA` never with the single gates or `ignoreDRARequests`",
@@ -121,9 +122,9 @@ def _ami_latest(plan: Plan) -> Iterator[Verdict]:
     """`@latest` drifts every node on each AMI release (knowledge/amis.py): a static pool or one on
     reserved capacity then loses nodes it cannot get back at will."""
     for pool in plan.pools.values():
-        if (pool.provisioning == "static" or reserves_capacity(pool)) and pool.ami_version == amis.LATEST:
+        if (pool.provisioning == "static" or reserves(pool.capacity)) and pool.ami_version == amis.LATEST:
             what = ", ".join(w for w in (pool.provisioning if pool.provisioning == "static" else "",
-                                         pool.capacity if reserves_capacity(pool) else "") if w)
+                                         pool.capacity if reserves(pool.capacity) else "") if w)
             example = amis.KARPENTER_ALIAS_VERSIONS[pool.ami][1]
             yield warning(at(pool, "amiVersion"),
                           f"the {what} pool selects {amis.alias(pool.ami, amis.LATEST)}: {amis.KARPENTER_LATEST_DRIFT}",

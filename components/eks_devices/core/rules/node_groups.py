@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Verdict, at, error, refused_labels, rule
+from eks_devices.core.vocabulary import reserves
 
 RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "eks.amazonaws.com")
 
@@ -39,7 +40,7 @@ def _mng_shape(plan: Plan) -> Iterator[Verdict]:
             yield error(at(pool, "instanceTypes"), "EKS has no arm64 AL2023 Neuron AMI",
                         "use x86_64 Neuron instance types")
         reservations = pool.config.capacity_reservation_ids
-        if pool.capacity in ("reserved", "capacity-block") and len(reservations) != 1:
+        if reserves(pool.capacity) and len(reservations) != 1:
             yield error(at(pool, "capacityReservationIds"),
                         f"a launch template targets exactly one reservation (given {len(reservations)})",
                         "use one pool per reservation")

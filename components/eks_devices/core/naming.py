@@ -1,0 +1,60 @@
+"""The physical names and values a pool takes in AWS and Karpenter: its NodePool / EC2NodeClass and node
+group names, its EKS AMI type and its capacity type in each API.
+
+One home for both sides that need them: the manifests build the objects under these names, and the
+overlap proof (derive/scope) models the labels those objects give their nodes; derive never reads the
+manifests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from eks_devices.core.model import PoolPlan
+
+# Karpenter's `karpenter.sh/capacity-type` values: reserved covers both On-Demand Capacity Reservations and
+# Capacity Blocks (karpenter-provider-aws v1.15.0 website/content/en/docs/concepts/nodepools.md).
+KARPENTER_CAPACITY_TYPES = {"on-demand": "on-demand", "spot": "spot", "reserved": "reserved",
+                            "capacity-block": "reserved"}
+# EKS node groups' `capacityType` (EKS API reference, CreateNodegroup): a reservation is On-Demand capacity.
+NODE_GROUP_CAPACITY_TYPES = {"on-demand": "ON_DEMAND", "spot": "SPOT", "reserved": "ON_DEMAND",
+                             "capacity-block": "CAPACITY_BLOCK"}
+AMI_ARCHITECTURES = {"x86_64": "x86_64", "arm64": "ARM_64"}
+
+
+def digest(*parts: object) -> str:
+    """A short, stable digest of plain values (used to give physical names an identity)."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def ami_type(pool: PoolPlan) -> str:
+    """EKS AMI type from AMI family × architecture × accelerator. The accelerator follows the
+    hardware (its drivers are needed whichever manager runs it). Bottlerocket's standard variants
+    carry the Neuron driver; only NVIDIA has its own Bottlerocket variant."""
+    arch = AMI_ARCHITECTURES[pool.architecture]
+    if pool.ami == "bottlerocket":
+        return f"BOTTLEROCKET_{arch}_NVIDIA" if pool.has_hardware("nvidia") else f"BOTTLEROCKET_{arch}"
+    if pool.has_hardware("nvidia"):
+        return f"AL2023_{arch}_NVIDIA"
+    if pool.has_hardware("neuron"):
+        return f"AL2023_{arch}_NEURON"
+    return f"AL2023_{arch}_STANDARD"
+
+
+def node_group_name(pool: PoolPlan) -> str:
+    """The pool name plus a digest of everything EKS cannot change on a node group in place
+    (device managers, whose labels EKS *would* update in place, included). Any such change gets a
+    new name, so the new group can exist beside the old one until it is deleted."""
+    fixed = (pool.identity, pool.instance_types, pool.capacity, ami_type(pool), pool.config.subnets,
+             pool.config.availability_zone)
+    return f"{pool.stem}-{digest(*fixed)}"
+
+
+def node_pool_name(pool: PoolPlan) -> str:
+    """The NodePool's (and Karpenter EC2NodeClass's) name: the pool name plus a digest of what a
+    NodePool cannot change in place. A node's device manager is fixed for its life, and the API
+    rejects moving a NodePool between static and dynamic; a new name lets Pulumi create the
+    replacement before deleting the old pool (or after, for reserved capacity)."""
+    return f"{pool.stem}-{digest(pool.identity, pool.provisioning)}"
