@@ -1,5 +1,5 @@
 // A platform team's TypeScript program: eks-devices' Platform through the generated SDK. The arguments
-// are the stack configuration's sections (see the README's configuration reference), checked when the
+// are the stack configuration's sections (see docs/configuration.md), checked when the
 // component is constructed: every problem comes back as a property error and nothing is created.
 import * as pulumi from "@pulumi/pulumi";
 import * as eksDevices from "@pulumi/eks-devices";

@@ -1,6 +1,6 @@
 """The rule registry: a rule declares its slug, summary and modes once; the registry stamps the slug on
 its findings, runs it only for its modes, refuses duplicate slugs and unknown modes, and generates the
-README's rule table."""
+the rule table in docs/rules.md."""
 
 from __future__ import annotations
 
@@ -20,9 +20,8 @@ ROOT = Path(__file__).parents[2]
 RULES_DIR = ROOT / "components" / "eks_devices" / "core" / "rules"
 
 
-def _readme_rule_table() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("\n### Rules\n", 1)[1].split("\n#", 1)[0]
+def _documented_rule_table() -> str:
+    section = (ROOT / "docs" / "rules.md").read_text()
     return "".join(line + "\n" for line in section.splitlines() if line.startswith("|"))
 
 
@@ -139,9 +138,9 @@ def test_the_markdown_table_marks_modes_only_when_not_all() -> None:
                                     "| `karp` (karpenter) | checks karpenter |\n")
 
 
-def test_the_readme_rule_table_is_generated_from_the_registry() -> None:
+def test_the_documented_rule_table_is_generated_from_the_registry() -> None:
     expected = markdown_table()
     assert expected == registry.REGISTRY.markdown_table()
-    assert _readme_rule_table() == expected, (
-        "README.md's '### Rules' table is stale: replace it with the output of "
+    assert _documented_rule_table() == expected, (
+        "docs/rules.md's table is stale: replace it with the output of "
         "`PYTHONPATH=components python -m eks_devices.core.rules`:\n\n" + expected)

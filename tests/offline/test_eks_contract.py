@@ -117,7 +117,7 @@ def test_shipped_stacks_keep_the_pulumi_eks_contract(stack: str) -> None:
 
 
 def test_the_own_program_example_keeps_the_pulumi_eks_contract() -> None:
-    """The README's example of a platform team's own program (a Platform in karpenter mode)."""
+    """docs/reuse.md's example of a platform team's own program (a Platform in karpenter mode)."""
     rec = engine.main({}, path=stacks.ROOT / "examples" / "own-program" / "__main__.py", stack="research",
                       project="research-gpus")
     assert_keeps_contract(rec, "karpenter")

@@ -192,9 +192,9 @@ def test_render_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
 
 
-def test_readme_reuse_example_is_the_tested_program() -> None:
+def test_documented_reuse_example_is_the_tested_program() -> None:
     example = (ROOT / "examples" / "own-program" / "__main__.py").read_text()
-    assert example in (ROOT / "README.md").read_text()
+    assert example in (ROOT / "docs" / "reuse.md").read_text()
     assert len(example.splitlines()) <= 25
     recording = engine.main({}, path=ROOT / "examples" / "own-program" / "__main__.py", stack="research",
                             project="research-gpus")

@@ -159,7 +159,7 @@ def preview(
     if plan.spec.cluster.existing:
         _fail(2, f"stack {stack} describes an existing cluster (cluster.existing: true), which the project's program "
                  f"would create: `eks-devices check {stack}` checks its pools against what it runs, and a program "
-                 "using eks_devices.ClusterDevices adds them (README, Reuse the components)", as_json, {})
+                 "using eks_devices.ClusterDevices adds them (docs/reuse.md)", as_json, {})
     run = _run_offline(stack, project_dir, as_json, plan=plan)
     if as_json:
         from eks_devices.offline.preview import resources_data

@@ -55,7 +55,7 @@ def _accepted(err: Any) -> str:
         candidates = sorted(known_keys() - {key})
         close = difflib.get_close_matches(to_camel(key), candidates, n=1, cutoff=0.75)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        return f"no such key ({hint}keys are camelCase, as in the README's configuration reference)"
+        return f"no such key ({hint}keys are camelCase, as in docs/configuration.md)"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
         return "a mapping of keys to values"
     if kind == "list_type":

@@ -5,7 +5,7 @@ applies to (`@rule` in `registry.py`), grouped by concern in this package's modu
 Plan (and the Spec inside it) and yields verdicts — `error(...)` or `warning(...)`: the config path it
 blames, what is wrong, and the fix — which the registry stamps with the rule's slug into Findings.
 `error` findings block `pulumi up` and make the CLI exit 1; `warning` findings are printed.
-`python -m eks_devices.core.rules` prints the README's rule table.
+`python -m eks_devices.core.rules` prints the rule table of docs/rules.md.
 """
 
 from eks_devices.core.model import Finding, Severity

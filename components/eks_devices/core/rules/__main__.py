@@ -1,4 +1,4 @@
-"""`python -m eks_devices.core.rules` prints the rule table the README's "Rules" section holds."""
+"""`python -m eks_devices.core.rules` prints the rule table docs/rules.md holds."""
 
 from eks_devices.core.rules import markdown_table
 

@@ -99,7 +99,7 @@ class Registry:
         return sorted(found, key=lambda f: (f.severity != "error", f.path, f.slug))
 
     def markdown_table(self) -> str:
-        """The README's rule table: slug (with its modes unless it is for all) and what it checks."""
+        """The rule table of docs/rules.md: slug (with its modes unless it is for all) and what it checks."""
         rows = ["| slug | checks |", "|---|---|"]
         for r in self.rules.values():
             modes = "" if r.modes == MODES else f" ({', '.join(r.modes)})"
