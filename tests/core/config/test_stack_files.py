@@ -12,7 +12,7 @@ import pytest
 from eks_devices import ConfigError, parse
 from eks_devices.core.config import stack_file
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STACK = "config:\n  eks-devices:cluster: {name: ml, version: '1.36', mode: auto-mode}\n"
 
 

@@ -1,4 +1,4 @@
-"""The overlap proof's second side (issue 18): every pool is served by the manager it chose, on
+"""The overlap proof's second side: every pool is served by the manager it chose, on
 Kubernetes' and the charts' real semantics. Each stack here was accepted before (exit 0, no
 finding) while a pool got no manager or a release could not install — or was refused while safe."""
 

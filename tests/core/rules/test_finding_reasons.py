@@ -1,4 +1,4 @@
-"""Findings that say why (issue 24, item 3): each finding is applicable and states the reason the EKS
+"""Findings that say why: each finding is applicable and states the reason the EKS
 device-management guide gives, with no second finding that misdirects. Each case failed before its fix."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from eks_devices.core.rules import RULES, Registry, Verdict, error, markdown_tab
 from eks_devices.core.vocabulary import MODES
 from support import stacks
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 RULES_DIR = ROOT / "components" / "eks_devices" / "core" / "rules"
 
 

@@ -20,7 +20,7 @@ from eks_devices.cli.report import plan_data
 from eks_devices.core.config import stack_file
 from eks_devices.core.config.stack import parse
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = [yaml.safe_load(p.read_text())["config"] for p in sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))]
 
 scalars = st.one_of(

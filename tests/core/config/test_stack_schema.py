@@ -15,7 +15,7 @@ import yaml
 from eks_devices import ConfigError, parse
 from eks_devices.core.config.stack import NAMESPACE
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMA_FILE = ROOT / "schemas" / "stack.schema.json"
 STACK_FILES = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
 MODELINE = "# yaml-language-server: $schema=../schemas/stack.schema.json"
