@@ -32,6 +32,7 @@ ARCH_LABEL = "kubernetes.io/arch"
 OS_LABEL = "kubernetes.io/os"
 REGION_LABEL = "topology.kubernetes.io/region"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
 # the Karpenter chart's service account: named after the release `karpenter` (aws/karpenter-provider-aws v1.15.0
 # charts/karpenter/templates/_helpers.tpl `karpenter.serviceAccountName`); its Pod Identity association names it
 KARPENTER_SERVICE_ACCOUNT = "karpenter"
@@ -47,6 +48,21 @@ COMPUTE_TYPE_LABEL = "eks.amazonaws.com/compute-type"
 NFD_PREFIX = "feature.node.kubernetes.io/"
 # Taints the node lifecycle controller sets from node conditions (Kubernetes' well-known taints).
 NODE_CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
+
+# Kubernetes' name grammars (kubernetes/apimachinery pkg/util/validation/validation.go), unanchored: a DNS-1123
+# label (63 characters at most) and subdomain (253), and a qualified name's name part or a label value (63);
+# callers check the lengths. The `_63` forms carry the bound in the pattern, for schemas without maxLength.
+DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS_SUBDOMAIN = rf"{DNS_LABEL}(\.{DNS_LABEL})*"
+QUALIFIED_NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+DNS_LABEL_63 = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+QUALIFIED_NAME_63 = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_KEY = rf"({DNS_SUBDOMAIN}/)?{QUALIFIED_NAME}"  # the prefix at most 253, the name 63
+# DRA (resource.k8s.io): a driver name is a DNS subdomain in any letter case, at most 63 characters (checked
+# like a CSI driver name); a device attribute's fully qualified name is such a domain, a slash and a C
+# identifier of at most 32 characters (`pcieRoot`, `devicegroup4_id`; `pcie-root` is refused).
+DRIVER_NAME = r"[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*"
+ATTRIBUTE_NAME = rf"(?=[^/]{{1,63}}/){DRIVER_NAME}/[A-Za-z_][A-Za-z0-9_]{{0,31}}"
 
 # API versions of the node-pool objects (Karpenter v1.15 CRDs; EKS Auto Mode's NodeClass)
 NODE_POOL_API = "karpenter.sh/v1"

@@ -12,6 +12,7 @@ import hashlib
 import json
 
 from eks_devices.core.model import PoolPlan
+from eks_devices.core.vocabulary import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE
 
 # Karpenter's `karpenter.sh/capacity-type` values: reserved covers both On-Demand Capacity Reservations and
 # Capacity Blocks (karpenter-provider-aws v1.15.0 website/content/en/docs/concepts/nodepools.md).
@@ -21,6 +22,10 @@ KARPENTER_CAPACITY_TYPES = {"on-demand": "on-demand", "spot": "spot", "reserved"
 NODE_GROUP_CAPACITY_TYPES = {"on-demand": "ON_DEMAND", "spot": "SPOT", "reserved": "ON_DEMAND",
                              "capacity-block": "CAPACITY_BLOCK"}
 AMI_ARCHITECTURES = {"x86_64": "x86_64", "arm64": "ARM_64"}
+# EKS node groups' taint effects (EKS API reference, Taint) for Kubernetes', and back
+NODE_GROUP_TAINT_EFFECTS = {NO_SCHEDULE: "NO_SCHEDULE", NO_EXECUTE: "NO_EXECUTE",
+                            PREFER_NO_SCHEDULE: "PREFER_NO_SCHEDULE"}
+KUBERNETES_TAINT_EFFECTS = {eks: kubernetes for kubernetes, eks in NODE_GROUP_TAINT_EFFECTS.items()}
 
 
 def digest(*parts: object) -> str:

@@ -7,7 +7,7 @@ component package's enums are generated from these (`python -m eks_devices.packa
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 NAMESPACE = "eks-devices"  # the stack configuration namespace: `eks-devices:<key>`
 
@@ -62,6 +62,8 @@ GpuSharingStrategy = Literal["none", "time-slicing", "mig", "shared-claim"]
 """How a pool's GPUs are shared."""
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 """A Kubernetes taint effect."""
+TAINT_EFFECTS: tuple[TaintEffect, ...] = get_args(TaintEffect)
+NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE = TAINT_EFFECTS
 LogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
 """An EKS control-plane log type."""
 # Keys of per-chart settings (`helmValues`, `chartVersions`): one per Helm release the toolkit makes.

@@ -16,17 +16,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from eks_devices.core import names
 from eks_devices.core.config.base import Model
 
-DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
-DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-# A DRA driver name (`opaque.driver`, and an attribute's domain): a DNS subdomain in any letter
-# case, at most 63 characters (the API server checks it like a CSI driver name).
-DRIVER_NAME = r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$"
-# A device attribute's fully qualified name, as the API server checks `matchAttribute` and
-# `distinctAttribute`: a driver-name domain, a slash, and a C identifier of at most 32 characters
-# (`pcieRoot`, `devicegroup4_id`; `pcie-root` is refused).
-QUALIFIED_NAME = re.compile(r"^(?=[^/]{1,63}/)" + DRIVER_NAME[1:-1] + r"/[A-Za-z_][A-Za-z0-9_]{0,31}$")
+DNS_LABEL = rf"^{names.DNS_LABEL_63}$"
+DNS_SUBDOMAIN = re.compile(rf"^{names.DNS_SUBDOMAIN}$")  # and at most 253 characters
+DRIVER_NAME = rf"^{names.DRIVER_NAME}$"  # `opaque.driver`; at most 63 characters
+QUALIFIED_NAME = re.compile(rf"^{names.ATTRIBUTE_NAME}$")  # `matchAttribute`, `distinctAttribute`
 # The API server's limit on one opaque config's `parameters`, as serialized JSON.
 OPAQUE_PARAMETERS_MAX_BYTES = 10 * 1024
 # NVML's MIG profile names: `<slices>g.<memory>gb`, `+me` for the instance that owns the media engines

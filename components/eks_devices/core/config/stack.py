@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from eks_devices.core import names
 from eks_devices.core.config.aws_inputs import KMS_KEY_ARN
 from eks_devices.core.config.base import Model
 from eks_devices.core.config.bottlerocket import bottlerocket_toml
@@ -48,11 +49,11 @@ from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the confi
     reserves,
 )
 
-LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+LABEL_KEY = re.compile(rf"^({names.DNS_SUBDOMAIN}/)?{names.QUALIFIED_NAME_63}$")
+LABEL_VALUE = re.compile(rf"^({names.QUALIFIED_NAME_63})?$")
 POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
-DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"  # and at most 253 characters
+DNS_LABEL = rf"^{names.DNS_LABEL_63}$"
+DNS_SUBDOMAIN = rf"^{names.DNS_SUBDOMAIN}$"  # and at most 253 characters
 class Devices(Model):
     """The device manager per family (auto when absent): `auto` resolves with a stated reason;
     `inferred` leaves the choice to Auto Mode per node (dynamic Auto Mode pools, NVIDIA and EFA only)."""

@@ -26,6 +26,7 @@ from eks_devices.core.names import (
     manager_label,
 )
 from eks_devices.core.values import merge
+from eks_devices.core.vocabulary import NO_SCHEDULE
 
 
 def efa_interface_layout(itype: catalog.InstanceType) -> tuple[dict[str, Any], ...]:
@@ -87,7 +88,7 @@ def _taints(pool: NodePool, managers: dict[Family, Resolution]) -> tuple[dict[st
     keys = {t["key"] for t in taints}
     for family, key in DEFAULT_TAINTS.items():
         if managers[family].manager != "none" and key not in keys:
-            taints.append({"key": key, "value": "true", "effect": "NoSchedule"})
+            taints.append({"key": key, "value": "true", "effect": NO_SCHEDULE})
     return tuple(taints)
 
 

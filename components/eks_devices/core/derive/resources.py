@@ -31,6 +31,7 @@ from eks_devices.core.names import (
     INSTANCE_TYPE_LABEL,
     KARPENTER_CAPACITY_TYPE_LABEL,
 )
+from eks_devices.core.naming import KUBERNETES_TAINT_EFFECTS
 from eks_devices.core.values import dig, merge
 
 NODE_POOL_KIND = "NodePool"
@@ -48,7 +49,6 @@ PULUMI_EKS_MANAGED, EKS_MANAGED, SELF_MANAGED = ("pulumi-eks managed node group"
                                                 "pulumi-eks node group")
 KARPENTER_DEFAULT_CAPACITY = "on-demand"
 # EKS's taint effects in the node group API, and Kubernetes' names for them.
-TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,7 @@ def _node_group(res: Resource, templates: dict[str, Resource], source: str) -> N
     ami = _node_group_ami(props.get("amiType"))
     return NodeShape(
         name=res.name, urn=res.urn, source=source, labels=_str_map(props.get("labels")),
-        taints=tuple(_taint(t, TAINT_EFFECTS) for t in _list(props.get("taints")) if isinstance(t, dict)),
+        taints=tuple(_taint(t, KUBERNETES_TAINT_EFFECTS) for t in _list(props.get("taints")) if isinstance(t, dict)),
         instance_types=_accelerated([str(t) for t in types]), ami=ami,
         bottlerocket_settings=_bottlerocket_toml(lt.get("userData"), encoded=True) if ami == "bottlerocket" else {},
         provisioning="static", node_pool=_name(props.get("nodeGroupName")),

@@ -34,6 +34,7 @@ from eks_devices.core.knowledge.device_classes import (
 from eks_devices.core.model import DeviceClassPlan, PoolPlan, Release
 from eks_devices.core.names import PLUGIN_CONFIG_PREFIX, POOL_LABEL
 from eks_devices.core.values import dig
+from eks_devices.core.vocabulary import PREFER_NO_SCHEDULE
 
 
 def bundled_manager(spec: Spec, ami: str, family: Family, manager: str) -> str | None:
@@ -52,7 +53,7 @@ def _tolerations(pools: list[PoolPlan]) -> list[dict[str, str]]:
     seen: dict[tuple[str, str], dict[str, str]] = {}
     for pool in pools:
         for taint in pool.taints:
-            if taint["effect"] != "PreferNoSchedule":
+            if taint["effect"] != PREFER_NO_SCHEDULE:
                 seen[(taint["key"], taint["effect"])] = {
                     "key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
     return [seen[k] for k in sorted(seen)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eks_devices.core.names import INSTANCE_TYPE_LABEL, NFD_PREFIX, NVIDIA_GPU_PRESENT_LABEL
-from eks_devices.core.vocabulary import Family
+from eks_devices.core.vocabulary import NO_SCHEDULE, Family
 
 ManagerName = str  # "dra" | "device-plugin"
 
@@ -138,8 +138,8 @@ EKS_CHARTS_INSTANCE_KEYS = (INSTANCE_TYPE_LABEL,)
 # node-health taint. Both modes' default required affinity admits only the instance types listed in
 # `neuronInstances` (through the placeholders above), and the DRA driver's drops the Inferentia
 # ones (`inf*`): the Neuron DRA driver serves Trainium.
-_NEURON_TOLERATIONS = (Toleration("CriticalAddonsOnly"), Toleration("aws.amazon.com/neuron", "NoSchedule"),
-                       Toleration("sagemaker.amazonaws.com/node-health-status", "NoSchedule", "Unschedulable"))
+_NEURON_TOLERATIONS = (Toleration("CriticalAddonsOnly"), Toleration("aws.amazon.com/neuron", NO_SCHEDULE),
+                       Toleration("sagemaker.amazonaws.com/node-health-status", NO_SCHEDULE, "Unschedulable"))
 _NEURON_DRA = Agent("neuron", "dra", "draDriver.nodeSelector", "draDriver.affinity", "draDriver.tolerations",
                     enabled="draDriver.enabled", enabled_default=False, instance_types="neuronInstances",
                     default_tolerations=_NEURON_TOLERATIONS, excluded_prefixes=INFERENTIA,
@@ -164,7 +164,7 @@ CHARTS: dict[str, Chart] = {
               "0.5.0", "nvidia",
               (Agent("nvidia", "dra", "kubeletPlugin.nodeSelector", "kubeletPlugin.affinity",
                      "kubeletPlugin.tolerations", enabled="resources.gpus.enabled", enabled_default=True,
-                     default_tolerations=(Toleration("nvidia.com/gpu", "NoSchedule"),),
+                     default_tolerations=(Toleration("nvidia.com/gpu", NO_SCHEDULE),),
                      default_affinity=NVIDIA_DRA_AFFINITY),)),
         # tolerations defaults to [CriticalAddonsOnly, nvidia.com/gpu NoSchedule]; a value replaces both.
         Chart("nvidia-device-plugin", "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin",
@@ -172,7 +172,7 @@ CHARTS: dict[str, Chart] = {
               (Agent("nvidia", "device-plugin", "nodeSelector", "affinity", "tolerations",
                      enabled="devicePlugin.enabled",
                      default_tolerations=(Toleration("CriticalAddonsOnly"),
-                                          Toleration("nvidia.com/gpu", "NoSchedule")),
+                                          Toleration("nvidia.com/gpu", NO_SCHEDULE)),
                      default_affinity=NVIDIA_PLUGIN_AFFINITY),)),
         # Both eks-charts templates hard-code CriticalAddonsOnly and append `tolerations`, run on the
         # host network, and build their required affinity from supportedInstanceLabels.keys × .values

@@ -12,22 +12,30 @@ from __future__ import annotations
 
 from typing import Any
 
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-QUALIFIED_NAME = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                  r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+from eks_devices.core import names
+from eks_devices.core.names import (
+    AUTO_MODE_NODE_CLASS_API,
+    HOSTNAME_LABEL,
+    KARPENTER_CAPACITY_TYPE_LABEL,
+    KARPENTER_NODE_CLASS_API,
+    KARPENTER_NODEPOOL_LABEL,
+    NODE_POOL_API,
+)
+from eks_devices.core.vocabulary import TAINT_EFFECTS
+
+DNS_SUBDOMAIN = rf"^{names.DNS_SUBDOMAIN}$"
+QUALIFIED_NAME = rf"^{names.LABEL_KEY}$"
+LABEL_VALUE = rf"^({names.QUALIFIED_NAME})?$"
 QUANTITY = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
 DURATION = r"^(([0-9]+(s|m|h))+|Never)$"
 VOLUME_SIZE = r"^[1-9][0-9]*(Gi|G|Ti|T)$"
-TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
-RESTRICTED_NODE_LABELS = ["karpenter.sh/nodepool", "kubernetes.io/hostname"]  # Karpenter sets these itself
+RESTRICTED_NODE_LABELS = [KARPENTER_NODEPOOL_LABEL, HOSTNAME_LABEL]  # Karpenter sets these itself
 # A key whose domain (the part before the first '/', or the whole key) ends in karpenter.sh: Karpenter
 # keeps that domain, so NodePool template labels and requirement keys may use only its capacity type.
 KARPENTER_SH_DOMAIN = r"^[^/]*karpenter\.sh(/|$)"
 # The same for karpenter.k8s.aws. Karpenter lets templates carry its own instance labels there; the
 # toolkit never sets one (Karpenter derives them), so any is refused on template labels.
 KARPENTER_AWS_DOMAIN = r"^[^/]*karpenter\.k8s\.aws(/|$)"
-CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 
 
 def _string(pattern: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -88,8 +96,8 @@ _RESERVATIONS = _terms("tags", "ownerID", id_pattern=r"^cr-[0-9a-z]+$")
 _TAINT = {"type": "object", "required": ["key", "effect"], "properties": {
     # a value, when present, is not empty: Karpenter's pattern needs at least one character
     "key": _string(QUALIFIED_NAME), "value": {"type": "string", "pattern": QUALIFIED_NAME, "maxLength": 63},
-    "effect": {"enum": TAINT_EFFECTS}}}
-_IN_KARPENTER_SH = {"pattern": KARPENTER_SH_DOMAIN, "not": {"const": CAPACITY_TYPE_LABEL}}
+    "effect": {"enum": list(TAINT_EFFECTS)}}}
+_IN_KARPENTER_SH = {"pattern": KARPENTER_SH_DOMAIN, "not": {"const": KARPENTER_CAPACITY_TYPE_LABEL}}
 _REQUIREMENT = {
     "type": "object", "required": ["key", "operator"], "properties": {
         "key": {**_string(QUALIFIED_NAME, maxLength=316),
@@ -102,7 +110,7 @@ _REQUIREMENT = {
 
 # karpenter v1.15.0 `pkg/apis/crds/karpenter.sh_nodepools.yaml`: spec takes these five fields and no other
 # (the e2e tier holds every property named here against the CRD the Go module embeds).
-NODE_POOL = _object("karpenter.sh/v1", "NodePool", metadata=_metadata(), spec={
+NODE_POOL = _object(NODE_POOL_API, "NodePool", metadata=_metadata(), spec={
     "type": "object", "required": ["template"], "additionalProperties": False, "properties": {
         "template": {"type": "object", "required": ["spec"], "properties": {
             "metadata": {"type": "object", "properties": {"labels": {
@@ -134,7 +142,7 @@ NODE_POOL = _object("karpenter.sh/v1", "NodePool", metadata=_metadata(), spec={
 _PLACEMENT_GROUP = {"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": False,
                     "properties": {"name": _string(), "id": _string(r"^pg-[0-9a-z]+$")}}
 
-EC2_NODE_CLASS = _object("karpenter.k8s.aws/v1", "EC2NodeClass", metadata=_metadata(), spec={
+EC2_NODE_CLASS = _object(KARPENTER_NODE_CLASS_API, "EC2NodeClass", metadata=_metadata(), spec={
     "type": "object",
     "required": ["amiSelectorTerms", "subnetSelectorTerms", "securityGroupSelectorTerms"],
     "oneOf": [{"required": ["role"]}, {"required": ["instanceProfile"]}],
@@ -170,7 +178,7 @@ EC2_NODE_CLASS = _object("karpenter.k8s.aws/v1", "EC2NodeClass", metadata=_metad
         "userData": {"type": "string"},
         "tags": _TAGS}})
 
-AUTO_MODE_NODE_CLASS = _object("eks.amazonaws.com/v1", "NodeClass", metadata=_metadata(("default",)), spec={
+AUTO_MODE_NODE_CLASS = _object(AUTO_MODE_NODE_CLASS_API, "NodeClass", metadata=_metadata(("default",)), spec={
     "type": "object", "required": ["role", "subnetSelectorTerms", "securityGroupSelectorTerms"],
     "properties": {
         "role": _string(),
@@ -198,9 +206,9 @@ COMPUTE_DOMAIN = _object("resource.nvidia.com/v1beta1", "ComputeDomain", {
 
 SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
     ("resource.nvidia.com/v1beta1", "ComputeDomain"): COMPUTE_DOMAIN,
-    ("karpenter.sh/v1", "NodePool"): NODE_POOL,
-    ("karpenter.k8s.aws/v1", "EC2NodeClass"): EC2_NODE_CLASS,
-    ("eks.amazonaws.com/v1", "NodeClass"): AUTO_MODE_NODE_CLASS,
+    (NODE_POOL_API, "NodePool"): NODE_POOL,
+    (KARPENTER_NODE_CLASS_API, "EC2NodeClass"): EC2_NODE_CLASS,
+    (AUTO_MODE_NODE_CLASS_API, "NodeClass"): AUTO_MODE_NODE_CLASS,
 }
 
 

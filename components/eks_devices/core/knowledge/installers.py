@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from eks_devices.core.knowledge.charts import CHARTS, Agent, ManagerName, Toleration
-from eks_devices.core.vocabulary import Family
+from eks_devices.core.vocabulary import NO_SCHEDULE, Family
 
 # Chart name → the chart key whose agents model it. The Neuron chart is one chart in two modes;
 # both keys carry the same agents, so either models a release of it. `nvidia-dra-driver-gpu` is the
@@ -54,7 +54,7 @@ IMAGES: dict[str, tuple[Family, ManagerName]] = {
 GPU_OPERATOR_CHART = "gpu-operator"
 GPU_OPERATOR_CRS = {"ClusterPolicy": "nvidia.com", "GPUCluster": "nvidia.com"}  # kind → API group
 _OPERAND = {"node_selector": "daemonsets.nodeSelector", "affinity": None, "tolerations": "daemonsets.tolerations",
-            "default_tolerations": (Toleration("nvidia.com/gpu", "NoSchedule"),)}
+            "default_tolerations": (Toleration("nvidia.com/gpu", NO_SCHEDULE),)}
 
 
 def _operand_nodes(operand: str) -> dict[str, Any]:

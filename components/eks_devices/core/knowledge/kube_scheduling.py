@@ -22,18 +22,19 @@ from __future__ import annotations
 from typing import Any
 
 from eks_devices.core.names import NODE_CONDITION_TAINT_PREFIX
+from eks_devices.core.vocabulary import NO_EXECUTE, NO_SCHEDULE
 
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+BLOCKING_EFFECTS = (NO_SCHEDULE, NO_EXECUTE)
 
 # What the DaemonSet controller adds to every daemon pod (condition, effect), and to host-network
 # ones the last.
-_AUTOMATIC = (("not-ready", "NoExecute"), ("unreachable", "NoExecute"), ("disk-pressure", "NoSchedule"),
-              ("memory-pressure", "NoSchedule"), ("pid-pressure", "NoSchedule"), ("unschedulable", "NoSchedule"))
+_AUTOMATIC = (("not-ready", NO_EXECUTE), ("unreachable", NO_EXECUTE), ("disk-pressure", NO_SCHEDULE),
+              ("memory-pressure", NO_SCHEDULE), ("pid-pressure", NO_SCHEDULE), ("unschedulable", NO_SCHEDULE))
 DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = tuple(
     {"key": f"{NODE_CONDITION_TAINT_PREFIX}{condition}", "operator": "Exists", "effect": effect}
     for condition, effect in _AUTOMATIC)
 HOST_NETWORK_TOLERATION = {"key": f"{NODE_CONDITION_TAINT_PREFIX}network-unavailable", "operator": "Exists",
-                           "effect": "NoSchedule"}
+                           "effect": NO_SCHEDULE}
 
 
 def daemonset_tolerations(tolerations: list[dict[str, Any]], host_network: bool) -> list[dict[str, Any]]:

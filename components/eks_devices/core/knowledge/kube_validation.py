@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+from eks_devices.core import names
+from eks_devices.core.vocabulary import NO_EXECUTE, TAINT_EFFECTS
+
+_NAME = re.compile(names.QUALIFIED_NAME)
+_SUBDOMAIN = re.compile(names.DNS_SUBDOMAIN)
+_LABEL = re.compile(names.DNS_LABEL)
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 TOLERATION_OPERATORS = ("Equal", "Exists")
-EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TERM_FIELDS = ("matchExpressions", "matchFields")
 
 Problem = tuple[str, str]
@@ -89,7 +91,7 @@ def toleration_problems(tolerations: list[Any]) -> list[Problem]:
         if not key and op != "Exists":
             out.append((f"{at}.operator", "operator must be Exists when `key` is empty, which means "
                                           "\"match all values and all keys\""))
-        if tol.get("tolerationSeconds") is not None and tol.get("effect") != "NoExecute":
+        if tol.get("tolerationSeconds") is not None and tol.get("effect") != NO_EXECUTE:
             out.append((f"{at}.effect", "effect must be 'NoExecute' when `tolerationSeconds` is set"))
         if op in ("", "Equal"):
             if problem := label_value_problem(value):
@@ -100,8 +102,8 @@ def toleration_problems(tolerations: list[Any]) -> list[Problem]:
         else:
             out.append((f"{at}.operator", f"{op!r} is not supported: Equal or Exists"))
         effect = tol.get("effect") or ""
-        if effect and effect not in EFFECTS:
-            out.append((f"{at}.effect", f"{effect!r} is not supported: {', '.join(EFFECTS)} or empty"))
+        if effect and effect not in TAINT_EFFECTS:
+            out.append((f"{at}.effect", f"{effect!r} is not supported: {', '.join(TAINT_EFFECTS)} or empty"))
     return out
 
 

@@ -24,10 +24,8 @@ from eks_devices.core.manifests.nodes import (
     volumes,
 )
 from eks_devices.core.model import PoolPlan
-from eks_devices.core.naming import NODE_GROUP_CAPACITY_TYPES, ami_type, node_group_name
+from eks_devices.core.naming import NODE_GROUP_CAPACITY_TYPES, NODE_GROUP_TAINT_EFFECTS, ami_type, node_group_name
 from eks_devices.core.vocabulary import reserves
-
-TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 
 
 def node_group_zone(pool: PoolPlan, zones: list[str]) -> str | None:
@@ -62,7 +60,7 @@ def node_group_args(pool: PoolPlan, cluster_tags: Mapping[str, str] | None = Non
         "capacity_type": NODE_GROUP_CAPACITY_TYPES[pool.capacity],
         "labels": dict(pool.labels),
         "taints": [{"key": t["key"], **({"value": t["value"]} if t.get("value") else {}),
-                    "effect": TAINT_EFFECTS[t["effect"]]} for t in pool.taints],
+                    "effect": NODE_GROUP_TAINT_EFFECTS[t["effect"]]} for t in pool.taints],
         "scaling_config": {"desired_size": replicas, "min_size": replicas, "max_size": max(replicas, 1)},
         "tags": pool_tags(cluster_tags or {}, pool),
     }

@@ -19,15 +19,21 @@ from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.knowledge import amis, catalog
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import (
+    ARCH_LABEL,
     AUTO_MODE_NODE_CLASS_API,
     CLUSTER_TAG,
     DISCOVERY_TAG,
+    HOSTNAME_LABEL,
+    INSTANCE_TYPE_LABEL,
     KARPENTER_CAPACITY_TYPE_LABEL,
     KARPENTER_NODE_CLASS_API,
+    KARPENTER_NODEPOOL_LABEL,
     MANAGED_BY,
     NODE_POOL_API,
+    OS_LABEL,
     POOL_LABEL,
     SECURITY_GROUP_TAG,
+    ZONE_LABEL,
     manager_label,
 )
 from eks_devices.core.naming import KARPENTER_CAPACITY_TYPES, digest, node_pool_name
@@ -44,8 +50,8 @@ DYNAMIC_DISRUPTION = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5
 # the one karpenter.sh label a template may carry. karpenter.k8s.aws is refused whole: Karpenter
 # accepts only its own instance labels there, which it derives from the instance anyway.
 KARPENTER_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
-TEMPLATE_LABEL_EXCEPTIONS = ("karpenter.sh/capacity-type",)
-TEMPLATE_LABELS_KARPENTER_SETS = ("karpenter.sh/nodepool", "kubernetes.io/hostname")
+TEMPLATE_LABEL_EXCEPTIONS = (KARPENTER_CAPACITY_TYPE_LABEL,)
+TEMPLATE_LABELS_KARPENTER_SETS = (KARPENTER_NODEPOOL_LABEL, HOSTNAME_LABEL)
 # The tag that tells the toolkit's two security groups apart: both carry the discovery tag, but only
 # EFA pools may select the EFA group. The Network tags its EFA group `efa`, the Cluster tags the EKS
 # cluster security group `cluster`.
@@ -122,15 +128,15 @@ def requirements(mode: str, pool: PoolPlan) -> list[dict[str, Any]]:
     Karpenter only), its capacity type and, when pinned, its zone. Auto Mode runs Linux only and
     lists `kubernetes.io/os` among the labels its NodePools do not support, so it gets no OS term."""
     reqs: list[dict[str, Any]] = [
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(pool.instance_types)},
-        {"key": "kubernetes.io/arch", "operator": "In", "values": architectures(pool)},
+        {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": list(pool.instance_types)},
+        {"key": ARCH_LABEL, "operator": "In", "values": architectures(pool)},
     ]
     if mode != "auto-mode":
-        reqs.append({"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]})
+        reqs.append({"key": OS_LABEL, "operator": "In", "values": ["linux"]})
     reqs.append({"key": KARPENTER_CAPACITY_TYPE_LABEL, "operator": "In",
                  "values": [KARPENTER_CAPACITY_TYPES[pool.capacity]]})
     if pool.config.availability_zone:
-        reqs.append({"key": "topology.kubernetes.io/zone", "operator": "In",
+        reqs.append({"key": ZONE_LABEL, "operator": "In",
                      "values": [pool.config.availability_zone]})
     return reqs
 
