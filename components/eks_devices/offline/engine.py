@@ -94,13 +94,12 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             return response
         if request.remote:
             self.recording.sent[response.urn] = output_values.sent(request.object)
-        inputs = wire_inputs(request.object)
         state = self.resources[response.urn].state if response.urn in self.resources else {}
         aliases = self._aliases[response.urn] = self._alias_urns(request)
         self.recording.resources.append(Registered(
             type=request.type, name=request.name, urn=response.urn, parent=request.parent,
             custom=bool(request.custom), remote=bool(request.remote), provider=request.provider,
-            inputs=_plain(inputs), outputs=_plain(state),
+            inputs=_plain_struct(request.object), outputs=_plain(state),
             replace_on_changes=list(request.replaceOnChanges),
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
             depends_on=list(request.dependencies), aliases=aliases,
@@ -167,6 +166,38 @@ def _unwire(value: Any) -> Any:
 def wire_inputs(struct: Any) -> dict[str, Any]:
     """A resource's inputs exactly as sent to the engine (nulls included)."""
     return _unwire(json_format.MessageToDict(struct))
+
+
+def _plain_struct(struct: Any) -> dict[str, Any]:
+    """`_plain(wire_inputs(struct))` in one walk of the protobuf Struct, without the intermediate
+    JSON-shaped copies (the recording reads every registration's inputs: 3 walks cost ~1.9 s of CPU
+    at 1,000 pools)."""
+    fields = struct.fields
+    if _SIG in fields:
+        sig = fields[_SIG].string_value
+        if sig in (_SECRET, _OUTPUT):
+            return _plain_value(fields["value"]) if "value" in fields else None
+        if sig == _RESOURCE:
+            return fields["urn"].string_value if "urn" in fields else None
+    return {k: _plain_value(v) for k, v in fields.items()}
+
+
+def _plain_value(value: Any) -> Any:
+    """One protobuf Value made plain as `_plain_struct` does."""
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        text = value.string_value
+        return None if text == pulumi.runtime.rpc.UNKNOWN else text
+    if kind == "number_value":
+        number = value.number_value
+        return int(number) if number.is_integer() else number
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "struct_value":
+        return _plain_struct(value.struct_value)
+    if kind == "list_value":
+        return [_plain_value(v) for v in value.list_value.values]
+    return None  # null_value
 
 
 def _plain(value: Any) -> Any:
