@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from preview import ROOT, measured, stack  # the sibling benchmark's stacks and timer
+from preview import ROOT, install, measured, stack  # the sibling benchmark's stacks, timer and install
 
 
 def main() -> None:
@@ -31,6 +31,7 @@ def main() -> None:
     if not peer_cmd.is_file():
         sys.exit(f"--peer {args.peer}: no such file")
     cli = Path(sys.executable).parent / "eks-devices"
+    print(install())
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         shutil.copy(ROOT / "Pulumi.yaml", project)

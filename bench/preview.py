@@ -14,6 +14,14 @@ program loads (found by running it), and how much each of them costs. Both that 
 `eks-devices` end without interpreter teardown.
 
     .venv/bin/python bench/preview.py [--repeat N]
+
+It measures the toolkit as installed in the interpreter's environment and says which install that
+is: users get a normal install (the README's first command, `requirements.txt`: bytecode compiled
+by pip), developers an editable one (`requirements-dev.txt`: with this environment's
+`PYTHONDONTWRITEBYTECODE=1` its modules compile on every run). Measure what users run:
+
+    python3 -m venv /tmp/users && /tmp/users/bin/pip install -q -r requirements.txt
+    /tmp/users/bin/python bench/preview.py
 """
 
 from __future__ import annotations
@@ -122,6 +130,16 @@ def probe_modules(modules: list[str]) -> None:
     print(json.dumps(costs))
 
 
+def install() -> str:
+    """Which install of the toolkit this environment holds (PEP 610's direct_url.json says editable)."""
+    from importlib.metadata import distribution
+
+    direct = json.loads(distribution("eks-devices").read_text("direct_url.json") or "{}")
+    if direct.get("dir_info", {}).get("editable"):
+        return "eks-devices installed editable (requirements-dev.txt): its modules compile on every run"
+    return "eks-devices installed as users install it (requirements.txt): bytecode compiled at install"
+
+
 def child(*args: str, cwd: Path) -> dict:
     result = subprocess.run([sys.executable, __file__, *args], cwd=cwd, capture_output=True, text=True, check=True)
     return json.loads(result.stdout)
@@ -141,6 +159,7 @@ def main() -> None:
         return probe_modules(json.loads(args.probe_modules))
     exe = Path(sys.executable)
     cli = exe.parent / "eks-devices"
+    print(install())
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         shutil.copy(ROOT / "Pulumi.yaml", project)

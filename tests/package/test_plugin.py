@@ -22,6 +22,6 @@ def test_plugin_runs_on_the_python_runtime() -> None:
 
 
 def test_plugin_requirements_pin_what_the_repository_pins() -> None:
-    plugin, repository = pins(COMPONENTS / "requirements.txt"), pins(ROOT / "requirements.txt")
+    plugin, repository = pins(COMPONENTS / "requirements.txt"), pins(ROOT / "constraints.txt")
     assert {"pulumi", "pulumi-aws", "pulumi-eks", "pulumi-kubernetes", "pydantic"} <= set(plugin)
     assert {k: repository.get(k) for k in plugin} == plugin

@@ -112,7 +112,7 @@ def pins(path: Path) -> dict[str, str]:
 def test_the_pack_pins_what_the_project_pins() -> None:
     """The pack's own environment runs the same Pulumi SDK and pulumi-policy the tests run here,
     and installs the core from this repository."""
-    pack, project = pins(ROOT / "policypack" / "requirements.txt"), pins(ROOT / "requirements.txt")
+    pack, project = pins(ROOT / "policypack" / "requirements.txt"), pins(ROOT / "constraints.txt")
     assert pack == {name: project[name] for name in ("pulumi-policy", "pulumi")}
     assert ".." in (ROOT / "policypack" / "requirements.txt").read_text().splitlines()
 
