@@ -129,3 +129,24 @@ def test_the_plan_report_says_the_karpenter_is_the_cluster_s_own_with_its_stated
     report.print_plan(Console(file=text, width=300), plan, "existing")
     assert ('Karpenter 1.15.0, the cluster\'s own release: settings {"enableDRA": true} stated; the pools need DRA '
             'settings {"enableDRA": true}') in text.getvalue()
+
+
+def test_text_says_clean_only_when_nothing_is_reported(project: Path) -> None:
+    """A stack with warnings only is not called clean; errors and problems are counted."""
+    assert check("dev", "--project-dir", str(project))[1].splitlines()[-1] == "dev: clean"
+    assert check("staging", "--project-dir", str(ROOT))[1].splitlines()[-1] == "staging: no errors, 2 warnings"
+    assert check("worse", "--project-dir", str(project))[1].splitlines()[-1] == "worse: 1 configuration problem"
+    last = check("bad", "--project-dir", str(project))[1].splitlines()[-1]
+    assert last.startswith("bad: ") and " error" in last and "clean" not in last
+
+
+def test_text_cites_upstream_sources_only_when_verbose() -> None:
+    """The staging warning's reason cites Karpenter's docs: shown with --verbose, dropped without; the
+    finding itself (rule, path, fix) is in both."""
+    source = "karpenter-provider-aws website/content/en/docs/tasks/managing-amis.md"
+    plain = check("staging", "--project-dir", str(ROOT))[1]
+    verbose = check("staging", "--project-dir", str(ROOT), "--verbose")[1]
+    for text in (plain, verbose):
+        assert "warning karpenter-ami-latest at nodePools.trn-static.amiVersion" in " ".join(text.split())
+        assert "fix: pin the AMI" in " ".join(text.split())
+    assert source not in " ".join(plain.split()) and source in " ".join(verbose.split())

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from eks_devices.cli import report
+from eks_devices.cli.text import cited, say
 from eks_devices.core import planner as planning
 from eks_devices.core.config import stack_file
 from eks_devices.core.config.stack import ConfigError
@@ -396,6 +397,7 @@ def check_command(
     Format.text,
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,
+    verbose: Verbose = False,
 ) -> None:
     """Parse, plan and check stacks without running the program: the fast path for editors,
     pre-commit hooks and CI. Exit 0 clean (warnings allowed), 1 error findings, 2 configuration
@@ -416,10 +418,9 @@ def check_command(
             for p in s.problems:
                 out.print(f"{s.name}: {p}", markup=False, highlight=False)
             for f in s.findings:
-                out.print(f"{s.name}: {f.severity} {f.slug} at {f.path}: {f.message} (fix: {f.fix})",
-                          markup=False, highlight=False)
-            verdict = {0: "clean", 1: "error findings", 2: "configuration problems"}[s.code]
-            out.print(f"{s.name}: {verdict}", markup=False, highlight=False)
+                say(out, f"{s.name}: {f.severity} {f.slug} at {f.path}: {cited(f.message, verbose)} "
+                    f"(fix: {cited(f.fix, verbose)})", hanging="    ")
+            say(out, f"{s.name}: {s.verdict}")
     raise typer.Exit(checked.code)
 
 

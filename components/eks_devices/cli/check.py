@@ -30,10 +30,28 @@ class StackCheck:
             return 2
         return 1 if any(f.severity == "error" for f in self.findings) else 0
 
+    @property
+    def verdict(self) -> str:
+        """What the check found, in words: "clean" only when there is nothing to report."""
+        if self.missing:
+            return "no stack file"
+        if self.problems:
+            return _count(len(self.problems), "configuration problem")
+        errors = sum(f.severity == "error" for f in self.findings)
+        warnings = len(self.findings) - errors
+        if not self.findings:
+            return "clean"
+        return ", ".join(([_count(errors, "error")] if errors else ["no errors"])
+                         + ([_count(warnings, "warning")] if warnings else []))
+
     def as_dict(self) -> dict[str, Any]:
         return {"stack": self.name, "file": str(self.path), "exitCode": self.code, "missing": self.missing,
                 "problems": [{"path": p.path, "given": p.given, "accepted": p.accepted} for p in self.problems],
                 "findings": [f.as_dict() for f in self.findings]}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @dataclass
