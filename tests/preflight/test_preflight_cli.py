@@ -46,7 +46,7 @@ def test_clean_stack_exits_0_with_json(session: boto3.Session) -> None:
     assert {r["check"] for r in data["results"]} >= {c.name for c in preflight.CHECKS}
 
 
-def test_failures_exit_1_and_print_a_table_with_fixes(session: boto3.Session) -> None:
+def test_failures_exit_1_and_print_each_verdict_with_its_fix(session: boto3.Session) -> None:
     aws.reservations(session, [])  # prod's capacity block does not exist in this account
     code, stdout, _ = invoke("prod", "--project-dir", str(ROOT))
     assert code == 1
@@ -224,3 +224,24 @@ def test_an_existing_cluster_exits_3_naming_the_check_that_could_not_run(session
         assert allowed == 0
     finally:  # the module shares one mocked account: leave no cluster for the other tests
         session.client("eks").delete_cluster(name="ml-dev")
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_text_fits_the_terminal_and_never_breaks_a_word(session: boto3.Session, monkeypatch: pytest.MonkeyPatch,
+                                                        columns: int) -> None:
+    """Preflight's verdicts wrap to the terminal's width (COLUMNS, 80 on a pipe) at spaces only: no line is
+    longer unless it is one word, and every word of every detail and fix is printed whole."""
+    from eks_devices.cli import app as cli_app
+
+    aws.reservations(session, [])
+    monkeypatch.setattr(cli_app.out, "_width", columns)
+    code, stdout, _ = invoke("prod", "--project-dir", str(ROOT))
+    data = json.loads(invoke("prod", "--json", "--project-dir", str(ROOT))[1])
+    assert code == 1 and data["summary"]["fail"] >= 1
+    lines = stdout.splitlines()
+    assert all(len(line) <= columns or len(line.split()) == 1 for line in lines)
+    assert max(map(len, lines)) > columns - 30  # the width is used, not a narrower fixed one
+    words = set(stdout.split())
+    for r in data["results"]:
+        shown = (r["detail"] + " " + r["fix"]).split()
+        assert all(w in words for w in shown if "/" not in w and "(" not in w and ")" not in w), r

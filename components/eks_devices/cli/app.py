@@ -293,6 +293,7 @@ def preflight_command(
         "Exit 0 even when some checks could not run (denied or failing calls).")) ] = False,
     as_json: JsonFlag = False,
     project_dir: ProjectDir = None,
+    verbose: Verbose = False,
 ) -> None:
     """Check the AWS account before `pulumi up`, read-only: subnets and NAT, zones, instance types,
     capacity reservations, and an existing cluster. Exit 0 when every check ran and none failed, 1 on
@@ -318,9 +319,7 @@ def preflight_command(
     if as_json:
         _emit({"stack": stack, "region": target, "planErrors": len(plan.errors), **pf.results_data(results)})
     else:
-        # its five-column table is not yet laid out for narrow terminals: at least 160 columns, as before
-        wide = Console(soft_wrap=False, width=max(out.width, 160))
-        pf.print_results(wide, results, f"Preflight of stack {stack} in {target}")
+        report.print_preflight(out, results, f"Preflight of stack {stack} in {target}", verbose)
         if plan.errors:
             out.print(f"The plan itself has {len(plan.errors)} error finding(s): run `eks-devices preview {stack}`.")
     if blocked and not as_json:

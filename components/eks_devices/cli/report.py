@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
@@ -14,6 +16,9 @@ from eks_devices.cli.text import cited, say, value
 from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Finding, Plan
+
+if TYPE_CHECKING:  # the preflight package loads boto3: only its verb imports it at run time
+    from eks_devices.preflight.model import CheckResult
 
 
 def plan_data(plan: Plan) -> dict[str, Any]:
@@ -188,3 +193,21 @@ def print_findings(console: Console, findings: list[Finding], verbose: bool = Fa
         say(console, f"{f.severity} {f.slug} at {f.path}: {cited(f.message, verbose)}", indent="  ", hanging="    ",
             style="red" if f.severity == "error" else "yellow")
         say(console, f"fix: {cited(f.fix, verbose)}", indent="    ", hanging="      ")
+
+
+PREFLIGHT_STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "not-run": "cyan"}
+
+
+def print_preflight(console: Console, results: Sequence[CheckResult], title: str, verbose: bool = False) -> None:
+    """Each preflight verdict as wrapped lines (status, check, subject, detail, then its fix and the IAM
+    action it lacked), fitting the terminal; citations only when `verbose`; then the counts."""
+    console.print(f"[bold]{escape(title)}[/bold]")
+    for r in results:
+        say(console, f"{r.status} {r.check} {r.subject}: {cited(r.detail, verbose)}", indent="  ", hanging="    ",
+            style=PREFLIGHT_STYLES[r.status])
+        fix = cited(r.fix, verbose) + (f" [needs {r.iam_action}]" if r.iam_action else "")
+        if fix.strip():
+            say(console, f"fix: {fix.strip()}", indent="    ", hanging="      ")
+    counts = Counter(r.status for r in results)
+    console.print(f"{counts['pass']} passed, {counts['warn']} warning(s), {counts['fail']} failed, "
+                  f"{counts['not-run']} not run")
