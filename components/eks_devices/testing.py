@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -66,8 +67,9 @@ class Mocks(answers.AnsweringMocks):
     resolve to real objects as they do under `pulumi up`.
     """
 
-    def __init__(self, region: str = "us-west-2"):
+    def __init__(self, region: str = "us-west-2", subnet_zones: Mapping[str, str] | None = None):
         self.region = region  # the stack's aws:region: zones, ARNs and endpoints are in it
+        self.subnet_zones = dict(subnet_zones or {})  # brought subnets' zones, where the test knows them
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         name, typ, inputs = args.name, args.typ, dict(args.inputs)
@@ -105,9 +107,9 @@ class Mocks(answers.AnsweringMocks):
         return dict(args.args), []
 
     def subnet(self, subnet_id: str) -> dict[str, Any]:
-        """A brought subnet as EC2 describes it: its zone is one of the region's first three, fixed
-        by the id (so a test can predict it with this same method)."""
-        zone = _zones(self.region)[zlib.crc32(subnet_id.encode()) % 3]
+        """A brought subnet as EC2 describes it: in its zone from `subnet_zones`, else in one of the
+        region's first three, fixed by the id (so a test can predict it with this same method)."""
+        zone = self.subnet_zones.get(subnet_id) or _zones(self.region)[zlib.crc32(subnet_id.encode()) % 3]
         return {"id": subnet_id, "availabilityZone": zone, "vpcId": "vpc-brought",
                 "cidrBlock": "10.0.0.0/20", "mapPublicIpOnLaunch": False}
 

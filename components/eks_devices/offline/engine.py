@@ -22,6 +22,8 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from eks_devices.core.config.errors import ConfigError
+from eks_devices.core.config.stack import brought_subnet_zones, parse
 from eks_devices.offline import output_values
 from eks_devices.testing import ACCOUNT_ID, Mocks, aws_id
 
@@ -218,12 +220,21 @@ def config_strings(config: dict[str, Any]) -> dict[str, str]:
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
 
 
+def _brought_subnet_zones(config: dict[str, Any]) -> dict[str, str]:
+    """Zones for a brought VPC's subnets that cover the zones its pools are pinned to: offline nothing
+    says where they are, and the mocks' own guess would fail the program on a pin EC2 may well honour."""
+    try:
+        return brought_subnet_zones(parse(config))
+    except ConfigError:
+        return {}  # the program reports the configuration's problems itself
+
+
 def run(program: Callable[[], None], config: dict[str, Any], stack: str = "dev",
         project: str = "eks-devices") -> Recording:
     """Run `program` under the mock engine with `config` as the stack's configuration."""
     recording = Recording()
     region = str(config.get("aws:region", "us-west-2"))
-    mocks = OfflineMocks(region)
+    mocks = OfflineMocks(region, subnet_zones=_brought_subnet_zones(config))
     pulumi.runtime.set_all_config(config_strings(config))
     pulumi_settings.ROOT.set(None)
     pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False,

@@ -364,6 +364,7 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
     if spec.network.vpc_id and not spec.network.private_subnet_ids:
         problems.append(ConfigProblem("network.privateSubnetIds", "nothing",
                                       "the private subnet ids of the VPC named by network.vpcId"))
+    problems.extend(_brought_zone_problems(spec))
     for name in spec.device_classes:
         if len(name) > 253 or not re.fullmatch(DNS_SUBDOMAIN, name) or name in UPSTREAM_DEVICE_CLASSES:
             problems.append(ConfigProblem(f"deviceClasses.{name}", repr(name),
@@ -491,6 +492,36 @@ def _registry_problems(spec: Spec) -> list[ConfigProblem]:
 def _region_zone(zone: str, region: str) -> bool:
     """Whether `zone` names an availability zone (`us-west-2a`) or a Local Zone (`us-west-2-lax-1a`) of `region`."""
     return zone.startswith(region) and re.fullmatch(r"[a-z]|-[a-z0-9-]*[a-z]", zone[len(region):]) is not None
+
+
+def _brought_zone_problems(spec: Spec) -> list[ConfigProblem]:
+    """A subnet lies in one zone: pools of a brought VPC pinned to more zones than the pools' kind of
+    subnet (private or public) has subnets leave some pool without a subnet in its zone (a node group
+    there fails to create, a NodePool never launches). Which subnet is in which zone only EC2 knows:
+    `eks-devices preflight` checks that."""
+    if spec.network.vpc_id is None:
+        return []
+    problems = []
+    for kind, listed in (("private", spec.network.private_subnet_ids), ("public", spec.network.public_subnet_ids)):
+        pinned = sorted({p.availability_zone for p in spec.node_pools.values()
+                         if p.availability_zone and p.subnets == kind})
+        if listed and len(pinned) > len(listed):
+            problems.append(ConfigProblem(f"network.{kind}SubnetIds", f"{len(listed)} subnet(s)",
+                                          f"a {kind} subnet in each zone the pools are pinned to "
+                                          f"({', '.join(pinned)}): at least {len(pinned)}"))
+    return problems
+
+
+def brought_subnet_zones(spec: Spec) -> dict[str, str]:
+    """A plausible zone for each brought subnet, for running the program without AWS: the zones the
+    pools using that kind of subnet are pinned to, one per subnet in list order (EC2 tells the real
+    ones at deploy; `eks-devices preflight` checks them)."""
+    zones: dict[str, str] = {}
+    for kind, listed in (("private", spec.network.private_subnet_ids), ("public", spec.network.public_subnet_ids)):
+        pinned = sorted({p.availability_zone for p in spec.node_pools.values()
+                         if p.availability_zone and p.subnets == kind})
+        zones.update(zip(listed, pinned, strict=False))
+    return zones
 
 
 def _zone_problems(at: str, zone: str | None, spec: Spec) -> list[ConfigProblem]:
