@@ -100,9 +100,10 @@ EXISTING = """config:
 """
 
 
-def test_an_existing_cluster_stack_is_checked_against_its_karpenter_and_not_previewed(project: Path) -> None:
-    """`check` judges the pools against the Karpenter the cluster states; `preview` would run the
-    program that creates a cluster, so it refuses the stack with the way to go (exit 2)."""
+def test_an_existing_cluster_stack_is_checked_against_its_karpenter_and_neither_previewed_nor_rendered(
+        project: Path) -> None:
+    """`check` judges the pools against the Karpenter the cluster states; `preview` and `render` would run
+    the program that creates a cluster, so they refuse the stack with the way to go (exit 2)."""
     (project / "stacks" / "Pulumi.existing.yaml").write_text(EXISTING)
     code, stdout = check("existing", "--project-dir", str(project), "--json")
     found = json.loads(stdout)["stacks"][0]
@@ -111,8 +112,10 @@ def test_an_existing_cluster_stack_is_checked_against_its_karpenter_and_not_prev
     assert "--reset-then-reuse-values" in found["findings"][0]["fix"]
     (project / "stacks" / "Pulumi.existing.yaml").write_text(EXISTING.replace("settings: {}", "settings: {enableDRA: true}"))
     assert check("existing", "--project-dir", str(project))[0] == 0
-    result = CliRunner().invoke(app, ["preview", "existing", "--project-dir", str(project)])
-    assert result.exit_code == 2 and "ClusterDevices" in result.stderr
+    for verb in (["preview"], ["render", "--out", str(project / "out")]):
+        result = CliRunner().invoke(app, [verb[0], "existing", *verb[1:], "--project-dir", str(project)])
+        assert result.exit_code == 2 and "ClusterDevices" in result.stderr, (verb, result.output)
+    assert not (project / "out").exists()
 
 
 def test_the_plan_report_says_the_karpenter_is_the_cluster_s_own_with_its_stated_settings() -> None:

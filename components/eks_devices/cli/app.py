@@ -85,8 +85,10 @@ def _stacks_dir(project_dir: Path | None) -> Path:
     return stack_file.stacks_dir(stack_file.find_project(project_dir))
 
 
-def load_plan(stack: str, project_dir: Path | None, as_json: bool) -> planning.Plan:
-    """Load and plan a stack, or exit 2 with every configuration problem."""
+def load_plan(stack: str, project_dir: Path | None, as_json: bool, program: bool = False) -> planning.Plan:
+    """Load and plan a stack, or exit 2 with every configuration problem; with `program` (the verb runs
+    the project's program), also exit 2 for a stack describing an existing cluster, which that program
+    would create."""
     try:
         spec = stack_file.load(stack, _stacks_dir(project_dir))
     except stack_file.StackNotFound as exc:
@@ -94,6 +96,10 @@ def load_plan(stack: str, project_dir: Path | None, as_json: bool) -> planning.P
     except ConfigError as exc:
         problems = [{"path": p.path, "given": p.given, "accepted": p.accepted} for p in exc.problems]
         _fail(2, str(exc), as_json, {"problems": problems})
+    if program and spec.cluster.existing:
+        _fail(2, f"stack {stack} describes an existing cluster (cluster.existing: true), which the project's program "
+                 f"would create: `eks-devices check {stack}` checks its pools against what it runs, and a program "
+                 "using eks_devices.ClusterDevices adds them (docs/reuse.md)", as_json, {})
     return planning.build(spec)
 
 
@@ -156,11 +162,7 @@ def preview(
     With `--against BASELINE`, warns about every pool and family whose device manager flips
     compared with the baseline (an upgrade resolving `auto` differently replaces those nodes)."""
     flips = _flips(stack, against, project_dir, as_json) if against is not None else None
-    plan = load_plan(stack, project_dir, as_json)
-    if plan.spec.cluster.existing:
-        _fail(2, f"stack {stack} describes an existing cluster (cluster.existing: true), which the project's program "
-                 f"would create: `eks-devices check {stack}` checks its pools against what it runs, and a program "
-                 "using eks_devices.ClusterDevices adds them (docs/reuse.md)", as_json, {})
+    plan = load_plan(stack, project_dir, as_json, program=True)
     run = _run_offline(stack, project_dir, as_json, plan=plan)
     if as_json:
         from eks_devices.offline.preview import resources_data
@@ -339,8 +341,9 @@ def render(
     claims, namespaces) and each Helm release's values as YAML, one folder per kind, for GitOps and
     review. Every object is validated first; nothing is written unless all of them pass. Values known
     only after deploy are written as `<known after deploy: ...>`. The folder is render's: a later
-    render replaces what it wrote there, and a non-empty folder it did not write is refused (exit 2)."""
-    plan = load_plan(stack, project_dir, as_json)
+    render replaces what it wrote there, and a non-empty folder it did not write is refused (exit 2), as is a
+    stack describing an existing cluster (the project's program would create one)."""
+    plan = load_plan(stack, project_dir, as_json, program=True)
     if plan.errors:
         if as_json:
             _emit({"stack": stack, "written": [], "findings": [f.as_dict() for f in plan.findings]})
