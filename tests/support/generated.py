@@ -64,6 +64,16 @@ def raw_claims(draw: st.DrawFn, pools: list[str]) -> dict[str, Any]:
 
 
 @st.composite
+def alternative_claims(draw: st.DrawFn, pools: list[str]) -> dict[str, Any]:
+    """A claim of up to ten requests, each `firstAvailable` of GPU counts: the fit search's worst case."""
+    def request(i: int) -> dict[str, Any]:
+        counts = draw(st.lists(st.integers(1, 8), min_size=1, max_size=3))
+        return {"name": f"r{i}", "firstAvailable": [
+            {"name": f"s{j}", "deviceClassName": "gpu.nvidia.com", "count": n} for j, n in enumerate(counts)]}
+    return {"pools": [draw(st.sampled_from(pools))], "requests": [request(i) for i in range(draw(st.integers(1, 10)))]}
+
+
+@st.composite
 def short_claims(draw: st.DrawFn, pools: list[str]) -> dict[str, Any]:
     """A claim in the short form (gpus, efa, neurons, mig, alignment), aimed at one or two pools."""
     claim: dict[str, Any] = {"pools": draw(st.lists(st.sampled_from(pools), min_size=1, max_size=2, unique=True))}
@@ -139,7 +149,8 @@ def composed_stacks(draw: st.DrawFn) -> dict[str, Any]:
                               "eks-devices:nodePools": {f"p{i}": draw(pools(mode)) for i in range(draw(st.integers(0, 4)))}}
     names = sorted(config["eks-devices:nodePools"])
     if names and draw(st.booleans()):
-        config["eks-devices:claims"] = {f"c{i}": draw(short_claims(names)) for i in range(draw(st.integers(1, 2)))}
+        kinds = st.one_of(short_claims(names), short_claims(names), alternative_claims(names))
+        config["eks-devices:claims"] = {f"c{i}": draw(kinds) for i in range(draw(st.integers(1, 2)))}
     return config
 
 
