@@ -64,3 +64,16 @@ def test_architecture_names_every_module_of_the_layers_it_describes() -> None:
     missing = [str(p.relative_to(package)) for p in modules
                if not re.search(rf"(?<![\w]){re.escape(p.stem)}(?![\w])", architecture)]
     assert not missing, missing
+
+
+def test_every_doc_the_code_and_docs_name_exists() -> None:
+    """A `docs/<page>.md` named in the package, the scripts, the examples or the docs is a page of docs/."""
+    import re
+
+    named = {(path.relative_to(ROOT), page)
+             for folder in ("components", "scripts", "examples", "docs", "policypack")
+             for path in (ROOT / folder).rglob("*") if path.suffix in (".py", ".md", ".yaml")
+             for page in re.findall(r"docs/([A-Za-z0-9_-]+\.md)", path.read_text(encoding="utf-8"))}
+    named |= {(Path("README.md"), page) for page in re.findall(r"docs/([A-Za-z0-9_-]+\.md)", README)}
+    assert len(named) > 20
+    assert not [(str(where), page) for where, page in named if not (ROOT / "docs" / page).is_file()]

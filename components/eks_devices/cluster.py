@@ -329,7 +329,7 @@ class Cluster(pulumi.ComponentResource):
     def _admins(self) -> None:
         """Cluster admins as EKS access entries with AmazonEKSClusterAdminPolicy (cluster scope), in the
         stack's state. The creator's bootstrap admin stays: pulumi-eks sets
-        bootstrapClusterCreatorAdminPermissions itself and ignores changes to it (docs/access.md)."""
+        bootstrapClusterCreatorAdminPermissions itself and ignores changes to it (docs/security.md)."""
         part = iam.partition(self._region)
         for i, arn in enumerate(self._spec.admins):
             entry = aws.eks.AccessEntry(f"{self._base}-admin-{i}", cluster_name=self.name, principal_arn=arn,
