@@ -47,7 +47,8 @@ def work(task: tuple[int, int, tuple[str, ...], float]) -> dict[str, Any]:
 
     from support import generated, verbs
 
-    folder = verbs.project(Path(tempfile.mkdtemp(prefix="eks-devices-fuzz-")))
+    scratch = tempfile.TemporaryDirectory(prefix="eks-devices-fuzz-")
+    folder = verbs.project(Path(scratch.name))
     signal.signal(signal.SIGALRM, _interrupt)
     codes: collections.Counter[str] = collections.Counter()
     reports: list[dict[str, Any]] = []
@@ -79,7 +80,10 @@ def work(task: tuple[int, int, tuple[str, ...], float]) -> dict[str, Any]:
         if found:
             reports.append({"findings": found, "config": config})
 
-    one()
+    try:
+        one()
+    finally:
+        scratch.cleanup()
     return {"codes": dict(codes), "reports": reports, "slowest": slowest}
 
 
