@@ -404,3 +404,14 @@ def test_aws_profile_is_read_with_the_region() -> None:
     found = problems({**stacks.config(), "aws:profile": "two words", "aws:region": "mars"})
     assert found["aws:profile"].accepted.startswith("an AWS profile name")
     assert found["aws:region"].accepted == "an AWS region such as us-west-2"
+
+
+def test_yaml_nested_within_the_limit_is_read(tmp_path: Path) -> None:
+    """The depth limit refuses only what no stack needs: chart values nested 150 levels deep are read."""
+    text = ("config:\n  eks-devices:cluster: {name: c, version: '1.36', mode: karpenter}\n"
+            "  eks-devices:helmValues:\n    karpenter: " + "{a: " * 150 + "1" + "}" * 150 + "\n")
+    config = stack_file.read_config(write(tmp_path, text) / "Pulumi.t.yaml")
+    node = config["eks-devices:helmValues"]["karpenter"]
+    for _ in range(150):
+        node = node["a"]
+    assert node == 1
