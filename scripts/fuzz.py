@@ -72,11 +72,8 @@ def work(task: tuple[int, int, tuple[str, ...], float]) -> dict[str, Any]:
         found = [f"{o.verb}: traceback\n{o.crash}" for o in outcomes.values() if o.crash]
         found += [f"{o.verb}: {o.seconds:.1f} s" for o in outcomes.values() if o.seconds > slow]
         slowest = max([slowest, *(o.seconds for o in outcomes.values())])
-        if len(outcomes) > 1:
-            cluster = config.get("eks-devices:cluster")
-            existing = isinstance(cluster, dict) and cluster.get("existing") is True
-            if (disagree := verbs.mismatch(outcomes, existing)) is not None:
-                found.append(disagree)
+        if len(outcomes) > 1 and (disagree := verbs.mismatch(outcomes, config)) is not None:
+            found.append(disagree)
         if found:
             reports.append({"findings": found, "config": config})
 

@@ -17,6 +17,7 @@ import yaml
 from typer.testing import CliRunner
 
 from eks_devices.cli.app import app
+from eks_devices.core.vocabulary import NAMESPACE
 from support.stacks import ROOT
 
 STACK = "fuzz"
@@ -73,12 +74,13 @@ def run(verb: str, folder: Path) -> Outcome:
     return Outcome(verb, result.exit_code, crash, time.perf_counter() - started)
 
 
-def mismatch(outcomes: Mapping[str, Outcome], existing: bool) -> str | None:
-    """What is inconsistent between the verbs' verdicts on one stack, else None. `check` is the
+def mismatch(outcomes: Mapping[str, Outcome], config: Mapping[str, Any]) -> str | None:
+    """What is inconsistent between the verbs' verdicts on the stack `config`, else None. `check` is the
     reference: `preview` and `render` end as it does, except that they refuse a stack describing an
     existing cluster with 2 (the project's program would create one)."""
     check = outcomes["check"].code
-    program = 2 if existing else check
+    cluster = config.get(f"{NAMESPACE}:cluster")
+    program = 2 if isinstance(cluster, dict) and cluster.get("existing") is True else check
     expected = {"preview": program, "render": program}
     wrong = [f"{verb} exited {o.code}" for verb, o in outcomes.items()
              if verb in expected and o.code != expected[verb]]

@@ -24,6 +24,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.config.stack import brought_subnet_zones, parse
+from eks_devices.core.vocabulary import NAMESPACE
 from eks_devices.offline import output_values
 from eks_devices.testing import ACCOUNT_ID, Mocks, aws_id
 
@@ -222,7 +223,11 @@ def config_strings(config: dict[str, Any]) -> dict[str, str]:
 
 def _brought_subnet_zones(config: dict[str, Any]) -> dict[str, str]:
     """Zones for a brought VPC's subnets that cover the zones its pools are pinned to: offline nothing
-    says where they are, and the mocks' own guess would fail the program on a pin EC2 may well honour."""
+    says where they are, and the mocks' own guess would fail the program on a pin EC2 may well honour.
+    The configuration is parsed here only for a brought VPC."""
+    network = config.get(f"{NAMESPACE}:network")
+    if not (isinstance(network, dict) and network.get("vpcId")):
+        return {}
     try:
         return brought_subnet_zones(parse(config))
     except ConfigError:

@@ -502,9 +502,7 @@ def _brought_zone_problems(spec: Spec) -> list[ConfigProblem]:
     if spec.network.vpc_id is None:
         return []
     problems = []
-    for kind, listed in (("private", spec.network.private_subnet_ids), ("public", spec.network.public_subnet_ids)):
-        pinned = sorted({p.availability_zone for p in spec.node_pools.values()
-                         if p.availability_zone and p.subnets == kind})
+    for kind, listed, pinned in _brought_subnets(spec):
         if listed and len(pinned) > len(listed):
             problems.append(ConfigProblem(f"network.{kind}SubnetIds", f"{len(listed)} subnet(s)",
                                           f"a {kind} subnet in each zone the pools are pinned to "
@@ -517,11 +515,18 @@ def brought_subnet_zones(spec: Spec) -> dict[str, str]:
     pools using that kind of subnet are pinned to, one per subnet in list order (EC2 tells the real
     ones at deploy; `eks-devices preflight` checks them)."""
     zones: dict[str, str] = {}
-    for kind, listed in (("private", spec.network.private_subnet_ids), ("public", spec.network.public_subnet_ids)):
-        pinned = sorted({p.availability_zone for p in spec.node_pools.values()
-                         if p.availability_zone and p.subnets == kind})
+    for _, listed, pinned in _brought_subnets(spec):
         zones.update(zip(listed, pinned, strict=False))
     return zones
+
+
+def _brought_subnets(spec: Spec) -> list[tuple[str, list[str], list[str]]]:
+    """Per kind of subnet (private, public): the brought subnet ids and the zones pools using that
+    kind are pinned to, sorted."""
+    return [(kind, list(listed), sorted({p.availability_zone for p in spec.node_pools.values()
+                                         if p.availability_zone and p.subnets == kind}))
+            for kind, listed in (("private", spec.network.private_subnet_ids),
+                                 ("public", spec.network.public_subnet_ids))]
 
 
 def _zone_problems(at: str, zone: str | None, spec: Spec) -> list[ConfigProblem]:

@@ -140,7 +140,7 @@ def config_of(raw: bytes, source: str) -> dict[str, Any]:
                                          "a UTF-8 text file")], source) from None
     loader: _Loader | None = None
     try:
-        _count_aliases(text)
+        _refuse_bombs(text)
         loader = _Loader(text)
         loader.duplicates = []
         document = loader.get_single_data()
@@ -181,7 +181,7 @@ def config_of(raw: bytes, source: str) -> dict[str, Any]:
     return document["config"]
 
 
-def _count_aliases(text: str) -> None:
+def _refuse_bombs(text: str) -> None:
     """Raise _TooManyAliases at the first alias (*name) past MAX_ALIASES: a few anchors referenced
     many times make a document that grows exponentially when it is walked (a "billion laughs"); and
     _TooDeep past MAX_DEPTH nested collections, which would exhaust the recursion of what walks them."""
