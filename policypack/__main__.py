@@ -4,9 +4,11 @@
 program — built with eks-devices or not: Karpenter and Auto Mode NodePools, EKS and pulumi-eks node
 groups with their launch templates, Helm releases and charts of the known device charts, raw
 DaemonSets by image, Karpenter's release, ResourceClaims. Each policy is a rule of the eks-devices
-core (`eks_devices.core.rules.resources`), with the rule's slug as its name; a rule whose findings
-are errors is mandatory, a warning advisory, unless the policy pack config says otherwise
-(`pulumi preview --policy-pack policypack --policy-pack-config config.json`, e.g. `{"efa-not-shareable": "advisory"}`).
+core's registry that can be read from resources (`@on_resources` beside the rule's plan check), with
+the rule's slug as its name; a rule whose violations are errors is mandatory, a warning advisory,
+unless the policy pack config says otherwise
+(`pulumi preview --policy-pack policypack --policy-pack-config config.json`, e.g.
+`{"efa-not-shareable": "advisory"}`).
 """
 
 from __future__ import annotations
@@ -42,8 +44,7 @@ from pulumi_policy.proxy import (
 )
 
 from eks_devices.core.derive.resources import Resource
-from eks_devices.core.rules import RULES
-from eks_devices.core.rules.resources import CHECKS, check
+from eks_devices.core.rules import RULES, check_resources, resource_rules
 
 PACK = "eks-devices"
 _UNKNOWN = {UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE,
@@ -81,11 +82,12 @@ def resources(args: StackValidationArgs) -> list[Resource]:
 
 def _policy(slug: str) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        for violation in check(resources(args), [slug]):
+        for violation in check_resources(resources(args), [slug]):
             report_violation(violation.message, violation.urn)
-    level = EnforcementLevel.MANDATORY if CHECKS[slug].severity == "error" else EnforcementLevel.ADVISORY
+    level = EnforcementLevel.MANDATORY if RULES[slug].severity == "error" else EnforcementLevel.ADVISORY
     return StackValidationPolicy(name=slug, description=RULES[slug].summary.replace("`", ""), validate=validate,
                                  enforcement_level=level)
 
 
-PolicyPack(name=PACK, enforcement_level=EnforcementLevel.MANDATORY, policies=[_policy(slug) for slug in CHECKS])
+PolicyPack(name=PACK, enforcement_level=EnforcementLevel.MANDATORY,
+           policies=[_policy(r.slug) for r in resource_rules()])

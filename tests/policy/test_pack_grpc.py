@@ -16,7 +16,7 @@ from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from eks_devices.core.rules.resources import CHECKS
+from eks_devices.core.rules import resource_rules
 from eks_devices.offline.engine import Recording
 from support.engine import main, run
 from support.programs import foreign_program
@@ -65,10 +65,10 @@ def request(rec: Recording) -> analyzer_pb2.AnalyzeStackRequest:
 def test_the_pack_describes_its_policies_as_mandatory(analyzer: analyzer_pb2_grpc.AnalyzerStub) -> None:
     info = analyzer.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
     assert info.name == "eks-devices"
-    assert {p.name for p in info.policies} == set(CHECKS)
+    assert {p.name for p in info.policies} == {r.slug for r in resource_rules()}
     levels = {p.name: p.enforcementLevel for p in info.policies}
-    assert levels == {slug: analyzer_pb2.MANDATORY if check.severity == "error" else analyzer_pb2.ADVISORY
-                      for slug, check in CHECKS.items()}
+    assert levels == {r.slug: analyzer_pb2.MANDATORY if r.severity == "error" else analyzer_pb2.ADVISORY
+                      for r in resource_rules()}
     assert levels["one-manager-per-node"] == analyzer_pb2.MANDATORY
     assert levels["efa-partial-interfaces"] == analyzer_pb2.ADVISORY
 

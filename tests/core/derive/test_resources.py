@@ -1,5 +1,5 @@
 """Reading node shapes and device software from plain resources (`core/derive/resources.py`), and
-the per-node proof on them (`core/rules/resources.py`), resource kind by resource kind."""
+the per-node proof on them (`core/derive/shape_scope.py`, the rules' `@on_resources` checks), resource kind by resource kind."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import copy
 import pytest
 
 from eks_devices.core.derive.resources import Resource, nodes, read
+from eks_devices.core.derive.shape_scope import running
 from eks_devices.core.knowledge import installers
-from eks_devices.core.rules.resources import check, running
+from eks_devices.core.rules import check_resources as check
 
 PLUGIN = Resource("kubernetes:helm.sh/v3:Release", "plugin", "urn:plugin",
                   {"chart": "nvidia-device-plugin", "version": "0.20.0", "values": {}})

@@ -11,8 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from eks_devices.core.derive.resources import Facts
 from eks_devices.core.model import Finding, Plan
-from eks_devices.core.rules import RULES, Registry, Verdict, error, markdown_table, registry, rule, warning
+from eks_devices.core.rules import (
+    RULES,
+    Blame,
+    Registry,
+    Verdict,
+    Violation,
+    error,
+    markdown_table,
+    registry,
+    resource_rules,
+    rule,
+    warning,
+)
 from eks_devices.core.vocabulary import MODES
 from support import stacks
 
@@ -123,19 +136,21 @@ def test_no_rule_module_builds_findings_or_repeats_a_slug() -> None:
         if path.name != "registry.py":
             assert "Finding(" not in path.read_text(), path.name
     for slug, r in RULES.items():
-        body = ast.parse(inspect.getsource(r.check)).body[0]
-        assert isinstance(body, ast.FunctionDef)
-        strings = {n.value for stmt in body.body for n in ast.walk(stmt) if isinstance(n, ast.Constant)}
-        assert slug not in strings, f"{slug}: the check spells its own slug"
+        for check in (r.check, r.on_resources) if r.on_resources else (r.check,):
+            body = ast.parse(inspect.getsource(check)).body[0]
+            assert isinstance(body, ast.FunctionDef)
+            strings = {n.value for stmt in body.body for n in ast.walk(stmt) if isinstance(n, ast.Constant)}
+            assert slug not in strings, f"{slug}: the check spells its own slug"
 
 
 def test_the_markdown_table_marks_modes_only_when_not_all() -> None:
     reg = Registry()
     reg.rule("everywhere", "checks a | b")(lambda plan: iter(()))
     reg.rule("karp", "checks karpenter", modes=("karpenter",))(lambda plan: iter(()))
-    assert reg.markdown_table() == ("| slug | checks |\n|---|---|\n"
-                                    "| `everywhere` | checks a &#124; b |\n"
-                                    "| `karp` (karpenter) | checks karpenter |\n")
+    reg.on_resources("karp", "warning")(lambda facts: iter(()))
+    assert reg.markdown_table() == ("| slug | checks | policy pack |\n|---|---|---|\n"
+                                    "| `everywhere` | checks a &#124; b |  |\n"
+                                    "| `karp` (karpenter) | checks karpenter | advisory |\n")
 
 
 def test_the_documented_rule_table_is_generated_from_the_registry() -> None:
@@ -144,3 +159,43 @@ def test_the_documented_rule_table_is_generated_from_the_registry() -> None:
     assert _documented_rule_table() == expected, (
         "docs/rules.md's table is stale: replace it with the output of "
         "`PYTHONPATH=components python -m eks_devices.core.rules`:\n\n" + expected)
+
+
+def test_a_resource_check_joins_its_registered_rule_and_is_stamped_with_its_slug() -> None:
+    reg = Registry()
+    reg.rule("pair", "checked on plans and on resources")(lambda plan: iter(()))
+
+    @reg.on_resources("pair", "warning")
+    def _pair(facts: Facts) -> Iterator[Blame]:
+        yield Blame("urn:b", f"{len(facts.shapes)} shapes")
+
+    assert [r.slug for r in reg.resource_rules()] == ["pair"]
+    assert reg.rules["pair"].severity == "warning"
+    assert reg.check_resources([]) == [Violation("pair", "urn:b", "0 shapes")]
+
+
+def test_a_resource_check_needs_its_rule_once_and_yields_blames() -> None:
+    reg = Registry()
+    with pytest.raises(ValueError, match="'ghost', which is not registered"):
+        reg.on_resources("ghost")(lambda facts: iter(()))
+    reg.rule("once", "a rule")(lambda plan: iter(()))
+    reg.on_resources("once")(lambda facts: iter([("urn", "a tuple, not a Blame")]))
+    with pytest.raises(ValueError, match="checked on resources twice"):
+        reg.on_resources("once")(lambda facts: iter(()))
+    with pytest.raises(ValueError, match="severity 'fatal'"):
+        reg.on_resources("once", "fatal")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not a Blame"):
+        reg.check_resources([])
+
+
+def test_the_policy_pack_rules_are_the_catalogue_rules_read_from_resources() -> None:
+    """One rule engine: every rule the policy pack enforces is a registered rule with a plan check too, and
+    no module under core/ keeps a table of checks of its own."""
+    assert {r.slug for r in resource_rules()} == {
+        "one-manager-per-node", "karpenter-dra-gates-exclusive", "karpenter-dra-gates-match-drivers",
+        "efa-not-shareable", "efa-partial-interfaces", "device-software-unserved", "device-software-installable",
+        "chart-render-refused"}
+    assert all(r.check is not None and r.on_resources is not None for r in resource_rules())
+    core = ROOT / "components" / "eks_devices" / "core"
+    tables = [p.relative_to(core) for p in core.rglob("*.py") if "CHECKS" in p.read_text()]
+    assert tables == []

@@ -4,10 +4,10 @@ DRA settings."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Collection, Iterable
+from typing import Any
 
-from eks_devices.core.config.stack import Family, NodePool, Spec
+from eks_devices.core.config.stack import FAMILIES, Family, NodePool, Spec
 from eks_devices.core.derive.resolve import resolve_pool
 from eks_devices.core.derive.software import (
     bundled_manager,
@@ -173,22 +173,15 @@ def _releases(spec: Spec, pools: dict[str, PoolPlan]) -> dict[str, Release]:
     return out
 
 
-class ManagedPool(Protocol):
-    """What `karpenter_dra_settings` reads of a pool: a planned pool, or one the policy pack's proof
-    reconstructs from the registered resources."""
-
-    @property
-    def provisioning(self) -> str: ...
-
-    def manager(self, family: Family) -> str: ...
+def dynamic_dra(pools: Iterable[PoolPlan]) -> set[Family]:
+    """The device families some dynamic pool runs a DRA driver for: what Karpenter's DRA gates cover."""
+    return {f for p in pools if p.provisioning == "dynamic" for f in FAMILIES if p.manager(f) == "dra"}
 
 
-def karpenter_dra_settings(pools: Mapping[str, ManagedPool]) -> dict[str, Any]:
-    """Karpenter's DRA settings from the DRA drivers its dynamic pools run: `enableDRA` when both
-    NVIDIA and EFA DRA run, else the one gate, else nothing (Karpenter v1.15 docs, tasks/dra)."""
-    dynamic = [p for p in pools.values() if p.provisioning == "dynamic"]
-    nvidia = any(p.manager("nvidia") == "dra" for p in dynamic)
-    efa = any(p.manager("efa") == "dra" for p in dynamic)
+def karpenter_dra_settings(dra: Collection[str]) -> dict[str, Any]:
+    """Karpenter's DRA settings from the device families its dynamic pools run DRA drivers for:
+    `enableDRA` when both NVIDIA and EFA, else the one gate, else nothing (Karpenter v1.15 docs, tasks/dra)."""
+    nvidia, efa = "nvidia" in dra, "efa" in dra
     if nvidia and efa:
         return {"enableDRA": True}
     if nvidia:
@@ -201,7 +194,7 @@ def karpenter_dra_settings(pools: Mapping[str, ManagedPool]) -> dict[str, Any]:
 def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:
     if spec.mode != "karpenter":
         return None
-    dra = karpenter_dra_settings(pools)
+    dra = karpenter_dra_settings(dynamic_dra(pools.values()))
     static = any(p.provisioning == "static" for p in pools.values())
     settings: dict[str, Any] = dict(dra)
     if static:

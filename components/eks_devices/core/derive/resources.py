@@ -4,10 +4,10 @@ The policy pack hands the core the resources of a stack (type, URN, properties);
 from them the node shapes (Karpenter / Auto Mode `NodePool`s with their NodeClasses, EKS node groups
 with their launch templates, pulumi-eks node groups), the device software (Helm releases and charts
 of the known device charts, raw DaemonSets by image), Karpenter's settings and the ResourceClaims.
-The overlap proof in `scope.py` then runs on these facts exactly as it runs on a Plan's pools: a
-`NodeShape` is a `scope.NodeSource` (labels, instance types, node image, Bottlerocket settings,
-provisioning), and `nodes()` gives the `scope.Node`s it launches with the labels they really carry
-(`knowledge/node_labels.py`), so each DaemonSet is placed by Kubernetes' rules on them. Values the
+The overlap proof then runs on these facts as it runs on a Plan's pools (`shape_scope.py`, with
+`scope.py`'s placement and node-image models): `nodes()` gives the `scope.Node`s a shape launches
+with the labels they really carry (`knowledge/node_labels.py`), so each DaemonSet is placed by
+Kubernetes' rules on them. Values the
 engine does not know yet (preview) arrive as None and are treated as absent: a label whose value is
 unknown (an auto-named NodePool's or node group's name) is left off the node.
 """

@@ -17,9 +17,9 @@ The `one-manager-per-node` and `device-software-unserved` rules read it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.derive import daemonsets
@@ -60,24 +60,6 @@ class Node:
     def where(self) -> str:
         zone = self.labels.get(node_labels.ZONE_LABEL)
         return f"{self.instance_type} nodes" + (f" in {zone}" if zone else "")
-
-
-class NodeSource(Protocol):
-    """What the proof reads of whatever launches nodes, beyond the labels those nodes carry: a
-    planned pool (`PoolPlan`), or a node shape read from a program's resources (`derive/resources`)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def labels(self) -> dict[str, str]: ...
-    @property
-    def instance_types(self) -> Sequence[str]: ...
-    @property
-    def ami(self) -> str: ...
-    @property
-    def bottlerocket_settings(self) -> dict[str, Any]: ...
-    @property
-    def provisioning(self) -> str: ...
 
 
 def _zones(plan: Plan, pool: PoolPlan | None) -> list[str | None]:
@@ -158,35 +140,40 @@ def agents_on(plan: Plan, node: Node, releases: dict[str, Release] | None = None
     return [r for r, ds in agents if ds.lands_on(node.labels, node.taints)]
 
 
-def _auto_mode(pool: NodeSource, instance_type: str | None) -> list[Running]:
-    """Auto Mode's runtime picks one manager per family per node; the pool's label forces it."""
-    types = [instance_type] if instance_type else list(pool.instance_types)
+def auto_mode_runs(labels: Mapping[str, str], provisioning: str, types: Sequence[str]) -> list[Running]:
+    """Auto Mode's runtime picks one manager per family per node of `types`; the pool's label forces it."""
     out = []
     for family in FAMILIES:
         if not any(catalog.instance_types()[t].has(family) for t in types):
             continue
         if family == "neuron":
             out.append(Running(family, "device-plugin", "auto-mode"))
-        elif eks_manager_label(family) in pool.labels:
-            out.append(Running(family, pool.labels[eks_manager_label(family)], "auto-mode"))
-        elif pool.provisioning == "static":
+        elif eks_manager_label(family) in labels:
+            out.append(Running(family, labels[eks_manager_label(family)], "auto-mode"))
+        elif provisioning == "static":
             out.append(Running(family, "device-plugin", "auto-mode"))  # no label: plugin (EKS-DM)
         else:
             out.append(Running(family, "inferred", "auto-mode"))  # no label: one manager per node, from its Pods
     return out
 
 
-def _bundled(pool: NodeSource, types: list[str]) -> list[Running]:
-    """Bottlerocket's bundled NVIDIA plugin, unless the node settings switch it off."""
-    on = dig(pool.bottlerocket_settings, "kubelet-device-plugins.nvidia.enabled", True) is not False
+def bundled_runs(ami: str, bottlerocket_settings: Mapping[str, Any], types: Sequence[str]) -> list[Running]:
+    """Bottlerocket's bundled NVIDIA plugin on nodes of `types`, unless the node settings switch it off."""
+    on = dig(bottlerocket_settings, "kubelet-device-plugins.nvidia.enabled", True) is not False
     nvidia = any(catalog.instance_types()[t].has_nvidia for t in types)
-    return [Running("nvidia", "device-plugin", "bottlerocket")] if pool.ami == "bottlerocket" and nvidia and on else []
+    return [Running("nvidia", "device-plugin", "bottlerocket")] if ami == "bottlerocket" and nvidia and on else []
 
 
-def image_runs(source: NodeSource, auto_mode: bool, instance_type: str) -> list[Running]:
-    """What a node of `instance_type` runs by itself, with no release: Auto Mode's managers (one
-    per family; `inferred` on an unlabelled dynamic pool), or Bottlerocket's bundled NVIDIA plugin."""
-    return _auto_mode(source, instance_type) if auto_mode else _bundled(source, [instance_type])
+def _types(pool: PoolPlan, instance_type: str | None) -> list[str]:
+    return [instance_type] if instance_type else list(pool.instance_types)
+
+
+def _auto_mode(pool: PoolPlan, instance_type: str | None) -> list[Running]:
+    return auto_mode_runs(pool.labels, pool.provisioning, _types(pool, instance_type))
+
+
+def _bundled(pool: PoolPlan, instance_type: str | None) -> list[Running]:
+    return bundled_runs(pool.ami, pool.bottlerocket_settings, _types(pool, instance_type))
 
 
 def running_on(plan: Plan, pool: PoolPlan, releases: dict[str, Release] | None = None,
@@ -201,13 +188,13 @@ def running_on(plan: Plan, pool: PoolPlan, releases: dict[str, Release] | None =
         for r in agents_on(plan, node, agents=agents):
             if node.has(r.family) and r not in out:
                 out.append(r)
-    return out + _bundled(pool, [instance_type] if instance_type else list(pool.instance_types))
+    return out + _bundled(pool, instance_type)
 
 
 def _managing(plan: Plan, pool: PoolPlan, node: Node, agents: list[tuple[Running, daemonsets.DaemonSet]]
               ) -> list[Running]:
     return [r for r in agents_on(plan, node, agents=agents) if node.has(r.family)] + _bundled(
-        pool, [node.instance_type])
+        pool, node.instance_type)
 
 
 @dataclass(frozen=True)

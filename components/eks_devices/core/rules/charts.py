@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from eks_devices.core.derive.resources import Facts
 from eks_devices.core.knowledge import chart_refusals, charts
 from eks_devices.core.model import Plan
-from eks_devices.core.rules.registry import Verdict, error, rule, warning
+from eks_devices.core.rules.registry import Blame, Verdict, error, on_resources, rule, warning
 from eks_devices.core.values import dig
 
 _UNSET = object()
@@ -29,6 +30,18 @@ def _chart_render_refused(plan: Plan) -> Iterator[Verdict]:
                         f"{given}); release {release.key} never installs, so its pools ({', '.join(release.pools)}) "
                         f"get no {release.family} {release.manager}",
                         f"accepted: {refusal.accepted}; change or remove helmValues.{release.key}.{blamed}")
+
+
+@on_resources("chart-render-refused")
+def _chart_render_refused_resources(facts: Facts) -> Iterator[Blame]:
+    """Releases of a known chart whose values hit the chart's own `fail`; an unpinned release is judged
+    by the newest template modelled."""
+    for inst in facts.installers:
+        if inst.chart_key is None:
+            continue
+        for refusal in chart_refusals.refusals(inst.chart_key, inst.version or "999.0.0", inst.values):
+            yield Blame(inst.urn, f"{inst.what} cannot install: the chart refuses to render ({refusal.problem}). "
+                        f"Set {refusal.accepted}")
 
 
 def _known(key: str, pinned: str) -> str:

@@ -13,16 +13,19 @@ from typing import Any
 from eks_devices.core.derive.claims import DRIVER_FAMILIES
 from eks_devices.core.derive.fit import walk
 from eks_devices.core.derive.resolve import FAMILY_NAMES
+from eks_devices.core.derive.resources import Facts
 from eks_devices.core.knowledge.device_classes import (
     AUTO_MODE_CLASSES,
     CHANNEL_CLASS,
     CLASS_DRIVERS,
+    EFA_CLASS,
     MIG_CLASS,
     NEURON_CLASS,
 )
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
 from eks_devices.core.rules.efa import ALIGNMENT_WHY, alignment_fix, not_dra
-from eks_devices.core.rules.registry import Verdict, dra_fix, error, rule, warning
+from eks_devices.core.rules.registry import Blame, Verdict, dra_fix, error, on_resources, rule, warning
+from eks_devices.core.values import dig
 from eks_devices.core.vocabulary import FAMILIES
 
 EFA_DRIVER = "dra.net"
@@ -72,6 +75,31 @@ def _efa_not_shareable(plan: Plan) -> Iterator[Verdict]:
                         "a shared ResourceClaim includes EFA devices, but an EFA is allocated to one Pod at a "
                         "time: the second Pod naming the claim never starts",
                         "use kind: template (one claim per Pod), or move the EFA request to its own template")
+
+
+@on_resources("efa-not-shareable")
+def _efa_not_shareable_resources(facts: Facts) -> Iterator[Blame]:
+    """ResourceClaims (shared by every Pod naming them) that request the upstream EFA class or a program's
+    own class selecting DRANET's EFA devices."""
+    efa = {EFA_CLASS} | {str(dig(c.props, "metadata.name")) for c in facts.device_classes if _selects_efa(c.props)}
+    for claim in facts.claims:
+        requests = [r for r in dig(claim.props, "spec.devices.requests") or [] if isinstance(r, dict)]
+        if any(c in efa for r in requests for c in _request_classes(r)):
+            yield Blame(claim.urn, f"ResourceClaim {dig(claim.props, 'metadata.name') or claim.name} includes EFA "
+                        "devices, but an EFA is allocated to one Pod at a time: the second Pod naming the claim "
+                        "never starts. Use a ResourceClaimTemplate (one claim per Pod)")
+
+
+def _selects_efa(device_class: dict[str, Any]) -> bool:
+    cel = " ".join(str(dig(s, "cel.expression") or "") for s in dig(device_class, "spec.selectors") or [])
+    return "dra.net" in cel and "efa" in cel.lower()
+
+
+def _request_classes(request: dict[str, Any]) -> list[str]:
+    """A request's DeviceClass names: `exactly` (v1), the flat form (v1beta1), each `firstAvailable`."""
+    found = [request.get("deviceClassName"), dig(request, "exactly.deviceClassName")]
+    found += [s.get("deviceClassName") for s in request.get("firstAvailable") or [] if isinstance(s, dict)]
+    return [str(c) for c in found if c]
 
 
 @rule("extended-resource-not-dra",

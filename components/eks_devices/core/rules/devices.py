@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.derive import daemonsets, scope
-from eks_devices.core.knowledge import charts
+from eks_devices.core.config.stack import FAMILIES
+from eks_devices.core.derive import daemonsets, scope, shape_scope
+from eks_devices.core.derive.resources import Facts, nodes
+from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import Plan, PoolPlan
-from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, eks_manager_label
-from eks_devices.core.rules.registry import Verdict, at, auto_mode_neuron_dra, error, pool_types, rule, warning
+from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, eks_manager_label, manager_label
+from eks_devices.core.rules.registry import (
+    Blame,
+    Verdict,
+    at,
+    auto_mode_neuron_dra,
+    error,
+    on_resources,
+    pool_types,
+    rule,
+    warning,
+)
 from eks_devices.core.values import dig
 
 
@@ -51,6 +63,44 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
                     "device-manager labels as planned")
 
 
+@on_resources("one-manager-per-node")
+def _one_manager_per_node_resources(facts: Facts) -> Iterator[Blame]:
+    """Per node shape: two managers for a family on some node; per pair of releases: a node selection
+    that admits a common node, whatever pools exist today; and releases whose values could not be read."""
+    for shape in facts.shapes:
+        for family in FAMILIES:
+            seen: set[tuple[scope.Running, ...]] = set()
+            for itype in shape.instance_types:
+                mine = tuple(sorted((r for r in shape_scope.running(shape, facts.installers, itype)
+                                     if r.family == family), key=lambda r: (r.manager, r.source)))
+                if len(mine) > 1 and mine not in seen:
+                    seen.add(mine)
+                    listing = ", ".join(f"{r.manager} ({r.source})" for r in mine)
+                    yield Blame(shape.urn, f"{shape.source} {shape.name}: {itype} nodes would run {len(mine)} "
+                                f"{family} device managers: {listing}. Each allocates the devices on its own, so "
+                                "they are oversubscribed; scope each by a node label (nodeSelector) to disjoint "
+                                "nodes")
+    agents = [(inst, agent, sel) for inst in facts.installers for agent in inst.agents
+              if daemonsets.enabled(agent, inst.values) and (sel := shape_scope.selection(agent, inst.values))
+              is not None]
+    for i, (inst_a, a, sel_a) in enumerate(agents):
+        for inst_b, b, sel_b in agents[i + 1:]:
+            if a.family == b.family and shape_scope.could_share(sel_a, sel_b):
+                message = (f"{inst_a.what} runs the {a.family} {a.manager} and {inst_b.what} the {b.family} "
+                           f"{b.manager} on nodes their node selection does not keep apart: a node with the device "
+                           "and the labels both require would run two managers. Give each a nodeSelector on a label "
+                           "with different values (eks-devices uses eks-devices.io/device-manager-<family>: dra | "
+                           "device-plugin)")
+                for urn in dict.fromkeys((inst_a.urn, inst_b.urn)):
+                    yield Blame(urn, message)
+    for inst in facts.installers:
+        if inst.unread:
+            yield Blame(inst.urn, f"{inst.what}: its valueYamlFiles {', '.join(inst.unread)} could not be read (a "
+                        "local file the policy pack cannot open, or not a YAML mapping), so where its device managers "
+                        "run cannot be checked; give those values inline (values) or make the file readable from "
+                        "the program's folder")
+
+
 @rule("device-software-unserved", "every pool that chose a DRA driver or a device plugin for a family runs that "
       "agent on every instance type with the device (the other side of `one-manager-per-node`)",
       modes=("karpenter", "managed-node-groups"))
@@ -83,6 +133,33 @@ def _unserved_fix(plan: Plan, gap: scope.Unserved) -> str:
             "(or none), or allow only instance types the chart runs on")
 
 
+@on_resources("device-software-unserved")
+def _device_software_unserved_resources(facts: Facts) -> Iterator[Blame]:
+    """Node shapes that carry the toolkit's device-manager label for a family — the pool's choice, as
+    eks-devices writes it (a program without the label states no choice to check) — whose nodes of
+    an instance type with the device run no agent of that manager. Auto Mode picks for itself."""
+    agents = shape_scope.agents(facts.installers)
+    for shape in (s for s in facts.shapes if not s.auto_mode):
+        for family in FAMILIES:
+            label = manager_label(family)
+            wanted = shape.labels.get(label)
+            if wanted not in ("dra", "device-plugin"):
+                continue
+            bare = [n for t in shape.instance_types if catalog.instance_types()[t].has(family)
+                    for n in nodes(shape, t)
+                    if (family, wanted) not in {(r.family, r.manager) for r in shape_scope.on_node(shape, n, agents)}]
+            if not bare:
+                continue
+            node = bare[0]
+            reasons = [f"{inst.what}: {why}" for inst in facts.installers for agent in inst.agents
+                       if (agent.family, agent.manager) == (family, wanted)
+                       for why in scope.why_not(agent, inst.values, node)] or [f"no {family} {wanted} is installed"]
+            yield Blame(shape.urn, f"{shape.source} {shape.name}: its {node.instance_type} nodes are labelled "
+                        f"{label}={wanted} but get no {family} {wanted}: {'; '.join(reasons)}. Let the DaemonSet "
+                        "reach them (its nodeSelector, affinity, tolerations or instance list), or label the pool "
+                        "for the manager that runs there")
+
+
 @rule("device-software-installable", "device releases render DaemonSets the API server accepts "
       "(tolerations, node affinity, nodeSelector)", modes=("karpenter", "managed-node-groups"))
 def _device_software_installable(plan: Plan) -> Iterator[Verdict]:
@@ -108,6 +185,17 @@ def _device_software_installable(plan: Plan) -> Iterator[Verdict]:
                                 f"({', '.join(pool.instance_types)})",
                                 f"choose another manager for {release.family} on pool {pool.name}, or give it "
                                 "instance types the chart runs this DaemonSet on")
+
+
+@on_resources("device-software-installable")
+def _device_software_installable_resources(facts: Facts) -> Iterator[Blame]:
+    """Device software whose DaemonSet, as its template renders it, the API server refuses."""
+    for inst in facts.installers:
+        for agent in inst.agents:
+            for path, problem in daemonsets.invalid_fields(agent, inst.values):
+                yield Blame(inst.urn, f"{inst.what} cannot install: the API server refuses its {agent.family} "
+                            f"{agent.manager} DaemonSet ({path}: {problem}). Fix the value so the rendered field "
+                            "is valid Kubernetes")
 
 
 @rule("bottlerocket-bundled-plugin", "Bottlerocket's bundled NVIDIA plugin is off on NVIDIA DRA pools")

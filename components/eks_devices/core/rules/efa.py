@@ -4,11 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from eks_devices.core.derive import shape_scope
 from eks_devices.core.derive.pools import efa_layouts
+from eks_devices.core.derive.resources import Facts
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Plan, PoolPlan
-from eks_devices.core.rules.registry import Verdict, at, dra_fix, dra_pools, error, pool_types, rule, warning
+from eks_devices.core.rules.registry import (
+    Blame,
+    Verdict,
+    at,
+    dra_fix,
+    dra_pools,
+    error,
+    on_resources,
+    pool_types,
+    rule,
+    warning,
+)
 from eks_devices.core.vocabulary import reserves
 
 
@@ -25,7 +38,7 @@ def _efa_interfaces_dynamic_aligned(plan: Plan) -> Iterator[Verdict]:
 
 def efa_shortfall(interface_types: Iterable[str], types: Iterable[catalog.InstanceType]) -> tuple[int, int] | None:
     """(EFA interfaces in a layout, the most the instance types support) when the layout has fewer: the
-    scheduler's DRA metadata assumes an EFA on every card (shared with the policy pack)."""
+    scheduler's DRA metadata assumes an EFA on every card."""
     efas = sum(1 for t in interface_types if t in ("efa", "efa-only"))
     most = max((t.max_efa_interfaces for t in types), default=0)
     return (efas, most) if efas < most else None
@@ -44,6 +57,22 @@ def _efa_partial_interfaces(plan: Plan) -> Iterator[Verdict]:
                           f"the layout has {efas} EFA interface(s) but the instance types support up to {most}; "
                           "the scheduler assumes all of them and can launch nodes that cannot satisfy claims",
                           "remove efa.networkInterfaces, or make the pool static")
+
+
+@on_resources("efa-partial-interfaces", "warning")
+def _efa_partial_interfaces_resources(facts: Facts) -> Iterator[Blame]:
+    for shape in facts.shapes:
+        if shape.provisioning != "dynamic" or shape.interface_types is None:
+            continue
+        if not any(r.family == "efa" and r.manager in ("dra", "inferred")
+                   for t in shape.instance_types for r in shape_scope.running(shape, facts.installers, t)):
+            continue
+        shortfall = efa_shortfall(shape.interface_types, [catalog.instance_types()[t] for t in shape.instance_types])
+        if shortfall:
+            efas, most = shortfall
+            yield Blame(shape.urn, f"{shape.source} {shape.name}: its NodeClass lists {efas} EFA interface(s) but "
+                        f"the instance types support up to {most}; the scheduler assumes all of them and can launch "
+                        "nodes that cannot satisfy claims. Remove the interface list, or make the pool static")
 
 
 @rule("efa-static-layout-uniform", "a static EFA pool's instance types share one EFA interface layout")

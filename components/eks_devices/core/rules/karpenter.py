@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eks_devices.core.derive import shape_scope
 from eks_devices.core.derive.karpenter_gates import GATES, dra_gates, gate_clashes
-from eks_devices.core.derive.pools import karpenter_dra_settings
+from eks_devices.core.derive.pools import dynamic_dra, karpenter_dra_settings
+from eks_devices.core.derive.resources import KARPENTER_POOL, Facts
 from eks_devices.core.knowledge import amis, charts, versions
 from eks_devices.core.manifests.nodes import refused_template_label
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
 from eks_devices.core.rules.registry import (
+    Blame,
     Verdict,
     at,
     dra_pools,
     error,
+    on_resources,
     pool_types,
     refused_labels,
     rule,
@@ -43,13 +47,22 @@ def _karpenter_dra_gates_exclusive(plan: Plan) -> Iterator[Verdict]:
                     "the toolkit derives the DRA settings from the pools")
 
 
+@on_resources("karpenter-dra-gates-exclusive")
+def _karpenter_dra_gates_exclusive_resources(facts: Facts) -> Iterator[Blame]:
+    for release in facts.karpenter:
+        if clash := gate_clashes(dig(release.props, "values.settings")):
+            yield Blame(release.urn, "settings.enableDRA is set together with "
+                        f"{', '.join('settings.' + c for c in clash)}: the Karpenter chart fails to render; keep "
+                        "only settings.enableDRA")
+
+
 @rule("karpenter-dra-gates-match-drivers", "Karpenter's DRA gates equal the DRA drivers dynamic pools run",
       modes=("karpenter",))
 def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None:
         return
     enabled = dra_gates(plan.karpenter.values.get("settings"))
-    running = dra_gates(karpenter_dra_settings(plan.pools))
+    running = dra_gates(karpenter_dra_settings(dynamic_dra(plan.pools.values())))
     if not plan.karpenter.installed:  # the team's release may serve its own NodePools too: only what ours lack
         if missing := sorted(running - enabled):
             pools = sorted({p.name for p, f in dra_pools(plan) if p.provisioning == "dynamic" and f in missing})
@@ -70,6 +83,25 @@ def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Verdict]:
                     f"drivers for {sorted(running) or 'nothing'}: Karpenter would launch nodes that cannot "
                     "serve the claims, or ignore claims it should serve",
                     "remove the DRA settings from helmValues.karpenter; the toolkit derives them")
+
+
+@on_resources("karpenter-dra-gates-match-drivers")
+def _karpenter_dra_gates_match_resources(facts: Facts) -> Iterator[Blame]:
+    """The families a dynamic Karpenter NodePool's nodes run a DRA driver for, as the proof finds them,
+    against the gates each Karpenter release turns on."""
+    pools = [s for s in facts.shapes if s.source == KARPENTER_POOL]
+    if not pools:
+        return
+    dra = {r.family for shape in pools if shape.provisioning == "dynamic" for t in shape.instance_types
+           for r in shape_scope.running(shape, facts.installers, t) if r.manager == "dra"}
+    needed = dra_gates(karpenter_dra_settings(dra))
+    for release in facts.karpenter:
+        enabled = dra_gates(dig(release.props, "values.settings"))
+        if enabled != needed:
+            yield Blame(release.urn, f"Karpenter's DRA gates cover {sorted(enabled) or 'nothing'} but dynamic "
+                        f"NodePools run DRA drivers for {sorted(needed) or 'nothing'}: Karpenter would launch nodes "
+                        "that cannot serve the claims, or ignore claims it should serve. Set settings.enableDRA "
+                        "(NVIDIA and EFA) or settings.awsFeatureGates.draNVIDIAGPU / draEFA to match")
 
 
 @rule("node-pool-karpenter-labels", "no NodePool labels in the karpenter.sh / karpenter.k8s.aws domains or that "

@@ -3,15 +3,21 @@
 A rule declares its slug, summary and the modes it applies to once, in `@rule(...)`. Its check yields
 slug-less `Verdict`s (`error(...)`, `warning(...)`); the registry runs a rule only for its modes and
 stamps each verdict with the rule's slug into a `Finding`. A slug registered twice is refused.
+
+A rule that can also be read from any Pulumi program's resources (the policy pack) adds, beside its
+plan check and under the same slug, a check over the program's facts (`derive/resources.Facts`):
+`@on_resources(slug, severity)`. It yields `Blame`s (the resource's URN and what is wrong), which the
+registry stamps into `Violation`s. The policy pack's policies are exactly these rules.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from eks_devices.core.config.stack import FAMILIES
+from eks_devices.core.derive.resources import Facts, Resource, read
 from eks_devices.core.knowledge import catalog, charts, versions
 from eks_devices.core.model import Finding, Plan, PoolPlan, Severity
 from eks_devices.core.vocabulary import MODES, Mode
@@ -35,7 +41,26 @@ def warning(path: str, message: str, fix: str) -> Verdict:
     return Verdict("warning", path, message, fix)
 
 
+@dataclass(frozen=True)
+class Blame:
+    """What a check on a program's resources found, before the registry stamps the rule's slug on it:
+    the resource to blame (its URN) and what is wrong."""
+
+    urn: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule in a program's resources: its slug, the resource to blame and what is wrong."""
+
+    slug: str
+    urn: str
+    message: str
+
+
 Check = Callable[[Plan], Iterable[Verdict]]
+ResourceCheck = Callable[[Facts], Iterable[Blame]]
 
 _SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
@@ -50,9 +75,20 @@ class Rule:
     summary: str
     check: Check
     modes: tuple[Mode, ...] = MODES
+    on_resources: ResourceCheck | None = None
+    """The same rule read from a program's resources (the policy pack), when it can be."""
+    severity: Severity = "error"
+    """What its violations in a program's resources are: `error` (a mandatory policy) or `warning`."""
 
     def applies(self, mode: str) -> bool:
         return mode in self.modes
+
+    def violations(self, facts: Facts) -> Iterator[Violation]:
+        """The rule's violations in a program's resources: none when it cannot be read from them."""
+        for blame in self.on_resources(facts) if self.on_resources else ():
+            if not isinstance(blame, Blame):
+                raise TypeError(f"rule {self.slug} ({_name(self.on_resources)}) yielded {blame!r}, not a Blame")
+            yield Violation(self.slug, blame.urn, blame.message)
 
     def run(self, plan: Plan) -> Iterator[Finding]:
         """The rule's findings for the plan: none for a mode it is not for."""
@@ -93,23 +129,55 @@ class Registry:
             return check
         return register
 
+    def on_resources(self, slug: str, severity: Severity = "error") -> Callable[[ResourceCheck], ResourceCheck]:
+        """Add to the registered rule `slug` its check over a program's resources, whose violations have
+        `severity`. One per rule; the rule's plan check is registered first (same module, above)."""
+        if severity not in ("error", "warning"):
+            raise ValueError(f"rule {slug}: severity {severity!r} is not error or warning")
+
+        def register(check: ResourceCheck) -> ResourceCheck:
+            known = self.rules.get(slug)
+            if known is None:
+                raise ValueError(f"{_name(check)} checks resources for rule {slug!r}, which is not registered")
+            if known.on_resources is not None:
+                raise ValueError(f"rule {slug!r} checked on resources twice: by {_name(known.on_resources)} "
+                                 f"and by {_name(check)}")
+            self.rules[slug] = replace(known, on_resources=check, severity=severity)
+            return check
+        return register
+
+    def resource_rules(self) -> list[Rule]:
+        """The rules that can be read from a program's resources: the policy pack's policies."""
+        return [r for r in self.rules.values() if r.on_resources is not None]
+
+    def check_resources(self, resources: list[Resource], slugs: Iterable[str] | None = None) -> list[Violation]:
+        """Every violation in a program's resources of the named rules (all that read resources by default)."""
+        facts = read(resources)
+        chosen = [self.rules[s] for s in slugs] if slugs is not None else self.resource_rules()
+        return [v for r in chosen for v in r.violations(facts)]
+
     def evaluate(self, plan: Plan) -> list[Finding]:
         """Run every rule for the plan's mode; findings errors first, then by path, for stable output."""
         found = [f for r in self.rules.values() for f in r.run(plan)]
         return sorted(found, key=lambda f: (f.severity != "error", f.path, f.slug))
 
     def markdown_table(self) -> str:
-        """The rule table of docs/rules.md: slug (with its modes unless it is for all) and what it checks."""
-        rows = ["| slug | checks |", "|---|---|"]
+        """The rule table of docs/rules.md: slug (with its modes unless it is for all), what it checks,
+        and the policy pack's enforcement where the rule is read from a program's resources too."""
+        rows = ["| slug | checks | policy pack |", "|---|---|---|"]
         for r in self.rules.values():
             modes = "" if r.modes == MODES else f" ({', '.join(r.modes)})"
-            rows.append(f"| `{r.slug}`{modes} | {r.summary.replace('|', '&#124;')} |")
+            policy = "" if r.on_resources is None else "mandatory" if r.severity == "error" else "advisory"
+            rows.append(f"| `{r.slug}`{modes} | {r.summary.replace('|', '&#124;')} | {policy} |")
         return "\n".join(rows) + "\n"
 
 
 REGISTRY = Registry()
 RULES = REGISTRY.rules
 rule = REGISTRY.rule
+on_resources = REGISTRY.on_resources
+check_resources = REGISTRY.check_resources
+resource_rules = REGISTRY.resource_rules
 evaluate = REGISTRY.evaluate
 markdown_table = REGISTRY.markdown_table
 
