@@ -80,6 +80,11 @@ DEVICE_SOFTWARE_TYPE = f"{TYPE_PACKAGE}:index:DeviceSoftware"
 CLAIM_TEMPLATES_TYPE = f"{TYPE_PACKAGE}:index:ClaimTemplates"
 # pulumi-eks's package: its remote components' type tokens are `eks:index:<Component>`.
 PULUMI_EKS_PACKAGE = "eks"
+# Bottlerocket's settings for the NVIDIA device plugin its NVIDIA variants bundle (bottlerocket.dev,
+# API settings `settings.kubelet-device-plugins`): the switch, GPU sharing and MIG partitioning.
+BOTTLEROCKET_NVIDIA_PLUGIN = "kubelet-device-plugins.nvidia"
+BOTTLEROCKET_NVIDIA_ENABLED = f"{BOTTLEROCKET_NVIDIA_PLUGIN}.enabled"
+BOTTLEROCKET_NVIDIA_PARTITIONING = f"{BOTTLEROCKET_NVIDIA_PLUGIN}.device-partitioning-strategy"
 
 
 def manager_label(family: Family) -> str:

@@ -16,6 +16,12 @@ def dig(values: dict[str, Any], path: str, default: Any = None) -> Any:
     return node
 
 
+def nested(path: str, value: Any) -> dict[str, Any]:
+    """`nested("a.b", v)` is `{"a": {"b": v}}`: the mapping `dig` reads `value` from at `path`."""
+    head, _, rest = path.partition(".")
+    return {head: nested(rest, value) if rest else value}
+
+
 def chart_value(values: dict[str, Any], path: str, default: Any = None) -> Any:
     """A value as a chart's template sees it: the chart's `default` while unset, None once a null on
     the way deletes it (Helm drops null keys, defaults included)."""

@@ -239,6 +239,30 @@ def test_bottlerocket_nvidia_dra_pool_switches_off_the_bundled_plugin() -> None:
     assert neuron == {"kubernetes": {"device-ownership-from-security-context": True}}
 
 
+@pytest.mark.parametrize("mode", ["karpenter", "managed-node-groups"])
+def test_bottlerocket_plugin_pool_time_slices_the_bundled_plugin(mode: str) -> None:
+    """The chart's plugin keeps off Bottlerocket plugin pools, so their gpuSharing reaches the bundled plugin
+    through the node settings, as the toolkit configures the chart's (no renaming, one replica per
+    request); a user setting still wins. Before, time-slicing silently had no effect there."""
+    sharing = {"strategy": "time-slicing", "replicas": 4}
+    own = {"kubelet-device-plugins": {"nvidia": {"time-slicing": {"fail-requests-greater-than-one": False}}}}
+    size = {"replicas": 1} if mode == "managed-node-groups" else {}
+    base = {"instanceTypes": ["g6e.xlarge"], "ami": "bottlerocket", "devices": {"nvidia": "device-plugin"}, **size}
+    plan = stacks.plan(mode, "1.35", pools={"ts": {**base, "gpuSharing": sharing},
+                                            "mine": {**base, "gpuSharing": sharing, "bottlerocketSettings": own},
+                                            "whole": base})
+    expected = {"device-sharing-strategy": "time-slicing",
+                "time-slicing": {"replicas": 4, "rename-by-default": False, "fail-requests-greater-than-one": True}}
+    assert plan.pools["ts"].bottlerocket_settings == {"kubelet-device-plugins": {"nvidia": expected}}
+    assert plan.pools["mine"].bottlerocket_settings["kubelet-device-plugins"]["nvidia"]["time-slicing"] == {
+        "replicas": 4, "rename-by-default": False, "fail-requests-greater-than-one": False}
+    assert plan.pools["whole"].bottlerocket_settings == {}
+    if mode == "karpenter":
+        classes = by_kind(nm.render(plan, CLUSTER), "EC2NodeClass")
+        user_data = classes[nm.node_pool_name(plan.pools["ts"])]["spec"]["userData"]
+        assert tomllib.loads(user_data)["settings"]["kubelet-device-plugins"]["nvidia"] == expected
+
+
 def test_consumable_capacity_time_slicing_annotates_the_node_class() -> None:
     plan = VARIANTS["staging-consumable-capacity"]()
     classes = by_kind(nm.render(plan, CLUSTER), "EC2NodeClass")

@@ -326,7 +326,13 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "mig-partitions": [(
         case("managed-node-groups", {"p": {"instanceTypes": ["p4d.24xlarge"], **STATIC,
                                            "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}}),
-        pool("p", instanceTypes=["p5.48xlarge"], gpuSharing={"profile": "1g.10gb"}))],
+        pool("p", instanceTypes=["p5.48xlarge"], gpuSharing={"profile": "1g.10gb"})), (
+        # Bottlerocket's bundled plugin: its own MIG manager partitions at boot when its settings ask
+        case("managed-node-groups", {"p": {"instanceTypes": ["p4d.24xlarge"], **STATIC, "ami": "bottlerocket",
+                                           "devices": {"nvidia": "device-plugin"},
+                                           "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}}),
+        pool("p", bottlerocketSettings={"kubelet-device-plugins": {"nvidia": {
+            "device-partitioning-strategy": "mig", "mig": {"profile": {"a100.40gb": "1g.5gb"}}}}}))],
     "nvidia-dra-feature-gates": [(
         case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC,
                                            "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}},

@@ -17,6 +17,7 @@ from eks_devices.core.derive.software import (
 from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import KarpenterPlan, Plan, PoolPlan, Release, Resolution
 from eks_devices.core.names import (
+    BOTTLEROCKET_NVIDIA_PLUGIN,
     CONSUMABLE_CAPACITY_ANNOTATION,
     DEFAULT_TAINTS,
     NVIDIA_GPU_PRESENT_LABEL,
@@ -25,7 +26,7 @@ from eks_devices.core.names import (
     eks_manager_label,
     manager_label,
 )
-from eks_devices.core.values import merge
+from eks_devices.core.values import merge, nested
 from eks_devices.core.vocabulary import NO_SCHEDULE
 
 
@@ -93,15 +94,26 @@ def _taints(pool: NodePool, managers: dict[Family, Resolution]) -> tuple[dict[st
 
 
 def _bottlerocket(pool: NodePool, managers: dict[Family, Resolution]) -> dict[str, Any]:
-    """Bottlerocket NVIDIA variants bundle the device plugin: switch it off on NVIDIA DRA pools.
-    On Neuron instance types, let the kubelet give device nodes the container's user and group, or
-    non-root containers cannot open /dev/neuron* (bottlerocket QUICKSTART-EKS and PR #4400; Karpenter
-    docs PR #7722). The user's bottlerocketSettings are merged last and win."""
+    """Bottlerocket NVIDIA variants bundle the device plugin: switch it off on NVIDIA DRA pools; on
+    plugin pools, time-slice it as `gpuSharing` says, as the toolkit configures the chart's plugin
+    (`software._plugin_config`: no renaming, one replica per request) — the chart keeps off these pools,
+    so nothing else would (bottlerocket.dev, settings `kubelet-device-plugins`: `device-sharing-strategy`
+    and `time-slicing.*`, from Bottlerocket 1.29). On Neuron instance types, let the kubelet give device
+    nodes the container's user and group, or non-root containers cannot open /dev/neuron* (bottlerocket
+    QUICKSTART-EKS and PR #4400; Karpenter docs PR #7722). The user's bottlerocketSettings are merged
+    last and win."""
     if pool.ami != "bottlerocket":
         return {}
     derived: dict[str, Any] = {}
+    plugin: dict[str, Any] = {}
     if managers["nvidia"].manager == "dra":
-        derived = {"kubelet-device-plugins": {"nvidia": {"enabled": False}}}
+        plugin = {"enabled": False}
+    elif managers["nvidia"].manager == "device-plugin" and pool.gpu_sharing.strategy == "time-slicing":
+        plugin = {"device-sharing-strategy": "time-slicing",
+                  "time-slicing": {"replicas": pool.gpu_sharing.replicas, "rename-by-default": False,
+                                   "fail-requests-greater-than-one": True}}
+    if plugin:
+        derived = nested(BOTTLEROCKET_NVIDIA_PLUGIN, plugin)
     if any(catalog.instance_types()[t].has("neuron") for t in pool.instance_types):
         derived["kubernetes"] = {"device-ownership-from-security-context": True}
     return merge(derived, pool.bottlerocket_settings)

@@ -25,7 +25,7 @@ from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.derive import daemonsets
 from eks_devices.core.knowledge import catalog, charts, kube_scheduling, node_labels
 from eks_devices.core.model import Plan, PoolPlan, Release
-from eks_devices.core.names import SYSTEM_LABEL, eks_manager_label
+from eks_devices.core.names import BOTTLEROCKET_NVIDIA_ENABLED, SYSTEM_LABEL, eks_manager_label
 from eks_devices.core.naming import KARPENTER_CAPACITY_TYPES as KARPENTER_CAPACITY
 from eks_devices.core.naming import NODE_GROUP_CAPACITY_TYPES as NODE_GROUP_CAPACITY
 from eks_devices.core.naming import node_group_name, node_pool_name
@@ -159,7 +159,7 @@ def auto_mode_runs(labels: Mapping[str, str], provisioning: str, types: Sequence
 
 def bundled_runs(ami: str, bottlerocket_settings: Mapping[str, Any], types: Sequence[str]) -> list[Running]:
     """Bottlerocket's bundled NVIDIA plugin on nodes of `types`, unless the node settings switch it off."""
-    on = dig(bottlerocket_settings, "kubelet-device-plugins.nvidia.enabled", True) is not False
+    on = dig(bottlerocket_settings, BOTTLEROCKET_NVIDIA_ENABLED, True) is not False
     nvidia = any(catalog.instance_types()[t].has_nvidia for t in types)
     return [Running("nvidia", "device-plugin", "bottlerocket")] if ami == "bottlerocket" and nvidia and on else []
 

@@ -9,7 +9,14 @@ from eks_devices.core.derive import daemonsets, scope, shape_scope
 from eks_devices.core.derive.resources import Facts, nodes
 from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import Plan, PoolPlan
-from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, eks_manager_label, manager_label
+from eks_devices.core.names import (
+    BOTTLEROCKET_NVIDIA_ENABLED,
+    BOTTLEROCKET_NVIDIA_PARTITIONING,
+    BOTTLEROCKET_NVIDIA_PLUGIN,
+    CONSUMABLE_CAPACITY_ANNOTATION,
+    eks_manager_label,
+    manager_label,
+)
 from eks_devices.core.rules.registry import (
     Blame,
     Verdict,
@@ -203,7 +210,7 @@ def _bottlerocket_bundled_plugin(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
         if pool.ami != "bottlerocket" or pool.manager("nvidia") != "dra":
             continue
-        if dig(pool.bottlerocket_settings, "kubelet-device-plugins.nvidia.enabled", True) is not False:
+        if dig(pool.bottlerocket_settings, BOTTLEROCKET_NVIDIA_ENABLED, True) is not False:
             yield error(at(pool, "bottlerocketSettings"),
                         "the Bottlerocket NVIDIA variant would run its bundled device plugin beside the "
                         "NVIDIA DRA driver",
@@ -220,6 +227,20 @@ def _mig_partitions(plan: Plan) -> Iterator[Verdict]:
             continue
         if pool.manager("nvidia") == "dra" and dra_gates.get("DynamicMIG"):
             continue  # the driver partitions on demand
+        if pool.releases.get("nvidia") == "bottlerocket":  # the node image's plugin, and its MIG manager
+            if dig(pool.bottlerocket_settings, BOTTLEROCKET_NVIDIA_PARTITIONING) != "mig":
+                settings = f"nodePools.{pool.name}.bottlerocketSettings"
+                yield warning(at(pool, "gpuSharing.profile"),
+                              f"the toolkit does not partition GPUs: {pool.config.gpu_sharing.profile} MIG devices "
+                              "exist only once the node's GPUs are partitioned, and the pool's NVIDIA devices are run "
+                              "by Bottlerocket's bundled device plugin, whose MIG manager partitions them at boot only "
+                              "when its settings ask for it",
+                              f"set {settings}.{BOTTLEROCKET_NVIDIA_PARTITIONING}: mig and "
+                              f"{settings}.{BOTTLEROCKET_NVIDIA_PLUGIN}.mig.profile "
+                              "to a profile (or partition count) per GPU, keyed as Bottlerocket names GPUs (e.g. "
+                              f"a100.40gb: {pool.config.gpu_sharing.profile}) (bottlerocket.dev, settings "
+                              "kubelet-device-plugins, NVIDIA Multi-Instance GPU)")
+            continue
         yield warning(at(pool, "gpuSharing.profile"),
                       f"the toolkit does not partition GPUs: {pool.config.gpu_sharing.profile} MIG devices exist only "
                       "once the node's GPUs are partitioned; the NVIDIA DRA driver does it on demand (DynamicMIG) "
