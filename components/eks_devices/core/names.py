@@ -18,7 +18,6 @@ NVIDIA_GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 CONSUMABLE_CAPACITY_ANNOTATION = "karpenter.k8s.aws/nvidia-consumable-capacity"
 # on aws-node's pod template once the VPC CNI runs with its own Pod Identity role (rolls it onto that role)
 AWS_NODE_IDENTITY_ANNOTATION = "eks-devices.io/aws-credentials"
-DEFAULT_TAINTS: dict[Family, str] = {"nvidia": "nvidia.com/gpu", "neuron": "aws.amazon.com/neuron"}
 
 # Kubernetes and Karpenter well-known labels, and the tags subnets and security groups are found by.
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"

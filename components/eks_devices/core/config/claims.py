@@ -18,6 +18,7 @@ from pydantic import Field, model_validator
 
 from eks_devices.core import names
 from eks_devices.core.config.base import Model
+from eks_devices.core.families import DESCRIPTORS
 
 DNS_LABEL = rf"^{names.DNS_LABEL_63}$"
 DNS_SUBDOMAIN = re.compile(rf"^{names.DNS_SUBDOMAIN}$")  # and at most 253 characters
@@ -28,7 +29,7 @@ OPAQUE_PARAMETERS_MAX_BYTES = 10 * 1024
 # NVML's MIG profile names: `<slices>g.<memory>gb`, `+me` for the instance that owns the media engines
 MIG_PROFILE = r"^[0-9]+g\.[0-9]+gb(\+me)?$"
 # Extended resources a workload may request instead of a claim, and their device family.
-EXTENDED_RESOURCES = {"nvidia.com/gpu": "nvidia", "vpc.amazonaws.com/efa": "efa", "aws.amazon.com/neuron": "neuron"}
+EXTENDED_RESOURCES = {d.extended_resource: d.name for d in DESCRIPTORS}  # what each family's device plugin advertises
 NEURON_GROUP_SIZES = (1, 4, 8, 16)
 
 

@@ -4,22 +4,23 @@ DRA settings."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family, NodePool, Spec
+from eks_devices.core.derive.karpenter_gates import karpenter_dra_settings
 from eks_devices.core.derive.resolve import resolve_pool
 from eks_devices.core.derive.software import (
     bundled_manager,
     device_classes,
     release_values,
 )
+from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import KarpenterPlan, Plan, PoolPlan, Release, Resolution
 from eks_devices.core.names import (
     BOTTLEROCKET_NVIDIA_PLUGIN,
     CONSUMABLE_CAPACITY_ANNOTATION,
-    DEFAULT_TAINTS,
     NVIDIA_GPU_PRESENT_LABEL,
     NVIDIA_PLUGIN_CONFIG_LABEL,
     POOL_LABEL,
@@ -73,7 +74,7 @@ def _labels(spec: Spec, name: str, pool: NodePool, managers: dict[Family, Resolu
         if res.manager in ("none", "inferred"):
             continue  # inferred: no label at all, so Auto Mode decides per node and labels the node itself
         labels[manager_label(family)] = res.manager
-        if spec.mode == "auto-mode" and family in ("nvidia", "efa"):
+        if spec.mode == "auto-mode" and FAMILY[family].auto_mode_label:
             labels[eks_manager_label(family)] = res.manager
     nvidia = managers["nvidia"].manager
     if spec.mode != "auto-mode" and nvidia == "dra" and pool.ami != "al2023":
@@ -87,9 +88,9 @@ def _labels(spec: Spec, name: str, pool: NodePool, managers: dict[Family, Resolu
 def _taints(pool: NodePool, managers: dict[Family, Resolution]) -> tuple[dict[str, str], ...]:
     taints = [t.model_dump(exclude_none=True) for t in pool.taints]
     keys = {t["key"] for t in taints}
-    for family, key in DEFAULT_TAINTS.items():
-        if managers[family].manager != "none" and key not in keys:
-            taints.append({"key": key, "value": "true", "effect": NO_SCHEDULE})
+    for devices in DESCRIPTORS:  # the family's taint on pools whose devices of it are managed
+        if devices.taint and managers[devices.name].manager != "none" and devices.taint not in keys:
+            taints.append({"key": devices.taint, "value": "true", "effect": NO_SCHEDULE})
     return tuple(taints)
 
 
@@ -188,19 +189,6 @@ def _releases(spec: Spec, pools: dict[str, PoolPlan]) -> dict[str, Release]:
 def dynamic_dra(pools: Iterable[PoolPlan]) -> set[Family]:
     """The device families some dynamic pool runs a DRA driver for: what Karpenter's DRA gates cover."""
     return {f for p in pools if p.provisioning == "dynamic" for f in FAMILIES if p.manager(f) == "dra"}
-
-
-def karpenter_dra_settings(dra: Collection[str]) -> dict[str, Any]:
-    """Karpenter's DRA settings from the device families its dynamic pools run DRA drivers for:
-    `enableDRA` when both NVIDIA and EFA, else the one gate, else nothing (Karpenter v1.15 docs, tasks/dra)."""
-    nvidia, efa = "nvidia" in dra, "efa" in dra
-    if nvidia and efa:
-        return {"enableDRA": True}
-    if nvidia:
-        return {"awsFeatureGates": {"draNVIDIAGPU": True}}
-    if efa:
-        return {"awsFeatureGates": {"draEFA": True}}
-    return {}
 
 
 def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:

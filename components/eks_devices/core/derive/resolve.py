@@ -7,13 +7,13 @@ pool's GPU features allow it.
 from __future__ import annotations
 
 from eks_devices.core.config.stack import FAMILIES, Family, NodePool, Spec
+from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge import catalog, charts, versions
 from eks_devices.core.model import Resolution
 
 # EKS user guide, "Manage hardware devices", Selecting the device manager explicitly: dynamic pools need no label.
 INFERRED_REASON = ("no device-manager label: Auto Mode picks DRA or the device plugin per node from the Pods it "
                    "launches the node for, so this pool serves DRA Pods and device-plugin Pods")
-FAMILY_NAMES = {"nvidia": "NVIDIA GPU", "efa": "EFA", "neuron": "Neuron"}
 
 
 def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog.InstanceType]) -> str | None:
@@ -24,9 +24,10 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
     sharing = pool.gpu_sharing.strategy
     if k8s < versions.DRA_KUBERNETES:
         return f"Kubernetes {spec.cluster.version} is below 1.34, where DRA is GA and recommended"
+    devices = FAMILY[family]
     if mode == "auto-mode":
-        if family == "neuron":
-            return "Auto Mode runs Neuron devices with the device plugin only"
+        if not devices.auto_mode_dra:
+            return f"Auto Mode runs {devices.title} devices with the device plugin only"
         if k8s < versions.AUTO_MODE_DRA_KUBERNETES:
             return f"Auto Mode needs Kubernetes 1.36 for DRA (cluster is {spec.cluster.version})"
         unsupported = sorted(t.name for t in types if not t.auto_mode_dra_metadata)
@@ -39,8 +40,9 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
         inferentia = sorted(t.name for t in types if t.has_neuron and t.name.startswith(charts.INFERENTIA))
         if inferentia:
             return f"the Neuron DRA driver serves Trainium only (the chart keeps it off {', '.join(inferentia)})"
-    if family == "efa" and k8s < versions.EFA_DRA_KUBERNETES:
-        return f"aws-dranet needs Kubernetes 1.35 (cluster is {spec.cluster.version})"
+    if k8s < devices.dra_kubernetes:
+        need = ".".join(map(str, devices.dra_kubernetes))
+        return f"{devices.releases['dra']} needs Kubernetes {need} (cluster is {spec.cluster.version})"
     if mode == "karpenter" and dynamic:
         if spec.cluster.karpenter_version < (1, 15, 0):
             return f"Karpenter {spec.cluster.karpenter.version} cannot provision for DRA claims (needs 1.15)"
@@ -69,7 +71,7 @@ def resolve_pool(spec: Spec, pool: NodePool) -> dict[Family, Resolution]:
         choice = getattr(pool.devices, family)
         if not any(t.has(family) for t in types):
             out[family] = Resolution(family, "none", choice,
-                                     f"the instance types have no {FAMILY_NAMES[family]} devices")
+                                     f"the instance types have no {FAMILY[family].title} devices")
         elif choice == "inferred":  # dynamic Auto Mode pools only (spec check); no label, Auto Mode decides
             out[family] = Resolution(family, "inferred", choice, INFERRED_REASON)
         elif choice != "auto":

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from eks_devices.core.families import DESCRIPTORS
 from eks_devices.core.names import INSTANCE_TYPE_LABEL, NFD_PREFIX, NVIDIA_GPU_PRESENT_LABEL
 from eks_devices.core.vocabulary import NO_SCHEDULE, Family
 
@@ -200,15 +201,9 @@ CHARTS: dict[str, Chart] = {
     )
 }
 
-# Which chart key runs a (family, manager) in the self-managed modes.
+# Which chart key runs a (family, manager) in the self-managed modes: each family's descriptor says.
 RELEASE_FOR: dict[tuple[Family, ManagerName], str] = {
-    ("nvidia", "dra"): "nvidia-dra-driver",
-    ("nvidia", "device-plugin"): "nvidia-device-plugin",
-    ("efa", "dra"): "aws-dranet",
-    ("efa", "device-plugin"): "aws-efa-k8s-device-plugin",
-    ("neuron", "dra"): "neuron-dra-driver",
-    ("neuron", "device-plugin"): "neuron-device-plugin",
-}
+    (d.name, manager): key for d in DESCRIPTORS for manager, key in d.releases.items()}  # type: ignore[misc]
 
 @dataclass(frozen=True)
 class Releases:

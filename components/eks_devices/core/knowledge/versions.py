@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 
-# The Kubernetes minors DRA needs, one home: DRA is GA from 1.34 (kubernetes/api `resource/v1`), where the EKS
-# user guide recommends it; aws-dranet (EFA DRA) requires 1.35 (aws/eks-charts `stable/aws-dranet` README);
-# Auto Mode's built-in NVIDIA DRA driver and DRANET need 1.36 (EKS user guide, "Manage hardware devices on
-# Amazon EKS", Using DRA with EKS Auto Mode).
+# The Kubernetes minors DRA needs: DRA is GA from 1.34 (kubernetes/api `resource/v1`), where the EKS user guide
+# recommends it; Auto Mode's built-in NVIDIA DRA driver and DRANET need 1.36 (EKS user guide, "Manage hardware
+# devices on Amazon EKS", Using DRA with EKS Auto Mode). What each family's own driver needs is its descriptor's
+# `dra_kubernetes` (`core/families/`).
 DRA_KUBERNETES = (1, 34)
-EFA_DRA_KUBERNETES = (1, 35)
 AUTO_MODE_DRA_KUBERNETES = (1, 36)
 
 # The Kubernetes minors a stack may name: the oldest EKS still creates clusters on (1.31's extended support ended

@@ -12,8 +12,8 @@ from typing import Any
 
 from eks_devices.core.derive.claims import DRIVER_FAMILIES
 from eks_devices.core.derive.fit import walk
-from eks_devices.core.derive.resolve import FAMILY_NAMES
 from eks_devices.core.derive.resources import Facts
+from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge.device_classes import (
     AUTO_MODE_CLASSES,
     CHANNEL_CLASS,
@@ -172,7 +172,7 @@ def _claim_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
     for claim in _claims(plan):
         for pool, wrong in _alignment_gaps(plan, claim):
             other = next((f for f in aligned_families(claim) if f != "efa"), "nvidia")
-            kinds = " and ".join(FAMILY_NAMES[f] for f in aligned_families(claim))
+            kinds = " and ".join(FAMILY[f].title for f in aligned_families(claim))
             yield error(_at(claim, "pools"),
                         f"claim {claim.name} aligns {kinds} devices, which needs DRA for both device types: "
                         f"{ALIGNMENT_WHY}. On pool {pool.name}, {not_dra(pool, wrong)}",
@@ -217,7 +217,7 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
                     "(cluster.autoMode.createDeviceClasses: false)", "set cluster.autoMode.createDeviceClasses: true")
     plain = [p for p in targets if p.manager(family) != "none" and not p.serves(family, "dra")]  # type: ignore[arg-type]
     if plain:
-        name = FAMILY_NAMES[family]
+        name = FAMILY[family].title
         who = (f"the toolkit creates it only for pools whose {name} devices run DRA, and no pool's do"
                if plan.mode == "auto-mode" else f"only the {name} DRA driver's chart creates it, and no pool runs "
                "that driver")
@@ -225,7 +225,7 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
                 "; ".join(dra_fix(plan, p, [family]) for p in plain))
     bare = [p for p in targets if p.manager(family) == "none"]  # type: ignore[arg-type]
     if targets and len(bare) == len(targets):
-        name = FAMILY_NAMES[family]
+        name = FAMILY[family].title
         return (f"no target pool has {name} devices ("
                 + "; ".join(f"{p.name}: {', '.join(p.instance_types)}" for p in bare) + ")",
                 f"target a pool whose instanceTypes have {name} devices, or drop {_request_of(claim, family)} from "
@@ -236,7 +236,7 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
                   "with replicas)") if dynamic else ""
         return ("the NVIDIA DRA driver serves ComputeDomains only where a pool turns them on",
                 "set " + " and ".join(f"nodePools.{p.name}.computeDomains: true" for p in targets) + static)
-    return (f"the {FAMILY_NAMES[family]} DRA driver of this stack does not create it (its chart creates "
+    return (f"the {FAMILY[family].title} DRA driver of this stack does not create it (its chart creates "
             f"{', '.join(c.name for c in plan.device_classes if class_family(c.name) == family) or 'none'})",
             rename or "name a class the driver creates")
 

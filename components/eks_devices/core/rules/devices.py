@@ -21,7 +21,7 @@ from eks_devices.core.rules.registry import (
     Blame,
     Verdict,
     at,
-    auto_mode_neuron_dra,
+    auto_mode_plugin_only,
     error,
     on_resources,
     pool_types,
@@ -41,7 +41,7 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
         if any(r.source == "bottlerocket" for r in overlap.running) and pool and pool.manager("nvidia") == "dra":
             continue  # reported by bottlerocket-bundled-plugin with its own fix
         if plan.mode == "auto-mode":
-            if pool and auto_mode_neuron_dra(plan, pool, overlap.family):
+            if pool and auto_mode_plugin_only(plan, pool, overlap.family):
                 continue  # auto-mode-neuron-plugin-only says why and what applies
             # Auto Mode installs nothing: a pool label that contradicts the plan picks another manager
             label = eks_manager_label(overlap.family) if overlap.family in ("nvidia", "efa") else None

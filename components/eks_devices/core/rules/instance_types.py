@@ -6,14 +6,14 @@ from collections.abc import Iterator
 
 from eks_devices.core.knowledge import versions
 from eks_devices.core.model import Plan
-from eks_devices.core.rules.registry import Verdict, at, auto_mode_neuron_dra, dra_pools, error, pool_types, rule
+from eks_devices.core.rules.registry import Verdict, at, auto_mode_plugin_only, dra_pools, error, pool_types, rule
 
 
 @rule("dra-unsupported-instance-type", "dynamic DRA pools only allow types with DRA metadata",
       modes=("auto-mode", "karpenter"))
 def _dra_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
     for pool, family in dra_pools(plan):
-        if pool.provisioning != "dynamic" or auto_mode_neuron_dra(plan, pool, family):
+        if pool.provisioning != "dynamic" or auto_mode_plugin_only(plan, pool, family):
             continue
         types = [t for t in pool_types(pool) if t.has(family)]
         if plan.mode == "auto-mode":

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from eks_devices.core.derive import shape_scope
-from eks_devices.core.derive.karpenter_gates import GATES, dra_gates, gate_clashes
-from eks_devices.core.derive.pools import dynamic_dra, karpenter_dra_settings
+from eks_devices.core.derive.karpenter_gates import GATES, dra_gates, gate_clashes, karpenter_dra_settings
+from eks_devices.core.derive.pools import dynamic_dra
 from eks_devices.core.derive.resources import KARPENTER_POOL, Facts
 from eks_devices.core.knowledge import amis, charts, versions
 from eks_devices.core.manifests.nodes import refused_template_label

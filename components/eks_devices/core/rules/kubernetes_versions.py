@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eks_devices.core.families import EFA
 from eks_devices.core.knowledge import versions
 from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, rule
@@ -85,7 +86,7 @@ def _neuron_dra_version(plan: Plan) -> Iterator[Verdict]:
 @rule("efa-dra-kubernetes-version", "aws-dranet (EFA DRA) needs Kubernetes 1.35",
       modes=("karpenter", "managed-node-groups"))
 def _efa_dra_version(plan: Plan) -> Iterator[Verdict]:
-    if plan.spec.cluster.kubernetes >= versions.EFA_DRA_KUBERNETES:
+    if plan.spec.cluster.kubernetes >= EFA.dra_kubernetes:
         return
     for pool, _ in dra_pools(plan, ("efa",)):
         yield error(at(pool, "devices.efa"),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.derive.resources import Facts, Resource, read
+from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge import catalog, charts, versions
 from eks_devices.core.model import Finding, Plan, PoolPlan, Severity
 from eks_devices.core.vocabulary import MODES, Mode
@@ -196,10 +197,11 @@ def dra_pools(plan: Plan, families: Iterable[str] = FAMILIES, inferred: bool = F
                 yield pool, family
 
 
-def auto_mode_neuron_dra(plan: Plan, pool: PoolPlan, family: str) -> bool:
-    """Neuron asked of DRA in Auto Mode, which runs it on the device plugin only: one rule
+def auto_mode_plugin_only(plan: Plan, pool: PoolPlan, family: str) -> bool:
+    """DRA asked in Auto Mode of a family it runs on the device plugin only (Neuron): one rule
     (`auto-mode-neuron-plugin-only`) says so; the others keep quiet about its consequences."""
-    return plan.mode == "auto-mode" and family == "neuron" and pool.manager("neuron") == "dra"
+    return (plan.mode == "auto-mode" and not FAMILY[family].auto_mode_dra  # type: ignore[index]
+            and pool.manager(family) == "dra")  # type: ignore[arg-type]
 
 
 def refused_labels(plan: Plan, refused: Callable[[str], bool]) -> Iterator[tuple[PoolPlan, str]]:
@@ -214,10 +216,10 @@ def pool_types(pool: PoolPlan) -> list[catalog.InstanceType]:
 
 
 def dra_kubernetes(mode: str, family: str) -> tuple[int, int]:
-    """The Kubernetes minor a family's DRA needs in a mode (`knowledge.versions`)."""
+    """The Kubernetes minor a family's DRA needs in a mode (Auto Mode's own, else the family's driver's)."""
     if mode == "auto-mode":
         return versions.AUTO_MODE_DRA_KUBERNETES
-    return versions.EFA_DRA_KUBERNETES if family == "efa" else versions.DRA_KUBERNETES
+    return FAMILY[family].dra_kubernetes  # type: ignore[index]
 
 
 def dra_fix(plan: Plan, pool: PoolPlan, families: Iterable[str]) -> str:

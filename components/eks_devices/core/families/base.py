@@ -1,0 +1,43 @@
+"""What the toolkit knows of a device family, as one record: the descriptor every family module fills in.
+
+Rules, derivation, manifests and components ask a family's descriptor (`families.FAMILY[name]`) for
+its facts instead of naming the family: adding a family is a descriptor module, its vocabulary word
+and its tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from eks_devices.core.vocabulary import ChartKey, Family
+
+
+@dataclass(frozen=True)
+class DeviceFamily:
+    """One device family: its names, the software that runs it, and where each mode can run it with DRA."""
+
+    name: Family
+    title: str
+    """How messages name the devices ("NVIDIA GPU")."""
+    releases: Mapping[str, ChartKey]
+    """The toolkit's Helm release per manager (`dra`, `device-plugin`)."""
+    extended_resource: str
+    """The resource its device plugin advertises (what Pods request without DRA)."""
+    dra_driver: str
+    """The DRA driver name its devices are published under (ResourceSlices, `device.driver` in CEL)."""
+    device_class: str
+    """The upstream DeviceClass claims for its whole devices name."""
+    device_class_cel: str
+    """That class's CEL selector, as the driver's chart (or, in Auto Mode, the toolkit) writes it."""
+    dra_kubernetes: tuple[int, int]
+    """The Kubernetes minor its DRA driver needs outside Auto Mode."""
+    taint: str | None = None
+    """The NoSchedule taint key the toolkit puts on pools whose devices of this family are managed."""
+    auto_mode_label: bool = False
+    """Whether EKS has an `eks.amazonaws.com/device-manager-<family>` label that selects Auto Mode's manager."""
+    auto_mode_dra: bool = False
+    """Whether Auto Mode runs this family's devices with DRA (else with its device plugin only)."""
+    karpenter_gate: str | None = None
+    """Its single DRA gate under Karpenter's `settings.awsFeatureGates` (covered by `settings.enableDRA`)."""
+    sources: tuple[str, ...] = ()
