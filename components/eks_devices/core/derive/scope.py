@@ -23,6 +23,7 @@ from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.derive import daemonsets
+from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge import catalog, charts, kube_scheduling, node_labels
 from eks_devices.core.model import Plan, PoolPlan, Release
 from eks_devices.core.names import BOTTLEROCKET_NVIDIA_ENABLED, SYSTEM_LABEL, eks_manager_label
@@ -146,7 +147,7 @@ def auto_mode_runs(labels: Mapping[str, str], provisioning: str, types: Sequence
     for family in FAMILIES:
         if not any(catalog.instance_types()[t].has(family) for t in types):
             continue
-        if family == "neuron":
+        if not FAMILY[family].auto_mode_dra:
             out.append(Running(family, "device-plugin", "auto-mode"))
         elif eks_manager_label(family) in labels:
             out.append(Running(family, labels[eks_manager_label(family)], "auto-mode"))

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eks_devices.core.families import DESCRIPTORS
 from eks_devices.core.model import Plan
 from eks_devices.core.names import eks_manager_label
 from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, rule, warning
+
+# the families Auto Mode runs with DRA, each chosen by its EKS device-manager label
+AUTO_MODE_DRA = tuple(d.name for d in DESCRIPTORS if d.auto_mode_dra and d.auto_mode_label)
 
 
 @rule("auto-mode-no-gpu-sharing", "no time-slicing or MIG in Auto Mode, with either manager", modes=("auto-mode",))
@@ -48,7 +52,7 @@ def _auto_mode_neuron_plugin_only(plan: Plan) -> Iterator[Verdict]:
 def _device_classes_present(plan: Plan) -> Iterator[Verdict]:
     if plan.spec.cluster.auto_mode.create_device_classes:
         return
-    pools = sorted({p.name for p, _ in dra_pools(plan, ("nvidia", "efa"), inferred=True)})
+    pools = sorted({p.name for p, _ in dra_pools(plan, AUTO_MODE_DRA, inferred=True)})
     if pools:
         yield error("cluster.autoMode.createDeviceClasses",
                     f"pools {', '.join(pools)} use (or may use) DRA, but Auto Mode creates no DeviceClasses and the "
@@ -60,7 +64,7 @@ def _device_classes_present(plan: Plan) -> Iterator[Verdict]:
       "DRA pools need theirs)", modes=("auto-mode",))
 def _static_pool_label(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
-        for family in ("nvidia", "efa"):
+        for family in AUTO_MODE_DRA:
             label = eks_manager_label(family)  # type: ignore[arg-type]
             manager = pool.manager(family)  # type: ignore[arg-type]
             actual = pool.labels.get(label)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.derive import daemonsets, scope, shape_scope
 from eks_devices.core.derive.resources import Facts, nodes
+from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import (
@@ -44,7 +45,7 @@ def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
             if pool and auto_mode_plugin_only(plan, pool, overlap.family):
                 continue  # auto-mode-neuron-plugin-only says why and what applies
             # Auto Mode installs nothing: a pool label that contradicts the plan picks another manager
-            label = eks_manager_label(overlap.family) if overlap.family in ("nvidia", "efa") else None
+            label = eks_manager_label(overlap.family) if FAMILY[overlap.family].auto_mode_label else None
             if pool and label and label in pool.config.labels:
                 sets = (f"sets none for devices.{overlap.family}: inferred (Auto Mode picks per node)"
                         if pool.manager(overlap.family) == "inferred" else

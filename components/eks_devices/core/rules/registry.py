@@ -222,6 +222,14 @@ def dra_kubernetes(mode: str, family: str) -> tuple[int, int]:
     return FAMILY[family].dra_kubernetes  # type: ignore[index]
 
 
+def _driver_words(family: str) -> str:
+    """How the fix names what needs the version: DRA itself, or a family driver that needs a later one."""
+    devices = FAMILY[family]  # type: ignore[index]
+    if devices.dra_kubernetes > versions.DRA_KUBERNETES:
+        return f"{devices.releases['dra']}, the {devices.title} DRA driver,"
+    return "DRA"
+
+
 def dra_fix(plan: Plan, pool: PoolPlan, families: Iterable[str]) -> str:
     """What puts `families` of the pool on DRA, in words that can be applied: the Kubernetes version
     the mode's driver needs, `devices.<family>: dra` where the stack chose another manager, and a
@@ -230,8 +238,7 @@ def dra_fix(plan: Plan, pool: PoolPlan, families: Iterable[str]) -> str:
     need = max((dra_kubernetes(plan.mode, f) for f in wanted), default=(0, 0))
     parts = []
     if plan.spec.cluster.kubernetes < need:
-        drivers = sorted({"Auto Mode's DRA drivers" if plan.mode == "auto-mode" else
-                          "aws-dranet, the EFA DRA driver," if f == "efa" else "DRA"
+        drivers = sorted({"Auto Mode's DRA drivers" if plan.mode == "auto-mode" else _driver_words(f)
                           for f in wanted if plan.spec.cluster.kubernetes < dra_kubernetes(plan.mode, f)})
         needs = "need" if len(drivers) > 1 or plan.mode == "auto-mode" else "needs"
         parts.append(f'set cluster.version "{need[0]}.{need[1]}" or later ({" and ".join(drivers)} {needs} it)')
