@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+from eks_devices.core.families import DESCRIPTORS
 from eks_devices.core.model import PoolPlan
 from eks_devices.core.vocabulary import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE
 
@@ -37,15 +38,13 @@ def digest(*parts: object) -> str:
 def ami_type(pool: PoolPlan) -> str:
     """EKS AMI type from AMI family × architecture × accelerator. The accelerator follows the
     hardware (its drivers are needed whichever manager runs it). Bottlerocket's standard variants
-    carry the Neuron driver; only NVIDIA has its own Bottlerocket variant."""
+    carry the Neuron driver; only NVIDIA has its own Bottlerocket variant (the families' descriptors say)."""
     arch = AMI_ARCHITECTURES[pool.architecture]
+    present = [d for d in DESCRIPTORS if pool.has_hardware(d.name)]  # in the vocabulary's order: NVIDIA first
     if pool.ami == "bottlerocket":
-        return f"BOTTLEROCKET_{arch}_NVIDIA" if pool.has_hardware("nvidia") else f"BOTTLEROCKET_{arch}"
-    if pool.has_hardware("nvidia"):
-        return f"AL2023_{arch}_NVIDIA"
-    if pool.has_hardware("neuron"):
-        return f"AL2023_{arch}_NEURON"
-    return f"AL2023_{arch}_STANDARD"
+        variant = next((d.bottlerocket_variant for d in present if d.bottlerocket_variant), None)
+        return f"BOTTLEROCKET_{arch}_{variant}" if variant else f"BOTTLEROCKET_{arch}"
+    return f"AL2023_{arch}_{next((d.al2023_variant for d in present if d.al2023_variant), 'STANDARD')}"
 
 
 def node_group_name(pool: PoolPlan) -> str:

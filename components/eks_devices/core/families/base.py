@@ -40,4 +40,8 @@ class DeviceFamily:
     """Whether Auto Mode runs this family's devices with DRA (else with its device plugin only)."""
     karpenter_gate: str | None = None
     """Its single DRA gate under Karpenter's `settings.awsFeatureGates` (covered by `settings.enableDRA`)."""
+    al2023_variant: str | None = None
+    """The EKS AL2023 AMI type suffix for nodes with its devices (`AL2023_<arch>_<variant>`), if it has its own."""
+    bottlerocket_variant: str | None = None
+    """The Bottlerocket AMI type suffix (`BOTTLEROCKET_<arch>_<variant>`), if it has its own variant."""
     sources: tuple[str, ...] = ()

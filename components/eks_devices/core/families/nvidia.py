@@ -17,6 +17,8 @@ NVIDIA = DeviceFamily(
     auto_mode_label=True,
     auto_mode_dra=True,
     karpenter_gate="draNVIDIAGPU",
+    al2023_variant="NVIDIA",  # EKS API reference, Nodegroup amiType
+    bottlerocket_variant="NVIDIA",
     sources=("EKS user guide, Manage hardware devices on Amazon EKS",
              "kubernetes-sigs/dra-driver-nvidia-gpu deployments/helm (DeviceClass gpu.nvidia.com)",
              "Karpenter v1.15 docs, tasks/dra (settings.awsFeatureGates.draNVIDIAGPU)"),
