@@ -19,6 +19,7 @@ from typing import Any
 import pulumi
 
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
+from eks_devices.core.model import Plan
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
 from eks_devices.node_pools import NodePools, NodePoolsArgs
 from eks_devices.platform import plan_config
@@ -75,7 +76,19 @@ class ClusterDevices(pulumi.ComponentResource):
     claims: ClaimTemplates
 
     def __init__(self, name: str, args: ClusterDevicesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        self.plan = plan = plan_config("ClusterDevices", args.config())
+        self._build(name, plan_config("ClusterDevices", args.config()), args, opts)
+
+    @classmethod
+    def from_plan(cls, name: str, plan: Plan, args: ClusterDevicesArgs,
+                  opts: pulumi.ResourceOptions | None = None) -> "ClusterDevices":
+        """The component for a Plan the caller built from `args.config()` (the component provider plans
+        first, so that a refusal reaches the engine as property errors)."""
+        instance = cls.__new__(cls)
+        instance._build(name, plan, args, opts)
+        return instance
+
+    def _build(self, name: str, plan: Plan, args: ClusterDevicesArgs, opts: pulumi.ResourceOptions | None) -> None:
+        self.plan = plan
         super().__init__(CLUSTER_DEVICES_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         spec = plan.spec.cluster

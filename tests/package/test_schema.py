@@ -75,3 +75,22 @@ def test_platform_outputs(schema: dict) -> None:
 def test_no_input_type_is_named_args(schema: dict) -> None:
     # Python codegen appends `Args` to input types: `…ArgsArgs` would follow
     assert not [t for t in schema["types"] if t.endswith("Args")]
+
+
+def test_cluster_devices_takes_plain_sections_and_the_clusters_own_resources(schema: dict) -> None:
+    hosted = schema["resources"]["eks-devices:index:ClusterDevices"]
+    inputs = hosted["inputProperties"]
+    sections = {"cluster", "nodePools", "claims", "deviceClasses", "helmValues", "chartVersions", "region",
+                "discoveryTag"}
+    resources = {"k8sProvider", "nodeRoleName", "nodeRoleArn", "privateSubnetIds", "privateSubnetsByZone",
+                 "clusterSecurityGroupId", "efaSecurityGroupId", "publicSubnetsByZone"}
+    assert set(inputs) == sections | resources
+    assert all(inputs[k].get("plain") is True for k in sections)
+    assert not any(inputs[k].get("plain") for k in resources)  # Outputs of the team's program are fine
+    assert inputs["k8sProvider"]["$ref"].endswith("#/provider")
+    assert inputs["cluster"]["$ref"] == "#/types/eks-devices:index:ClusterConfig"
+    assert sorted(hosted["requiredInputs"]) == ["cluster", "clusterSecurityGroupId", "k8sProvider", "nodeRoleArn",
+                                                "nodeRoleName", "privateSubnetIds", "privateSubnetsByZone"]
+    assert set(hosted["properties"]) == {"nodePoolNames", "devicePlan"}
+    assert hosted["properties"]["devicePlan"]["$ref"] == "#/types/eks-devices:index:DevicePlan"
+    assert hosted["description"].startswith("Node pools, device software and claims on an EKS cluster")

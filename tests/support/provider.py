@@ -180,13 +180,27 @@ def struct(value: dict[str, Any]) -> struct_pb2.Struct:
 
 
 def construct(stub: provider_pb2_grpc.ResourceProviderStub, eng: Engine, *, name: str, inputs: dict[str, Any],
-              stack: str, config: dict[str, Any], project: str = PROJECT) -> provider_pb2.ConstructResponse:
-    """A Construct call of `eks-devices:index:Platform`, parented to the stack, as the engine sends it."""
+              stack: str, config: dict[str, Any], project: str = PROJECT,
+              component: str = "Platform") -> provider_pb2.ConstructResponse:
+    """A Construct call of `eks-devices:index:<component>`, parented to the stack, as the engine sends it."""
     request = provider_pb2.ConstructRequest(
         project=project, stack=stack, config=config_strings(config), dryRun=False, parallel=4,
-        monitorEndpoint=eng.address, type="eks-devices:index:Platform", name=name,
+        monitorEndpoint=eng.address, type=f"eks-devices:index:{component}", name=name,
         parent=stack_urn(stack, project), inputs=struct(inputs), organization="organization")
     return stub.Construct(request, timeout=120)
+
+
+# The wire form of a resource reference (pulumi/sdk `rpc.py`: `_special_resource_sig`).
+SPECIAL_SIG, RESOURCE_SIG = "4dabf18193072939515e22adb298388d", "5cf8f73096256a8f31e491e813e4eb8e"
+
+
+def registered_provider(eng: Engine, *, package: str, name: str, stack: str,
+                        project: str = PROJECT) -> dict[str, Any]:
+    """A provider the caller's program registered (as the engine records it), as a resource reference."""
+    answer = eng.monitor.RegisterResource(resource_pb2.RegisterResourceRequest(
+        type=f"pulumi:providers:{package}", name=name, custom=True, parent=stack_urn(stack, project),
+        object=struct({})), None)
+    return {SPECIAL_SIG: RESOURCE_SIG, "urn": answer.urn, "id": answer.id or "unknown", "packageVersion": ""}
 
 
 def property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:

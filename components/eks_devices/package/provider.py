@@ -32,7 +32,9 @@ from eks_devices.core.config.keys import camel_case
 from eks_devices.core.config.schema import GENERATED_NOTE
 from eks_devices.core.names import TYPE_PACKAGE
 from eks_devices.package.arguments import plan_inputs
+from eks_devices.package.cluster_devices import ClusterDevices, component_args
 from eks_devices.package.component import Platform
+from eks_devices.platform import plan_config
 
 SECRET_OUTPUTS = ("kubeconfig",)
 
@@ -50,14 +52,18 @@ class OwnOutputsAnalyzer(Analyzer):
         return properties, {camel_case(k): k for k in own}
 
 
+HOSTED: tuple[type[pulumi.ComponentResource], ...] = (Platform, ClusterDevices)
+
+
 class PlatformProvider(ComponentProvider):
-    """Serves `eks-devices:index:Platform` to programs in any Pulumi language."""
+    """Serves `eks-devices:index:Platform` and `eks-devices:index:ClusterDevices` to programs in any
+    Pulumi language."""
 
     def __init__(self, version: str = __version__) -> None:
         self._name = TYPE_PACKAGE
         self.analyzer = OwnOutputsAnalyzer(TYPE_PACKAGE)
-        result = self.analyzer.analyze([Platform])
-        self._components = {Platform.__name__: Platform}
+        result = self.analyzer.analyze(list(HOSTED))
+        self._components = {c.__name__: c for c in HOSTED}
         self._component_defs = result["component_definitions"]
         self._type_defs = result["type_definitions"]
         self._external_enum_types = result["external_enum_types"]
@@ -70,11 +76,14 @@ class PlatformProvider(ComponentProvider):
         component = resource_type.rsplit(":", maxsplit=1)[-1]
         if component not in self._components:
             raise ValueError(f"unknown component {resource_type}; this package has {', '.join(self._components)}")
-        plan = plan_inputs(inputs)  # InputPropertiesError → INVALID_ARGUMENT, nothing registered
+        # planned first: an InputPropertiesError → INVALID_ARGUMENT, nothing registered
+        args = component_args(inputs) if component == ClusterDevices.__name__ else None
+        plan = plan_inputs(inputs) if args is None else plan_config(component, args.config())
         for finding in plan.findings:  # only warnings remain: error findings refused the arguments
             pulumi.log.warn(f"{finding.slug} at {finding.path}: {finding.message} (fix: {finding.fix})")
         try:
-            instance = Platform.from_plan(name, plan, options)
+            instance: pulumi.ComponentResource = (Platform.from_plan(name, plan, options) if args is None
+                                                  else ClusterDevices.from_plan(name, plan, args, options))
         except Exception as exc:
             raise ComponentInitError(exc) from exc
         return ConstructResult(instance.urn, self.get_state(instance, self._component_defs[component]))
@@ -90,11 +99,11 @@ def package_schema(provider: PlatformProvider, version: str) -> dict[str, Any]:
                            "driver or a device plugin, never both on one node.")
     spec["license"] = "Apache-2.0"
     spec["attribution"] = GENERATED_NOTE  # JSON has no comments: the schema's free-text provenance field
-    resource = spec["resources"][f"{TYPE_PACKAGE}:index:{Platform.__name__}"]
-    resource["description"] = inspect.cleandoc(Platform.__doc__ or "")
-    outputs = resource["properties"]
-    for key in SECRET_OUTPUTS:
-        outputs[key]["secret"] = True
+    for component in HOSTED:
+        resource = spec["resources"][f"{TYPE_PACKAGE}:index:{component.__name__}"]
+        resource["description"] = inspect.cleandoc(component.__doc__ or "")
+        for key in set(SECRET_OUTPUTS) & set(resource["properties"]):
+            resource["properties"][key]["secret"] = True
     return spec
 
 
