@@ -26,7 +26,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "components"))
-from eks_devices.core.knowledge.workloads import runs_deployment  # noqa: E402
+from eks_devices.core.knowledge.charts import runs_deployment  # noqa: E402
 
 # Typical creation time in minutes per kind of resource.
 # - eks-cluster 15: the EKS control plane averages 15 minutes (aws/containers-roadmap#1227;

@@ -17,7 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from eks_devices.core.knowledge.workloads import CRD_CHARTS
+from eks_devices.core.knowledge.charts import CRD_CHARTS
 from eks_devices.core.model import BuiltClaim, Plan
 from eks_devices.core.names import CLAIM_TEMPLATES_TYPE
 from eks_devices.inputs import check_plan

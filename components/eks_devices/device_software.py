@@ -17,7 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from eks_devices.core.knowledge.workloads import runs_deployment
+from eks_devices.core.knowledge.charts import runs_deployment
 from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.model import Plan
 from eks_devices.core.model import Release as ReleasePlan

@@ -1,5 +1,5 @@
-"""Each render refusal of the upstream charts (knowledge/chart_refusals.py) is an error at its config path;
-the toolkit's own values never hit one."""
+"""Each render refusal of the upstream charts (each chart descriptor's `refusals`, `knowledge/charts/`) is an
+error at its config path; the toolkit's own values never hit one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from eks_devices.core.knowledge import chart_refusals
+from eks_devices.core.knowledge import charts
 from eks_devices.core.rules import RULES
 from support import stacks
 
@@ -80,8 +80,8 @@ def test_every_refusal_has_a_case() -> None:
     hit = set()
     for pools, key, override, _, version in REFUSED.values():
         release = _plan(pools, key, override, version).releases[key]
-        hit |= {(r.chart, r.paths) for r in chart_refusals.refusals(key, release.version, release.values)}
-    assert hit == {(r.chart, r.paths) for r in chart_refusals.REFUSALS}
+        hit |= {(r.chart, r.paths) for r in charts.refusals(key, release.version, release.values)}
+    assert hit == {(r.chart, r.paths) for r in charts.REFUSALS}
     assert set(ACCEPTED) == set(REFUSED)
 
 
@@ -114,11 +114,11 @@ def test_toolkit_values_never_refused() -> None:
     assert {key for key, _ in checked} >= {"nvidia-dra-driver", "nvidia-device-plugin", "aws-dranet"}
     for plan in plans:
         for release in plan.releases.values():
-            assert not chart_refusals.refusals(release.key, release.version, release.toolkit_values), release.key
+            assert not charts.refusals(release.key, release.version, release.toolkit_values), release.key
 
 
 def test_go_truthiness() -> None:
-    assert [chart_refusals.truthy(v) for v in (None, False, 0, "", {}, [], "x", 1, {"a": 1}, [0], True)] == [
+    assert [charts.truthy(v) for v in (None, False, 0, "", {}, [], "x", 1, {"a": 1}, [0], True)] == [
         False] * 6 + [True] * 5
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from eks_devices.core.derive import daemonsets
-from eks_devices.core.knowledge.charts import CHARTS
-from eks_devices.core.knowledge.workloads import DEPLOYMENT_SWITCHES, runs_deployment
+from eks_devices.core.knowledge.charts import CHARTS, runs_deployment
 from eks_devices.core.values import chart_value
 from support import stacks
 
@@ -24,7 +23,7 @@ def _releases() -> dict:
 
 def test_the_toolkit_values_run_daemonsets_only() -> None:
     releases = _releases()
-    assert set(releases) == set(DEPLOYMENT_SWITCHES)
+    assert set(releases) == {k for k, c in CHARTS.items() if c.deployment_switches is not None}
     assert {key: runs_deployment(key, r.values) for key, r in releases.items()} == dict.fromkeys(releases, False)
 
 

@@ -1,4 +1,5 @@
-"""Chart rules: overrides the upstream charts themselves refuse to render (`knowledge/chart_refusals.py`)."""
+"""Chart rules: overrides the upstream charts themselves refuse to render (each chart's `refusals` in
+`knowledge/charts/`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from collections.abc import Iterator
 
 from eks_devices.core.derive.resources import Facts
-from eks_devices.core.knowledge import chart_refusals, charts
+from eks_devices.core.knowledge import charts
 from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Blame, Verdict, error, on_resources, rule, warning
 from eks_devices.core.values import dig
@@ -21,7 +22,7 @@ def _chart_render_refused(plan: Plan) -> Iterator[Verdict]:
     for release in plan.releases.values():
         override = plan.spec.helm_values.get(release.key) or {}  # type: ignore[call-overload]
         chart = charts.CHARTS[release.key].chart
-        for refusal in chart_refusals.refusals(release.key, release.version, release.values):
+        for refusal in charts.refusals(release.key, release.version, release.values):
             blamed = next((p for p in refusal.paths if dig(override, p, _UNSET) is not _UNSET), refusal.paths[0])
             value = dig(release.values, blamed, _UNSET)
             given = "unset" if value is _UNSET else json.dumps(value, sort_keys=True)
@@ -39,7 +40,7 @@ def _chart_render_refused_resources(facts: Facts) -> Iterator[Blame]:
     for inst in facts.installers:
         if inst.chart_key is None:
             continue
-        for refusal in chart_refusals.refusals(inst.chart_key, inst.version or "999.0.0", inst.values):
+        for refusal in charts.refusals(inst.chart_key, inst.version or "999.0.0", inst.values):
             yield Blame(inst.urn, f"{inst.what} cannot install: the chart refuses to render ({refusal.problem}). "
                         f"Set {refusal.accepted}")
 

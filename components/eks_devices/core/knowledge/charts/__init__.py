@@ -1,0 +1,75 @@
+"""The Helm charts the toolkit installs, one descriptor each (`base.Chart`): name, source, pinned version,
+known releases, namespace, where each device-managing DaemonSet takes its node scope (`Agent`: what the
+chart's templates do with the values, checked against the chart sources at the versions each module
+names), what its templates refuse to render (`Refusal`), and what it brings that other objects wait for.
+
+A stack overrides a pin with `eks-devices:chartVersions`; naming a release not in `releases` is a
+finding (`chart-version-known`). The overlap proof in `scope.py` tells where each DaemonSet lands from
+the merged values alone: the chart's default affinity as data, or the terms its template builds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eks_devices.core.families import DESCRIPTORS
+from eks_devices.core.knowledge.charts import eks_charts, karpenter, neuron, nvidia_device_plugin, nvidia_dra_driver
+from eks_devices.core.knowledge.charts.base import (
+    EKS_CHARTS_INSTANCE_KEYS,
+    Agent,
+    Chart,
+    ManagerName,
+    Refusal,
+    Releases,
+    Toleration,
+    Values,
+    required,
+    truthy,
+)
+from eks_devices.core.knowledge.charts.neuron import (
+    INFERENTIA,
+    NEURON_AFFINITY,
+    NEURON_INSTANCE_TYPE_KEY,
+    NEURON_INSTANCES,
+)
+from eks_devices.core.knowledge.charts.nvidia_device_plugin import NVIDIA_PLUGIN_AFFINITY
+from eks_devices.core.knowledge.charts.nvidia_dra_driver import (
+    CONSUMABLE_SHARES_SINCE,
+    DYNAMIC_MIG_GPU_MODELS,
+    NVIDIA_DRA_AFFINITY,
+)
+from eks_devices.core.values import chart_value
+from eks_devices.core.vocabulary import Family
+
+CHARTS: dict[str, Chart] = {c.key: c for c in (
+    karpenter.KARPENTER_CRD, karpenter.KARPENTER, nvidia_dra_driver.CHART, nvidia_device_plugin.CHART,
+    eks_charts.DRANET, eks_charts.EFA_DEVICE_PLUGIN, neuron.DRA_DRIVER, neuron.DEVICE_PLUGIN)}
+RELEASES: dict[str, Releases] = {key: c.releases for key, c in CHARTS.items()}
+REFUSALS: tuple[Refusal, ...] = tuple(r for c in CHARTS.values() for r in c.refusals)
+# custom resources the toolkit creates → the chart key whose release installs their CRD
+CRD_CHARTS: dict[str, str] = {crd: key for key, c in CHARTS.items() for crd in c.crds}
+
+# Which chart key runs a (family, manager) in the self-managed modes: each family's descriptor says.
+RELEASE_FOR: dict[tuple[Family, ManagerName], str] = {
+    (d.name, manager): key for d in DESCRIPTORS for manager, key in d.releases.items()}  # type: ignore[misc]
+
+
+def refusals(chart: str, version: str, values: Values) -> list[Refusal]:
+    """The refusals a release of `chart` at `version` with these merged values runs into."""
+    return [r for r in CHARTS[chart].refusals if r.applies(version) and r.refuses(values)] if chart in CHARTS else []
+
+
+def runs_deployment(chart_key: str, values: dict[str, Any]) -> bool:
+    """Whether a release of the chart with these merged values renders a Deployment (its install then
+    waits for a node to run it, while a DaemonSet-only release installs before any node exists); a chart
+    whose switches are not modelled is assumed to."""
+    switches = CHARTS[chart_key].deployment_switches if chart_key in CHARTS else None
+    if switches is None:
+        return True
+    return any(bool(chart_value(values, path, default)) for path, default in switches)
+
+
+__all__ = ["CHARTS", "CONSUMABLE_SHARES_SINCE", "CRD_CHARTS", "DYNAMIC_MIG_GPU_MODELS", "EKS_CHARTS_INSTANCE_KEYS",
+           "INFERENTIA", "NEURON_AFFINITY", "NEURON_INSTANCES", "NEURON_INSTANCE_TYPE_KEY", "NVIDIA_DRA_AFFINITY",
+           "NVIDIA_PLUGIN_AFFINITY", "REFUSALS", "RELEASES", "RELEASE_FOR", "Agent", "Chart", "ManagerName",
+           "Refusal", "Releases", "Toleration", "refusals", "required", "runs_deployment", "truthy"]

@@ -1,0 +1,165 @@
+"""What a chart descriptor records: the chart, its known releases, where its device-managing DaemonSets
+take their node scope (`Agent`), what its own templates refuse to render (`Refusal`), and what it
+brings that other objects wait for (Deployments, CRDs). Each chart module fills one in, with sources."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from eks_devices.core.knowledge import versions
+from eks_devices.core.names import INSTANCE_TYPE_LABEL
+from eks_devices.core.vocabulary import Family
+
+ManagerName = str  # "dra" | "device-plugin"
+Values = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """One toleration of a chart's default `tolerations` list: `Exists` on `key` (any value), or
+    `Equal` to `value` when one is given; `effect` None tolerates every effect of the key."""
+
+    key: str
+    effect: str | None = None
+    value: str | None = None
+
+    def render(self) -> dict[str, str]:
+        out = {"key": self.key, "operator": "Equal" if self.value is not None else "Exists"}
+        if self.value is not None:
+            out["value"] = self.value
+        if self.effect:
+            out["effect"] = self.effect
+        return out
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A DaemonSet in a chart that manages one device family with one manager.
+
+    `enabled` / `node_selector` / `affinity` / `tolerations` / `instance_types` /
+    `instance_label_keys` are dotted paths into the release's values. `builtin_tolerations` are
+    taints the template tolerates whatever the values say (hard-coded in the template, not list
+    defaults a value would replace). `enabled_default` is the chart's default for the `enabled`
+    path; `default_tolerations` the chart's default `tolerations` list while the value is unset (a
+    null removes them, as Helm deletes null keys). `default_affinity` is the chart's default
+    `affinity` value, which Helm merges the release's value into (maps merge, a list of terms
+    replaces, null removes it). With `instance_types_in_affinity` it carries the Neuron chart's
+    placeholders, which the template fills with the label key and the `instance_types` list
+    (`excluded_prefixes` dropped from it). `instance_label_keys` marks the eks-charts templates,
+    which build the required affinity themselves from that list of label keys × the
+    `instance_types` list (`affinity` is then None); `host_network` pods get the DaemonSet
+    controller's network-unavailable toleration.
+    """
+
+    family: Family
+    manager: ManagerName
+    node_selector: str
+    affinity: str | None
+    tolerations: str | None
+    builtin_tolerations: tuple[str, ...] = ()
+    enabled: str | None = None
+    enabled_default: bool = True
+    instance_types: str | None = None
+    default_tolerations: tuple[Toleration, ...] = ()
+    excluded_prefixes: tuple[str, ...] = ()
+    instance_types_in_affinity: bool = False
+    default_affinity: dict[str, Any] | None = None
+    instance_label_keys: str | None = None
+    default_instance_label_keys: tuple[str, ...] = ()
+    host_network: bool = False
+
+
+@dataclass(frozen=True)
+class Releases:
+    """The releases known of a chart, oldest first, and where they were read."""
+
+    versions: tuple[str, ...]
+    source: str
+
+    def knows(self, version: str) -> bool:
+        """Whether `version` is one of them (a leading `v` is optional, as Helm's semver reads it)."""
+        return version.removeprefix("v") in {v.removeprefix("v") for v in self.versions}
+
+    @property
+    def newest(self) -> str:
+        return self.versions[-1]
+
+
+def series(prefix: str, minor: int, patches: int | tuple[int, ...]) -> tuple[str, ...]:
+    """`prefix1.<minor>.0` … — the patch releases of one minor line."""
+    numbers = range(patches + 1) if isinstance(patches, int) else patches
+    return tuple(f"{prefix}{minor}.{n}" for n in numbers)
+
+
+def truthy(value: Any) -> bool:
+    """Go template truthiness, as `if` / `and` / `not` judge a value."""
+    return value not in (None, False, 0, "") and not (isinstance(value, dict | list) and not value)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One `fail` of a chart: `refuses(values)` is true when the template stops rendering.
+
+    `paths` are the values the condition reads, the one to blame first (the finding names the first of
+    them the stack overrides, else the first). `since` is the first chart version whose template has it."""
+
+    chart: str
+    paths: tuple[str, ...]
+    refuses: Callable[[Values], bool]
+    problem: str
+    accepted: str
+    source: str
+    since: str = "0.0.0"
+
+    def applies(self, version: str) -> bool:
+        try:
+            return versions.semver(version) >= versions.semver(self.since)
+        except ValueError:
+            return True  # a version the spec let through but semver cannot read: judge by the newest template
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart the toolkit installs, under its key (`vocabulary.ChartKey`), with everything known of it.
+
+    `deployment_switches`: the (value path, chart default) pairs any true one of which renders a
+    Deployment (a release then waits for a node to run it); None when not modelled (assumed to).
+    `crds`: the custom resources (`group/version/Kind`) whose definitions the chart installs."""
+
+    key: str
+    chart: str
+    repository: str  # an https Helm repository or an oci:// registry path
+    version: str
+    namespace: str
+    releases: Releases
+    agents: tuple[Agent, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+    deployment_switches: tuple[tuple[str, bool], ...] | None = None
+    crds: tuple[str, ...] = ()
+
+    @property
+    def reference(self) -> str:
+        """What `helm install` takes: `oci://…/chart` for OCI charts, else the bare chart name."""
+        return f"{self.repository}/{self.chart}" if self.repository.startswith("oci://") else self.chart
+
+    @property
+    def is_oci(self) -> bool:
+        return self.repository.startswith("oci://")
+
+
+def required(*terms: list[dict[str, Any]]) -> dict[str, Any]:
+    """A required node affinity with these terms (each a list of match expressions)."""
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]}}}
+
+
+def label_in(key: str, value: str) -> list[dict[str, Any]]:
+    return [{"key": key, "operator": "In", "values": [value]}]
+
+
+# eks-charts aws-efa-k8s-device-plugin v0.5.30 and aws-dranet 1.0.0 (`values.yaml`
+# `supportedInstanceLabels.keys`): one term per key, `key In supportedInstanceLabels.values`; the
+# template appends `eks.amazonaws.com/compute-type NotIn [auto]` after the loop, so to the last term.
+EKS_CHARTS_INSTANCE_KEYS = (INSTANCE_TYPE_LABEL,)

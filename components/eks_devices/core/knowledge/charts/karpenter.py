@@ -1,0 +1,15 @@
+"""Karpenter's charts (`karpenter-crd`, then `karpenter` with CRDs skipped), one version for both."""
+
+from __future__ import annotations
+
+from eks_devices.core.knowledge.charts.base import Chart, Releases, series
+
+RELEASES = Releases(
+    tuple(v for minor, last in ((0, 14), (1, 10), (2, 8), (3, 8), (4, 4), (5, 8), (6, 8), (7, 6), (8, 8), (9, 2),
+                                (10, 2), (11, 3), (12, 2), (13, 1), (14, 1), (15, 2))
+          for v in series("1.", minor, last)),
+    "aws/karpenter-provider-aws tags v1.0.0-v1.14.1; v1.15.0 (#9719, 2026-10), v1.15.1 and v1.15.2 (release notes)")
+
+KARPENTER_CRD = Chart("karpenter-crd", "karpenter-crd", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system",
+                      RELEASES)
+KARPENTER = Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system", RELEASES)
