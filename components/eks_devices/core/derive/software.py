@@ -164,7 +164,7 @@ def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[Pool
         values: dict[str, Any] = {"nodeSelector": scope, "tolerations": _tolerations(pools)}
         registry = registries.eks_registry(spec.region)  # None: the stack sets image.repository (spec check)
         if registry is not None:
-            values["image"] = {"repository": f"{registry}/eks/{'dranet' if key == 'aws-dranet' else key}"}
+            values["image"] = {"repository": f"{registry}/{charts.CHARTS[key].eks_image}"}
         values["supportedInstanceLabels"] = {"values": _types(pools, "efa")}
         if key == "aws-dranet":
             values["deviceClass"] = {"create": True, "name": "efa.networking.k8s.aws"}

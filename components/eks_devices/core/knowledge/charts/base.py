@@ -50,7 +50,8 @@ class Agent:
     (`excluded_prefixes` dropped from it). `instance_label_keys` marks the eks-charts templates,
     which build the required affinity themselves from that list of label keys × the
     `instance_types` list (`affinity` is then None); `host_network` pods get the DaemonSet
-    controller's network-unavailable toleration.
+    controller's network-unavailable toleration. `images` are the repository names (last path segment)
+    of the images its DaemonSet runs, by which the policy pack knows a raw DaemonSet of it.
     """
 
     family: Family
@@ -69,6 +70,7 @@ class Agent:
     instance_label_keys: str | None = None
     default_instance_label_keys: tuple[str, ...] = ()
     host_network: bool = False
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,9 @@ class Chart:
 
     `deployment_switches`: the (value path, chart default) pairs any true one of which renders a
     Deployment (a release then waits for a node to run it); None when not modelled (assumed to).
-    `crds`: the custom resources (`group/version/Kind`) whose definitions the chart installs."""
+    `crds`: the custom resources (`group/version/Kind`) whose definitions the chart installs.
+    `former_names`: the chart's names before a move, which a program's release may still use.
+    `eks_image`: the image's path in the region's EKS add-on registry, when that is where it is served."""
 
     key: str
     chart: str
@@ -138,6 +142,8 @@ class Chart:
     refusals: tuple[Refusal, ...] = ()
     deployment_switches: tuple[tuple[str, bool], ...] | None = None
     crds: tuple[str, ...] = ()
+    former_names: tuple[str, ...] = ()
+    eks_image: str | None = None
 
     @property
     def reference(self) -> str:

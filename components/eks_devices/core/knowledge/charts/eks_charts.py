@@ -21,17 +21,18 @@ from eks_devices.core.values import chart_value
 REPOSITORY = "https://aws.github.io/eks-charts"
 
 
-def _agent(manager: str) -> Agent:
+def _agent(manager: str, image: str) -> Agent:
     return Agent("efa", manager, "nodeSelector", None, "tolerations", ("CriticalAddonsOnly",),
                  instance_types="supportedInstanceLabels.values", host_network=True,
                  instance_label_keys="supportedInstanceLabels.keys",
-                 default_instance_label_keys=EKS_CHARTS_INSTANCE_KEYS)
+                 default_instance_label_keys=EKS_CHARTS_INSTANCE_KEYS, images=(image,))
 
 
 DRANET = Chart(
     "aws-dranet", "aws-dranet", REPOSITORY, "1.0.0", "kube-system",
     Releases(("1.0.0",), "aws/eks-charts gh-pages index.yaml (2026-08-03)"),
-    agents=(_agent("dra"),),
+    agents=(_agent("dra", "dranet"),),
+    eks_image="eks/dranet",  # <account>.dkr.ecr.<region>.amazonaws.com/eks/dranet
     # `templates/daemonset.yaml` at chart 1.0.0 fails on an empty image tag
     refusals=(Refusal("aws-dranet", ("image.tag",),
                       lambda v: not truthy(chart_value(v, "image.tag", "v1.2.0-eksbuild.2")),
@@ -44,6 +45,7 @@ EFA_DEVICE_PLUGIN = Chart(
     Releases(("v0.4.2", "v0.4.4", *series("v0.", 5, (2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20,
                                                      21, 22, 24, 25, 26, 27, 28, 29, 30))),
              "aws/eks-charts gh-pages index.yaml (2026-08-03); later image bumps (PRs #1363, #1366) not read"),
-    agents=(_agent("device-plugin"),),
+    agents=(_agent("device-plugin", "aws-efa-k8s-device-plugin"),),
+    eks_image="eks/aws-efa-k8s-device-plugin",
     deployment_switches=(),
 )

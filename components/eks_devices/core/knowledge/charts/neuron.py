@@ -29,11 +29,13 @@ _AGENTS = (
     Agent("neuron", "dra", "draDriver.nodeSelector", "draDriver.affinity", "draDriver.tolerations",
           enabled="draDriver.enabled", enabled_default=False, instance_types="neuronInstances",
           default_tolerations=_TOLERATIONS, excluded_prefixes=INFERENTIA,
-          instance_types_in_affinity=True, default_affinity=NEURON_AFFINITY),
+          instance_types_in_affinity=True, default_affinity=NEURON_AFFINITY,
+          images=("neuron-dra-driver",)),  # public.ecr.aws/neuron/neuron-dra-driver
     Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", "devicePlugin.affinity",
           "devicePlugin.tolerations", enabled="devicePlugin.enabled", enabled_default=True,
           instance_types="neuronInstances", default_tolerations=_TOLERATIONS,
-          instance_types_in_affinity=True, default_affinity=NEURON_AFFINITY),
+          instance_types_in_affinity=True, default_affinity=NEURON_AFFINITY,
+          images=("neuron-device-plugin",)),  # public.ecr.aws/neuron/neuron-device-plugin
 )
 RELEASES = Releases(("1.8.0", "1.9.0", "1.10.0"),
                     "aws-neuron/neuron-helm-charts releases 1.8.0-1.10.0 (1.10.0: 2026-08-19)")

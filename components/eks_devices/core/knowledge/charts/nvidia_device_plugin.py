@@ -51,7 +51,7 @@ CHART = Chart(
     agents=(Agent("nvidia", "device-plugin", "nodeSelector", "affinity", "tolerations",
                   enabled="devicePlugin.enabled",
                   default_tolerations=(Toleration("CriticalAddonsOnly"), Toleration("nvidia.com/gpu", NO_SCHEDULE)),
-                  default_affinity=NVIDIA_PLUGIN_AFFINITY),),
+                  default_affinity=NVIDIA_PLUGIN_AFFINITY, images=("k8s-device-plugin",)),),
     refusals=(
         Refusal(KEY, ("namespace",), lambda v: truthy(chart_value(v, "namespace")),
                 "an explicit `namespace` value is no longer supported", "no `namespace` value (the release's "

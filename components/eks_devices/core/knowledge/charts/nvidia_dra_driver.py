@@ -128,8 +128,13 @@ CHART = Chart(
     agents=(Agent("nvidia", "dra", "kubeletPlugin.nodeSelector", "kubeletPlugin.affinity", "kubeletPlugin.tolerations",
                   enabled="resources.gpus.enabled", enabled_default=True,
                   default_tolerations=(Toleration("nvidia.com/gpu", NO_SCHEDULE),),
-                  default_affinity=NVIDIA_DRA_AFFINITY),),
+                  default_affinity=NVIDIA_DRA_AFFINITY,
+                  # registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu; nvcr.io/nvidia/k8s-dra-driver-gpu (25.x)
+                  images=("dra-driver-nvidia-gpu", "k8s-dra-driver-gpu")),),
     refusals=REFUSALS,
     deployment_switches=(("resources.computeDomains.enabled", True), ("webhook.enabled", False)),
     crds=("resource.nvidia.com/v1beta1/ComputeDomain",),
+    # the chart before its move to kubernetes-sigs (CalVer 25.x, same value paths for the kubelet plugin's
+    # node selection and `resources.gpus.enabled`)
+    former_names=("nvidia-dra-driver-gpu",),
 )
