@@ -32,7 +32,7 @@ from eks_devices.core.names import (
     KARPENTER_CAPACITY_TYPE_LABEL,
 )
 from eks_devices.core.naming import KUBERNETES_TAINT_EFFECTS
-from eks_devices.core.values import dig, merge
+from eks_devices.core.values import dig, merge, nested
 
 NODE_POOL_KIND = "NodePool"
 AUTO_MODE_NODE_CLASS_GROUP = AUTO_MODE_NODE_CLASS_API.split("/")[0]  # a NodePool on Auto Mode's NodeClass
@@ -256,7 +256,7 @@ def _self_managed(res: Resource) -> NodeShape:
 def nodes(shape: NodeShape, instance_type: str) -> list[scope.Node]:
     """The shape's nodes of one instance type (one per capacity type), with the labels they carry:
     the shape's own, the kubelet's and cloud provider's, Karpenter's, Auto Mode's or EKS's, and the
-    node image's (nodeadm's `nvidia.com/gpu.present` on AL2023 NVIDIA nodes)."""
+    node image's (`node_labels.image`)."""
     itype = catalog.instance_types()[instance_type]
     out = []
     for capacity in shape.capacity_types or ("",):
@@ -274,19 +274,13 @@ def nodes(shape: NodeShape, instance_type: str) -> list[scope.Node]:
 
 def _default_instance_lists(agents: tuple[charts.Agent, ...], values: dict[str, Any]) -> dict[str, Any]:
     """The values with each agent's instance-type list filled in where they leave it unset. The
-    chart's own default lists the instance types with the device (aws/eks-charts
-    `stable/aws-efa-k8s-device-plugin/values.yaml` and `stable/aws-dranet/values.yaml`
-    `supportedInstanceLabels.values`; aws-neuron/neuron-helm-charts 1.10.0 `values.yaml`
-    `neuronInstances`); the catalogue's types with the agent's family stand for it, as the toolkit's
-    own releases always set the list."""
+    chart's own default lists the instance types with the device (see the chart descriptors); the
+    catalogue's types with the agent's family stand for it, as the toolkit's own releases always set
+    the list."""
     for agent in agents:
         if agent.instance_types and dig(values, agent.instance_types) is None:
             listed = sorted(t for t, it in catalog.instance_types().items() if it.has(agent.family))
-            *parents, leaf = agent.instance_types.split(".")
-            override: dict[str, Any] = {leaf: listed}
-            for parent in reversed(parents):
-                override = {parent: override}
-            values = merge(values, override)
+            values = merge(values, nested(agent.instance_types, listed))
     return values
 
 

@@ -2,7 +2,9 @@
 
 Both templates hard-code CriticalAddonsOnly and append `tolerations`, run on the host network, and build
 their required affinity from supportedInstanceLabels.keys × .values (aws-dranet `templates/daemonset.yaml`
-lines 35-66, aws-efa-k8s-device-plugin lines 34-64). One DaemonSet each.
+lines 35-66, aws-efa-k8s-device-plugin lines 34-64). One DaemonSet each. `supportedInstanceLabels.values`
+defaults to the instance types with an EFA (`stable/aws-dranet/values.yaml`,
+`stable/aws-efa-k8s-device-plugin/values.yaml`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ NEURON_AFFINITY = required([{"key": NEURON_INSTANCE_TYPE_KEY, "operator": "In", 
 
 # Both DaemonSets take their tolerations only from the values list, which defaults to CriticalAddonsOnly,
 # the Neuron taint (NoSchedule) and SageMaker's node-health taint. Both modes' default required affinity
-# admits only the instance types listed in `neuronInstances` (through the placeholders above), and the DRA
+# admits only the instance types listed in `neuronInstances` (through the placeholders above; `values.yaml`
+# lists the Trainium and Inferentia types), and the DRA
 # driver's drops the Inferentia ones (`inf*`): the Neuron DRA driver serves Trainium.
 _TOLERATIONS = (Toleration("CriticalAddonsOnly"), Toleration("aws.amazon.com/neuron", NO_SCHEDULE),
                 Toleration("sagemaker.amazonaws.com/node-health-status", NO_SCHEDULE, "Unschedulable"))
