@@ -42,6 +42,8 @@ class DeviceFamily:
     """Its single DRA gate under Karpenter's `settings.awsFeatureGates` (covered by `settings.enableDRA`)."""
     al2023_variant: str | None = None
     """The EKS AL2023 AMI type suffix for nodes with its devices (`AL2023_<arch>_<variant>`), if it has its own."""
+    al2023_architectures: tuple[str, ...] = ("x86_64", "arm64")
+    """The architectures EKS publishes that AL2023 variant for."""
     bottlerocket_variant: str | None = None
     """The Bottlerocket AMI type suffix (`BOTTLEROCKET_<arch>_<variant>`), if it has its own variant."""
     sources: tuple[str, ...] = ()

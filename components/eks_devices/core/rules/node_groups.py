@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eks_devices.core.families import DESCRIPTORS
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Verdict, at, error, refused_labels, rule
@@ -36,9 +37,10 @@ def _mng_shape(plan: Plan) -> Iterator[Verdict]:
             yield error(at(pool, "instanceTypes"),
                         f"a node group runs one AMI, so one architecture (given {', '.join(archs)})",
                         "split the pool into one pool per architecture (each with the instanceTypes of one)")
-        if pool.ami == "al2023" and pool.has_hardware("neuron") and pool.architecture != "x86_64":
-            yield error(at(pool, "instanceTypes"), "EKS has no arm64 AL2023 Neuron AMI",
-                        "use x86_64 Neuron instance types")
+        for devices in DESCRIPTORS if pool.ami == "al2023" else ():
+            if pool.has_hardware(devices.name) and pool.architecture not in devices.al2023_architectures:
+                yield error(at(pool, "instanceTypes"), f"EKS has no {pool.architecture} AL2023 {devices.title} AMI",
+                            f"use {' or '.join(devices.al2023_architectures)} {devices.title} instance types")
         reservations = pool.config.capacity_reservation_ids
         if reserves(pool.capacity) and len(reservations) != 1:
             yield error(at(pool, "capacityReservationIds"),
