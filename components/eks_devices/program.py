@@ -65,7 +65,8 @@ _HANDED: ContextVar[tuple[dict[str, Any], planning.Plan] | None] = ContextVar("e
 def handed_plan(config: dict[str, Any], plan: planning.Plan) -> Iterator[None]:
     """Within the block, `plan_for_stack` takes `plan` (built by the caller from the stack
     configuration `config`, as in a stack file) instead of planning again, when the running stack's
-    configuration is that same `config`; any other configuration is planned as usual."""
+    configuration is that same `config`; any other configuration is planned as usual. The caller reports
+    the plan's warning findings itself: the program logs them only for a plan it builds."""
     engine_form = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
     token = _HANDED.set((_ours(engine_form), plan))
     try:
@@ -79,16 +80,16 @@ def plan_for_stack() -> planning.Plan:
     configuration), or raise PlanRejected naming every problem."""
     config, handed = stack_config(), _HANDED.get()
     if handed is not None and handed[0] == config:
-        plan = handed[1]
+        plan = handed[1]  # its runner reports the warnings (the CLI: wrapped, citations only with --verbose)
     else:
         try:
             spec = parse(config, source=f"stack {pulumi.get_stack()}")
         except ConfigError as exc:
             raise PlanRejected(str(exc)) from None
         plan = planning.build(spec)
-    for finding in plan.findings:
-        if finding.severity == "warning":
-            pulumi.log.warn(f"{finding.slug} at {finding.path}: {finding.message} (fix: {finding.fix})")
+        for finding in plan.findings:  # `pulumi up` shows them on the deployment
+            if finding.severity == "warning":
+                pulumi.log.warn(f"{finding.slug} at {finding.path}: {finding.message} (fix: {finding.fix})")
     if plan.errors:
         lines = "\n".join(f"  - {f.slug} at {f.path}: {f.message} (fix: {f.fix})" for f in plan.errors)
         count = len(plan.errors)

@@ -159,3 +159,16 @@ def test_why_is_said_only_where_it_is_not_the_default() -> None:
     assert "gpu-plugin nvidia: Auto Mode has no DRA device metadata for g7e.2xlarge, g7e.4xlarge" in text
     assert "inference-neuron neuron: Auto Mode runs Neuron devices with the device plugin only" in text
     assert "DRA is supported here" not in text and "have no EFA devices" not in text
+
+
+@pytest.mark.parametrize("verb", [("preview", "staging"), ("render", "staging", "--out", "{out}"),
+                                  ("diff", "staging", "--against", "HEAD")])
+def test_the_program_does_not_repeat_the_warnings_the_verb_reports(verb: tuple[str, ...], tmp_path: Path) -> None:
+    """The verbs hand their plan to the program, and print its warnings themselves (wrapped, citations only
+    with --verbose): stderr carries progress only, not the program's raw one-line copies."""
+    result = run(*(part.format(out=tmp_path / "out") for part in verb), env={**os.environ, "COLUMNS": "80"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    progress = ("running the Pulumi program", "program finished")
+    assert [line for line in result.stderr.splitlines() if not line.startswith(progress)] == []
+    if verb[0] != "diff":  # diff compares; check and preview list the warnings
+        assert "warning karpenter-ami-latest at nodePools.gpu-mig.amiVersion" in result.stdout

@@ -371,8 +371,11 @@ def render(
         _fail(2, str(exc), as_json, {"written": []})
     if as_json:
         _emit({"stack": stack, "kubernetesSchema": version,
-               "written": [str(p.relative_to(out_dir)) for p in written]})
+               "written": [str(p.relative_to(out_dir)) for p in written],
+               "findings": [f.as_dict() for f in plan.findings]})
         return
+    if plan.findings:  # warnings only: error findings rendered nothing above
+        report.print_findings(out, list(plan.findings))
     counts: dict[str, int] = {}
     for item in items:
         folder = item.path.split("/", 1)[0]
