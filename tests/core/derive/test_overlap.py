@@ -322,3 +322,26 @@ def test_auto_mode_pool_label_contradicting_the_plan_is_an_overlap() -> None:
     [overlap] = scope.overlaps(build(cfg))
     assert (overlap.pool, overlap.expected, [r.manager for r in overlap.running]) == ("g", "dra", ["device-plugin"])
     assert scope.unserved(build(cfg)) == []
+
+
+def test_placement_is_remembered_only_for_what_it_reads() -> None:
+    """`DaemonSet.lands_on` remembers a verdict per (labels its selector and affinity read, taints): a node
+    differing only in other labels gets the remembered one, and any read label or taint is judged anew."""
+    from eks_devices.core.derive import daemonsets
+
+    agent = charts.CHARTS["nvidia-device-plugin"].agents[0]
+    ds = daemonsets.render(agent, {"nodeSelector": {"scope": "plugin"},
+                                   "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                                       "nodeSelectorTerms": [{"matchExpressions": [
+                                           {"key": "zone", "operator": "In", "values": ["a"]}]}]}}},
+                                   "tolerations": [{"key": "gpu", "operator": "Exists"}]})
+    base = {"scope": "plugin", "zone": "a", "pool": "one"}
+    gpu = ({"key": "gpu", "value": "true", "effect": "NoSchedule"},)
+    other = ({"key": "neuron", "value": "true", "effect": "NoSchedule"},)
+    assert ds.lands_on(base, gpu) and ds.lands_on({**base, "pool": "two"}, gpu)
+    assert not ds.lands_on({**base, "zone": "b"}, gpu) and not ds.lands_on({**base, "scope": "dra"}, gpu)
+    assert not ds.lands_on(base, other) and not ds.lands_on({k: v for k, v in base.items() if k != "zone"}, gpu)
+    assert ds.lands_on(base, gpu)  # remembered verdicts do not leak between keys
+    assert len(ds._placed) == 5  # pools one and two share a verdict
+    assert ds.lands_on(base, ({"key": "gpu", "value": ["odd"], "effect": "NoSchedule"},))  # unhashable: judged afresh
+    assert len(ds._placed) == 5

@@ -11,7 +11,9 @@ come from `knowledge/charts.py`; the overlap proof (`scope.py`) places the resul
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from eks_devices.core.knowledge import charts, kube_scheduling, kube_validation
@@ -30,9 +32,27 @@ class DaemonSet:
     node_selector: dict[str, Any]
     affinity: dict[str, Any] | None
     tolerations: list[Any]
+    _placed: dict[Hashable, bool] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    @cached_property
+    def _read_labels(self) -> tuple[str, ...]:
+        """Every label key the node selector and the affinity's expressions name: all the placement
+        reads of a node's labels (a key named anywhere under `key` counts; more keys only split the memo)."""
+        return tuple(sorted({str(k) for k in self.node_selector} | set(_expression_keys(self.affinity))))
 
     def lands_on(self, labels: dict[str, str], taints: tuple[dict[str, str], ...] | list[dict[str, str]]) -> bool:
-        """Whether the DaemonSet controller puts a pod of it on a node with these labels and taints."""
+        """Whether the DaemonSet controller puts a pod of it on a node with these labels and taints.
+        Remembered per distinct (labels it reads, taints): the pools of a large stack repeat a few shapes."""
+        try:
+            memo = (tuple(map(labels.get, self._read_labels)), tuple(tuple(t.items()) for t in taints))
+            placed = self._placed.get(memo)
+        except (AttributeError, TypeError):  # a taint that is no mapping of plain values: judged afresh
+            return self._lands_on(labels, taints)
+        if placed is None:
+            placed = self._placed[memo] = self._lands_on(labels, taints)
+        return placed
+
+    def _lands_on(self, labels: dict[str, str], taints: tuple[dict[str, str], ...] | list[dict[str, str]]) -> bool:
         if not self.enabled:
             return False
         selector = {k: str(v) for k, v in self.node_selector.items()}
@@ -43,6 +63,15 @@ class DaemonSet:
         tolerations = kube_scheduling.daemonset_tolerations(
             [t for t in self.tolerations if isinstance(t, dict)], self.agent.host_network)
         return not kube_scheduling.blocking_taints(tolerations, list(taints))
+
+
+def _expression_keys(value: Any) -> list[Any]:
+    """The values of every `key` field in an affinity, however nested (its expressions' label keys)."""
+    if isinstance(value, dict):
+        return [v for k, item in value.items() for v in ([item] if k == "key" else _expression_keys(item))]
+    if isinstance(value, list):
+        return [v for item in value for v in _expression_keys(item)]
+    return []
 
 
 def coalesce(default: Any, value: Any) -> Any:
