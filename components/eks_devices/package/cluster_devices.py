@@ -10,7 +10,6 @@ these may be Outputs). Problems come back one property error each before anythin
 # No `from __future__ import annotations`: the analyzer reads the annotations at run time.
 
 from collections.abc import Mapping
-from dataclasses import MISSING, fields
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
@@ -73,9 +72,10 @@ def component_args(inputs: Mapping[str, Any]) -> cluster_devices.ClusterDevicesA
     `pulumi.InputPropertiesError` listing every problem: unknown or missing arguments, and Outputs where a
     plain section is needed."""
     inputs = {camel_case(k): v for k, v in inputs.items()}
-    accepted = {camel_case(f.name): f for f in fields(cluster_devices.ClusterDevicesArgs)}
-    required = [k for k, f in accepted.items() if f.default is MISSING and f.default_factory is MISSING]
-    problems: list[Problem] = [(k, f"unknown argument; accepted: {', '.join(sorted(accepted))}")
+    hosted = ClusterDevicesArgs  # its keys are the schema's: the Python args' `depends_on` is an option there
+    accepted = sorted(camel_case(k) for k in hosted.__required_keys__ | hosted.__optional_keys__)
+    required = sorted(camel_case(k) for k in hosted.__required_keys__)
+    problems: list[Problem] = [(k, f"unknown argument; accepted: {', '.join(accepted)}")
                                for k in sorted(set(inputs) - set(accepted))]
     problems += [(k, "required and not given") for k in required if inputs.get(k) is None]
     problems += [(path, "given an Output (unknown until deployed); accepted: a plain value — the device plan "
