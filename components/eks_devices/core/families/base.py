@@ -1,8 +1,10 @@
 """What the toolkit knows of a device family, as one record: the descriptor every family module fills in.
 
 Rules, derivation, manifests and components ask a family's descriptor (`families.FAMILY[name]`) for
-its facts instead of naming the family: adding a family is a descriptor module, its vocabulary word
-and its tests.
+the facts it holds instead of naming the family. The aim is that adding a family takes a descriptor
+module, its vocabulary word and its tests; today the configuration models (one `devices` key per
+family), the catalogue's hardware fields and the family-specific rules (EFA layouts, GPU sharing) still
+name their families.
 """
 
 from __future__ import annotations
