@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family, Spec
+from eks_devices.core.families import DESCRIPTORS, NVIDIA
 from eks_devices.core.knowledge import catalog, charts, registries, versions
 from eks_devices.core.knowledge.device_classes import (
     BASE_CLASSES,
@@ -26,7 +27,9 @@ from eks_devices.core.knowledge.device_classes import (
     EFA_CEL,
     EXTENDED_RESOURCE_KUBERNETES,
     GPU_CEL,
+    GPU_CLASS,
     MIG_CEL,
+    MIG_CLASS,
     NEURON_CEL,
     RESOURCE_API_V1,
     VFIO_CEL,
@@ -187,10 +190,10 @@ def _chart_classes(spec: Spec, releases: dict[str, Release]) -> list[DeviceClass
         values, owner = releases["nvidia-dra-driver"].values, "nvidia-dra-driver"
         api = dig(values, "resourceApiVersion") or (RESOURCE_API_V1 if spec.cluster.kubernetes >= (1, 34) else "")
         if dig(values, "resources.gpus.enabled", True):
-            out += [DeviceClassPlan("gpu.nvidia.com", "gpu.nvidia.com", GPU_CEL, owner,
-                                    "nvidia.com/gpu" if api == RESOURCE_API_V1 else None),
-                    DeviceClassPlan("mig.nvidia.com", "gpu.nvidia.com", MIG_CEL, owner),
-                    DeviceClassPlan("vfio.gpu.nvidia.com", "gpu.nvidia.com", VFIO_CEL, owner)]
+            out += [DeviceClassPlan(GPU_CLASS, NVIDIA.dra_driver, GPU_CEL, owner,
+                                    NVIDIA.extended_resource if api == RESOURCE_API_V1 else None),
+                    DeviceClassPlan(MIG_CLASS, NVIDIA.dra_driver, MIG_CEL, owner),
+                    DeviceClassPlan("vfio.gpu.nvidia.com", NVIDIA.dra_driver, VFIO_CEL, owner)]
         if dig(values, "resources.computeDomains.enabled", True):
             # 0.5.0 renders no daemon class when the host runs IMEX (templates/deviceclass-compute-domain-daemon.yaml)
             host_imex = (dig(values, "resources.computeDomains.imex.mode") == "hostManaged"
@@ -230,16 +233,14 @@ def device_classes(spec: Spec, pools: dict[str, PoolPlan], releases: dict[str, R
     out: list[DeviceClassPlan] = []
     if spec.mode == "auto-mode":
         dra = {f for p in pools.values() for f in FAMILIES if p.serves(f, "dra")}
-        if spec.cluster.auto_mode.create_device_classes:
-            if "nvidia" in dra:
-                # the chart's class names nvidia.com/gpu (dra-driver-nvidia-gpu v0.4.1 templates/deviceclass-gpu.yaml
-                # l.12-14); the field is honoured from 1.36 (DRAExtendedResource beta) and only if the stack wants it
-                served = (spec.cluster.kubernetes >= EXTENDED_RESOURCE_KUBERNETES
-                          and spec.cluster.serves_extended_resources)
-                out.append(DeviceClassPlan("gpu.nvidia.com", "gpu.nvidia.com", GPU_CEL, "toolkit",
-                                           "nvidia.com/gpu" if served else None))
-            if "efa" in dra:
-                out.append(DeviceClassPlan("efa.networking.k8s.aws", "dra.net", EFA_CEL, "toolkit"))
+        # a class naming its extended resource as the chart's does: honoured from 1.36 (DRAExtendedResource
+        # beta), and only if the stack wants it
+        served = spec.cluster.kubernetes >= EXTENDED_RESOURCE_KUBERNETES and spec.cluster.serves_extended_resources
+        for devices in DESCRIPTORS if spec.cluster.auto_mode.create_device_classes else ():
+            if devices.auto_mode_dra and devices.name in dra:
+                named = devices.extended_resource if devices.device_class_names_resource and served else None
+                out.append(DeviceClassPlan(devices.device_class, devices.dra_driver, devices.device_class_cel,
+                                           "toolkit", named))
     else:
         out += _chart_classes(spec, releases)
     return tuple(out + _extra_classes(spec))

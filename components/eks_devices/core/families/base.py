@@ -34,6 +34,9 @@ class DeviceFamily:
     """That class's CEL selector, as the driver's chart (or, in Auto Mode, the toolkit) writes it."""
     dra_kubernetes: tuple[int, int]
     """The Kubernetes minor its DRA driver needs outside Auto Mode."""
+    device_class_names_resource: bool = False
+    """Whether that class names `extended_resource` as its `extendedResourceName` (KEP-5004), as the
+    driver's chart renders it."""
     taint: str | None = None
     """The NoSchedule taint key the toolkit puts on pools whose devices of this family are managed."""
     auto_mode_label: bool = False

@@ -12,6 +12,7 @@ NVIDIA = DeviceFamily(
     dra_driver="gpu.nvidia.com",
     device_class="gpu.nvidia.com",
     device_class_cel="device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
+    device_class_names_resource=True,  # v0.4.1 templates/deviceclass-gpu.yaml l.12-14
     dra_kubernetes=(1, 34),  # DRA GA (resource.k8s.io/v1) and recommended by EKS from 1.34
     taint="nvidia.com/gpu",
     auto_mode_label=True,

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eks_devices.core.families import NVIDIA
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES, GPU_CLASS
 from eks_devices.core.model import Plan
 from eks_devices.core.names import eks_manager_label, manager_label
 from eks_devices.core.rules.registry import Verdict, error, rule, warning
 
 CHOICE = "cluster.draExtendedResources"
-GPU_RESOURCE = "nvidia.com/gpu"
+GPU_RESOURCE = NVIDIA.extended_resource
 
 
 def _gpu_class_serves(plan: Plan) -> bool:
