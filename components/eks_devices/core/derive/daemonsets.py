@@ -5,7 +5,7 @@ From a release's merged values to what reaches the API server: whether the Daemo
 with the value merged in as Helm merges it, the Neuron chart's placeholders filled in, or the
 terms the eks-charts templates build from `supportedInstanceLabels`) and its tolerations (the
 template's hard-coded ones plus the value, or the chart's default list while unset). Chart facts
-come from `knowledge/charts.py`; the overlap proof (`scope.py`) places the result on nodes.
+come from the chart descriptors (`knowledge/charts/`); the overlap proof (`scope.py`) places the result on nodes.
 """
 
 from __future__ import annotations
