@@ -41,14 +41,21 @@ class Read:
 AVAILABILITY_ZONES = Read("call", "aws:index/getAvailabilityZones:getAvailabilityZones", ("names",),
                           "the zones a count of network.availabilityZones picks")
 SUBNET = Read("call", "aws:ec2/getSubnet:getSubnet", ("availabilityZone",), "the zone of each brought subnet")
-CALLER_IDENTITY = Read("call", "aws:index/getCallerIdentity:getCallerIdentity", ("accountId",),
-                       "the account in the KMS key and Karpenter policies")
+CALLER_IDENTITY = Read("call", "aws:index/getCallerIdentity:getCallerIdentity", ("accountId", "arn"),
+                       "the account in the KMS key and Karpenter policies, and who runs the program")
+SESSION_CONTEXT = Read("call", "aws:iam/getSessionContext:getSessionContext", ("issuerArn",),
+                       "the IAM role (or user) behind the caller, which gets the cluster's declared admin entry")
 EKS_CLUSTER = Read("resource", "eks:index:Cluster", ("eksCluster", "clusterSecurityGroupId", "kubeconfigJson"),
                    "a remote component: its provider computes them, so mocks must return them; eksCluster is a "
                    "reference to its aws:eks/cluster:Cluster, whose name the cluster's children use")
 
 
-READS = (AVAILABILITY_ZONES, SUBNET, CALLER_IDENTITY, EKS_CLUSTER)
+# pulumi-eks's child that is the EKS cluster (its `eksCluster` output), and the call that finds an access
+# entry EKS already has (a failed call when there is none: not a Read, its absence is an answer)
+EKS_CLUSTER_CHILD = "aws:eks/cluster:Cluster"
+ACCESS_ENTRY = "aws:eks/getAccessEntry:getAccessEntry"
+
+READS = (AVAILABILITY_ZONES, SUBNET, CALLER_IDENTITY, SESSION_CONTEXT, EKS_CLUSTER)
 
 
 class MissingMockAnswers(pulumi.RunError):

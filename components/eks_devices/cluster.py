@@ -88,13 +88,43 @@ def endpoint_args(endpoint: specs.Endpoint) -> dict[str, Any]:
 
 def cluster_reads(plan: Plan) -> list[tuple[answers.Read, dict[str, Any]]]:
     """What the cluster reads from the engine (answered by mocks in unit tests): pulumi-eks's outputs,
-    and the account for the generated KMS key's policy and Karpenter's policies."""
+    the caller (its account for the generated KMS key's and Karpenter's policies, its identity for the
+    deployer's admin entry) and the IAM principal behind it."""
     spec = plan.spec.cluster
-    reads: list[tuple[answers.Read, dict[str, Any]]] = [
-        (answers.EKS_CLUSTER, {"name": spec.name, "version": spec.version})]
-    if not spec.kms_key_arn or plan.mode == "karpenter":
-        reads.append((answers.CALLER_IDENTITY, {}))
-    return reads
+    return [(answers.EKS_CLUSTER, {"name": spec.name, "version": spec.version}), (answers.CALLER_IDENTITY, {}),
+            (answers.SESSION_CONTEXT, {"arn": f"arn:aws:iam::000000000000:user/{spec.name}"})]
+
+
+def without_creator_bootstrap(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+    """pulumi-eks's EKS cluster, created without the creator's bootstrap admin access entry: EKS would
+    give the principal that creates the cluster admin access outside the stack's state, for good
+    (EKS API Reference, CreateCluster `accessConfig.bootstrapClusterCreatorAdminPermissions`). The
+    toolkit declares that access instead (`Cluster._admins`). pulumi-eks sets the field itself with no
+    input for it, so this transform on its child sets it; pulumi-eks also ignores later changes to it
+    (pulumi/pulumi-eks v4.3.0 nodejs/eks/cluster/cluster.ts:733-752), so a cluster created with it on
+    keeps it and is not replaced (the field is fixed at creation)."""
+    if args.type_ != answers.EKS_CLUSTER_CHILD:
+        return None
+    access = {**(args.props.get("accessConfig") or {}), "bootstrapClusterCreatorAdminPermissions": False}
+    return pulumi.ResourceTransformResult(props={**args.props, "accessConfig": access}, opts=args.opts)
+
+
+def deployer_arn() -> str:
+    """The IAM role or user running the program: the caller, or the role behind an assumed-role
+    session (an access entry names the role, not the session: EKS API Reference, CreateAccessEntry)."""
+    caller = answers.answered(answers.CALLER_IDENTITY, "arn", aws.get_caller_identity().arn)
+    issuer = aws.iam.get_session_context(arn=caller).issuer_arn
+    return str(answers.answered(answers.SESSION_CONTEXT, "issuerArn", issuer))
+
+
+def entry_exists(cluster: str, principal: str) -> bool:
+    """Whether EKS already has an access entry for `principal` on the cluster named `cluster`. The
+    provider reports a cluster or entry that does not exist as a failed call, which is the answer."""
+    try:
+        found = aws.eks.get_access_entry(cluster_name=cluster, principal_arn=principal)
+    except Exception:  # a failed read: no cluster yet, or no entry
+        return False
+    return bool(found.access_entry_arn)
 
 
 def _eks_cluster_name(cluster: Any) -> pulumi.Output[str]:
@@ -165,8 +195,9 @@ class Cluster(pulumi.ComponentResource):
                     value=self._spec.name, opts=self._child)
         aws.ec2.Tag(f"{name}-cluster-sg-role", resource_id=self.cluster_security_group_id, key=SECURITY_GROUP_TAG,
                     value="cluster", opts=self._child)
-        self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self._kubeconfig(), opts=self._child)
-        self._admins()
+        # nothing talks to the API server before the deployer's access exists: a new cluster has no bootstrap admin
+        self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self._kubeconfig(),
+                                         opts=pulumi.ResourceOptions(parent=self, depends_on=self._admins()))
         modes[plan.mode][1]()
         outputs: dict[str, Any] = {"name": self.name, "nodeRoleArn": self.node_role_arn,
                                    "clusterSecurityGroupId": self.cluster_security_group_id}
@@ -203,7 +234,8 @@ class Cluster(pulumi.ComponentResource):
             enabled_cluster_log_types=list(spec.logging),
             encryption_config_key_arn=self.kms_key_arn, tags=self._tags, **endpoint_args(spec.endpoint),
             deletion_protection=spec.protect, **mode_args,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=prerequisites, protect=spec.protect))
+            opts=pulumi.ResourceOptions(parent=self, depends_on=prerequisites, protect=spec.protect,
+                                        transforms=[without_creator_bootstrap]))
 
     def _kubeconfig(self) -> pulumi.Output[str]:
         """The kubeconfig the toolkit's Kubernetes provider uses: with the stack's `aws:profile` it
@@ -326,18 +358,39 @@ class Cluster(pulumi.ComponentResource):
             spec={"template": {"metadata": {"annotations": {AWS_NODE_IDENTITY_ANNOTATION: "pod-identity"}}}},
             opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[self.eks, *identity]))
 
-    def _admins(self) -> None:
+    def _admins(self) -> list[pulumi.Resource]:
         """Cluster admins as EKS access entries with AmazonEKSClusterAdminPolicy (cluster scope), in the
-        stack's state. The creator's bootstrap admin stays: pulumi-eks sets
-        bootstrapClusterCreatorAdminPermissions itself and ignores changes to it (docs/security.md)."""
+        stack's state: each of `cluster.admins`, and the principal running the program (unless listed),
+        which the toolkit's own Kubernetes provider needs. Returns the deployer's entry and association.
+
+        A cluster created with the bootstrap admin on (every cluster before this release) already has an
+        entry for its creator; when that is the deployer, its entry and association are adopted into the
+        state (`import`, with the inputs EKS gave them: no tags), instead of a second entry EKS refuses.
+        Once in the state, the import id matches and nothing is imported again."""
         part = iam.partition(self._region)
+        policy = iam.access_policy_arn(part, iam.CLUSTER_ADMIN_ACCESS_POLICY)
+        deployer = deployer_arn()
+        access: list[pulumi.Resource] = []
         for i, arn in enumerate(self._spec.admins):
             entry = aws.eks.AccessEntry(f"{self._base}-admin-{i}", cluster_name=self.name, principal_arn=arn,
                                         type="STANDARD", tags=self._tags, opts=self._child)
-            aws.eks.AccessPolicyAssociation(
-                f"{self._base}-admin-{i}-policy", cluster_name=self.name, principal_arn=arn,
-                policy_arn=iam.access_policy_arn(part, iam.CLUSTER_ADMIN_ACCESS_POLICY),
+            association = aws.eks.AccessPolicyAssociation(
+                f"{self._base}-admin-{i}-policy", cluster_name=self.name, principal_arn=arn, policy_arn=policy,
                 access_scope={"type": "cluster"}, opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]))
+            if arn == deployer:
+                access = [entry, association]
+        if access:
+            return access
+        adopt = entry_exists(self._spec.name, deployer)
+        entry = aws.eks.AccessEntry(
+            f"{self._base}-deployer", cluster_name=self.name, principal_arn=deployer, type="STANDARD",
+            opts=pulumi.ResourceOptions(parent=self, import_=f"{self._spec.name}:{deployer}" if adopt else None))
+        association = aws.eks.AccessPolicyAssociation(
+            f"{self._base}-deployer-policy", cluster_name=self.name, principal_arn=deployer, policy_arn=policy,
+            access_scope={"type": "cluster"},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[entry],
+                                        import_=f"{self._spec.name}#{deployer}#{policy}" if adopt else None))
+        return [entry, association]
 
     def _system_nodes(self, role: iam.ServiceRole, identity: list[pulumi.Resource]) -> list[pulumi.Resource]:
         """The small managed node group for system pods (IMDSv2, hop limit 1, encrypted root volume),

@@ -204,7 +204,9 @@ class ClusterConfig(TypedDict):
     sessions on every node.
     """
     admins: NotRequired[list[str]]
-    """IAM role or user ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy)."""
+    """IAM role or user ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy),
+    besides the principal running `pulumi up`, which always is.
+    """
     dra_extended_resources: NotRequired[bool]
     """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
     protect: NotRequired[bool]

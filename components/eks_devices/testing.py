@@ -19,20 +19,23 @@ answer::
 
 from __future__ import annotations
 
+import inspect
 import json
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.sync_await import _sync_await
 
 from eks_devices import answers
 
-__all__ = ["ACCOUNT_ID", "Mocks", "aws_id"]
+__all__ = ["ACCOUNT_ID", "CALLER_ARN", "Mocks", "aws_id", "session_context"]
 
 ACCOUNT_ID = "123456789012"  # the mocked account
+CALLER_ARN = f"arn:aws:iam::{ACCOUNT_ID}:user/offline"  # who runs the program, unless a test says
 
 
 # EC2 id prefixes, so mocked ids look like the ones AWS returns (and pass the CRD id patterns).
@@ -67,9 +70,14 @@ class Mocks(answers.AnsweringMocks):
     resolve to real objects as they do under `pulumi up`.
     """
 
-    def __init__(self, region: str = "us-west-2", subnet_zones: Mapping[str, str] | None = None):
+    def __init__(self, region: str = "us-west-2", subnet_zones: Mapping[str, str] | None = None,
+                 caller_arn: str = CALLER_ARN, access_entries: Iterable[tuple[str, str]] = ()):
         self.region = region  # the stack's aws:region: zones, ARNs and endpoints are in it
         self.subnet_zones = dict(subnet_zones or {})  # brought subnets' zones, where the test knows them
+        self.caller_arn = caller_arn  # who runs the program: a user, role or assumed-role session ARN
+        # (cluster name, principal ARN) of the access entries EKS already has, such as the creator's
+        # bootstrap admin on a cluster created before (`aws:eks/getAccessEntry` finds them, and only them)
+        self.access_entries = set(access_entries)
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         name, typ, inputs = args.name, args.typ, dict(args.inputs)
@@ -87,7 +95,7 @@ class Mocks(answers.AnsweringMocks):
         elif typ == "aws:eks/cluster:Cluster":
             outputs.update(_eks_cluster_outputs(inputs.get("name") or name, self.region))
         elif typ == answers.EKS_CLUSTER.token:
-            outputs.update(self._eks_component_outputs(name, inputs))
+            outputs.update(self._eks_component_outputs(name, inputs, args.transforms))
         return rid, outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
@@ -96,8 +104,15 @@ class Mocks(answers.AnsweringMocks):
             zones = _zones(self.region)
             return {"names": zones, "zoneIds": [f"usw2-az{i}" for i in range(1, 7)], "id": self.region}, []
         if token == answers.CALLER_IDENTITY.token:
-            return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/offline",
-                    "userId": "OFFLINE", "id": ACCOUNT_ID}, []
+            return {"accountId": ACCOUNT_ID, "arn": self.caller_arn, "userId": "OFFLINE", "id": ACCOUNT_ID}, []
+        if token == answers.SESSION_CONTEXT.token:
+            return session_context(str(args.args.get("arn", ""))), []
+        if token == answers.ACCESS_ENTRY:
+            key = (str(args.args.get("clusterName")), str(args.args.get("principalArn")))
+            if key not in self.access_entries:  # the provider's answer for an entry (or cluster) EKS lacks
+                return {}, [("principalArn", f"no access entry for {key[1]} on cluster {key[0]}")]
+            return {**args.args, "accessEntryArn": f"arn:aws:eks:{self.region}:{ACCOUNT_ID}:access-entry/{key[0]}/x",
+                    "type": "STANDARD", "id": f"{key[0]}:{key[1]}"}, []
         if token == "aws:index/getPartition:getPartition":
             return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}, []
         if token == "aws:index/getRegion:getRegion":
@@ -113,17 +128,21 @@ class Mocks(answers.AnsweringMocks):
         return {"id": subnet_id, "availabilityZone": zone, "vpcId": "vpc-brought",
                 "cidrBlock": "10.0.0.0/20", "mapPublicIpOnLaunch": False}
 
-    def _eks_component_outputs(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    def _eks_component_outputs(self, name: str, inputs: dict[str, Any],
+                               transforms: Sequence[pulumi.ResourceTransform] = ()) -> dict[str, Any]:
         """What pulumi-eks's Cluster returns: its EKS cluster (as pulumi-eks configures it from the
-        inputs, pulumi/pulumi-eks v4.3.0) and Kubernetes provider as references, the kubeconfig, the security groups."""
+        inputs, pulumi/pulumi-eks v4.3.0, then through the component's transforms, which the engine
+        applies to a packaged component's children) and Kubernetes provider as references, the
+        kubeconfig, the security groups."""
         cluster_name = inputs.get("name") or name
         auto = bool((inputs.get("autoMode") or {}).get("enabled"))
         cluster_sg = aws_id("aws:ec2/securityGroup:SecurityGroup", f"{cluster_name}-cluster")
-        eks_state = {**_eks_cluster_outputs(cluster_name, self.region), **self._eks_cluster_config(inputs, auto)}
+        eks_state = _transformed(answers.EKS_CLUSTER_CHILD, f"{name}-eksCluster", transforms, {
+            **_eks_cluster_outputs(cluster_name, self.region), **self._eks_cluster_config(inputs, auto)})
         eks_state["vpcConfig"]["clusterSecurityGroupId"] = cluster_sg
         eks_state["arn"] = f"arn:aws:eks:{self.region}:{ACCOUNT_ID}:cluster/{cluster_name}"
         kubeconfig = _kubeconfig(cluster_name, self.region)
-        eks_ref = self._reference("eks:index:Cluster$aws:eks/cluster:Cluster", f"{name}-eksCluster",
+        eks_ref = self._reference(f"{answers.EKS_CLUSTER.token}${answers.EKS_CLUSTER_CHILD}", f"{name}-eksCluster",
                                   cluster_name, eks_state)
         provider_ref = self._reference("eks:index:Cluster$pulumi:providers:kubernetes", f"{name}-eks-k8s",
                                        f"{name}-eks-k8s-id", {"kubeconfig": json.dumps(kubeconfig)},
@@ -186,6 +205,30 @@ class Mocks(answers.AnsweringMocks):
         monitor.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, rid, {**state, "id": rid})
         return {pulumi.runtime.rpc._special_sig_key: pulumi.runtime.rpc._special_resource_sig,
                 "urn": urn, "id": rid, "name": name, "type": type_ or qualified_type.split("$")[-1]}
+
+
+def session_context(arn: str) -> dict[str, Any]:
+    """`aws:iam/getSessionContext` as AWS answers: the role behind an assumed-role session, any other
+    ARN passed through (this mock knows no role paths)."""
+    parts = arn.split(":", 5)
+    if len(parts) == 6 and parts[2] == "sts" and parts[5].startswith("assumed-role/"):
+        _, role, session = parts[5].split("/", 2)
+        issuer = f"arn:{parts[1]}:iam::{parts[4]}:role/{role}"
+        return {"arn": arn, "issuerArn": issuer, "issuerName": role, "sessionName": session, "issuerId": "OFFLINE"}
+    return {"arn": arn, "issuerArn": arn, "issuerName": arn.rsplit("/", 1)[-1], "sessionName": "", "issuerId": ""}
+
+
+def _transformed(type_: str, name: str, transforms: Sequence[pulumi.ResourceTransform],
+                 props: dict[str, Any]) -> dict[str, Any]:
+    """A remote component's child's properties after the component's transforms, as the engine runs
+    them on the child's registration (each may return None: unchanged)."""
+    for transform in transforms:
+        result = transform(pulumi.ResourceTransformArgs(True, type_, name, props, pulumi.ResourceOptions()))
+        if inspect.isawaitable(result):
+            result = _sync_await(result)
+        if result is not None:
+            props = dict(result.props)
+    return props
 
 
 def _eks_cluster_outputs(name: str, region: str) -> dict[str, Any]:

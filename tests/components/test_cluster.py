@@ -11,7 +11,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from eks_devices import iam
+from eks_devices import iam, testing
 from eks_devices.cluster import kubeconfig_with_profile
 from eks_devices.core import planner as planning
 from eks_devices.core.config.stack import parse
@@ -144,9 +144,9 @@ def test_auto_mode_built_in_pools_use_a_role_the_toolkit_made(auto: engine.Recor
 def test_custom_nodeclass_role_has_an_ec2_access_entry_with_the_auto_node_policy(auto: engine.Recording) -> None:
     role = auto.named(f"{PREFIX}-nodeclass")
     assert policies_of(auto, role) == {"AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly"}
-    entry = one(auto, "aws:eks/accessEntry:AccessEntry")
+    entry = auto.named(f"{PREFIX}-nodeclass-access")
     assert entry.inputs["type"] == "EC2" and entry.inputs["principalArn"] == role.outputs["arn"]
-    association = one(auto, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    association = auto.named(f"{PREFIX}-nodeclass-auto-node-policy")
     assert association.inputs["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy"
     assert association.inputs["accessScope"] == {"type": "cluster"}
     assert association.inputs["principalArn"] == role.outputs["arn"]
@@ -390,7 +390,7 @@ def test_every_controller_policy_document_is_well_formed() -> None:
 def test_karpenter_node_role_has_its_access_entry(karpenter: engine.Recording) -> None:
     role = karpenter.named(f"{PREFIX}-karpenter-node")
     assert policies_of(karpenter, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly"}
-    entry = one(karpenter, "aws:eks/accessEntry:AccessEntry")
+    [entry] = [r for r in karpenter.of_type("aws:eks/accessEntry:AccessEntry") if r.inputs["type"] != "STANDARD"]
     assert (entry.inputs["type"], entry.inputs["principalArn"]) == ("EC2_LINUX", role.outputs["arn"])
     assert karpenter.exports["nodeRoleArn"] == karpenter.exports["karpenterNodeRoleArn"] == role.outputs["arn"]
     assert karpenter.exports["interruptionQueueName"] == NAME
@@ -431,7 +431,8 @@ def test_managed_node_groups_mode_has_one_node_role_for_every_group(mng: engine.
     assert policies_of(mng, role) == {"AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly"}
     group = one(mng, "aws:eks/nodeGroup:NodeGroup")
     assert group.inputs["nodeRoleArn"] == role.outputs["arn"] == mng.exports["nodeRoleArn"]
-    assert not mng.of_type("aws:eks/accessEntry:AccessEntry")  # EKS makes node groups' entries itself
+    # EKS makes node groups' entries itself: the only one is the deployer's
+    assert [r.name for r in mng.of_type("aws:eks/accessEntry:AccessEntry")] == [f"{PREFIX}-deployer"]
 
 
 def test_managed_node_groups_system_group_follows_its_config(mng: engine.Recording) -> None:
@@ -534,13 +535,82 @@ def test_declared_admins_get_access_entries_with_the_cluster_admin_policy() -> N
     rec = run(config("auto-mode", admins=admins))
     entries = {r.inputs["principalArn"]: r for r in rec.of_type("aws:eks/accessEntry:AccessEntry")
                if r.inputs["type"] == "STANDARD"}
-    assert set(entries) == set(admins)
+    assert set(entries) == {*admins, testing.CALLER_ARN}  # and the deployer's
     policies = {r.inputs["principalArn"]: r for r in rec.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
                 if r.inputs["principalArn"] in admins}
     for arn in admins:
         assert policies[arn].inputs["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
         assert policies[arn].inputs["accessScope"] == {"type": "cluster"}
         assert entries[arn].urn in policies[arn].depends_on
+
+
+ROLE = "arn:aws:iam::123456789012:role/platform-ci"
+SESSION = "arn:aws:sts::123456789012:assumed-role/platform-ci/pipeline-42"
+ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+
+
+def access(rec: engine.Recording, principal: str) -> tuple[engine.Registered, engine.Registered]:
+    """The STANDARD access entry of `principal` and its policy association."""
+    [entry] = [r for r in rec.of_type("aws:eks/accessEntry:AccessEntry") if r.inputs["principalArn"] == principal]
+    [association] = [r for r in rec.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+                     if r.inputs["principalArn"] == principal]
+    return entry, association
+
+
+def bootstrap_probe(program: dict[str, Any]) -> None:
+    access_config = program["cluster"].eks.eks_cluster.access_config
+    pulumi.export("bootstrap", access_config.apply(lambda c: c.bootstrap_cluster_creator_admin_permissions))
+
+
+@pytest.mark.parametrize("mode", ["auto-mode", "karpenter", "managed-node-groups"])
+def test_the_cluster_has_no_bootstrap_admin_and_the_deployer_is_declared_first(mode: str) -> None:
+    """pulumi-eks's EKS cluster goes through the component's transform (the mocks run it on the
+    child, as the engine does); the deployer is the role behind the session, given cluster-admin in
+    the state, and the toolkit's Kubernetes provider waits for it."""
+    pools = {"gpu": {**GPU_POOL, "replicas": 1}} if mode == "managed-node-groups" else None
+    rec = engine.main(config(mode, pools), then=bootstrap_probe, mocks=testing.Mocks(caller_arn=SESSION))
+    assert rec.exports["bootstrap"] is False
+    entry, association = access(rec, ROLE)
+    assert entry.inputs["type"] == "STANDARD" and "tags" not in entry.inputs and not entry.import_id
+    assert association.inputs["policyArn"] == ADMIN_POLICY and association.inputs["accessScope"] == {"type": "cluster"}
+    assert entry.urn in association.depends_on and not association.import_id
+    provider = one(rec, "pulumi:providers:kubernetes")
+    assert {entry.urn, association.urn} <= set(provider.depends_on)
+
+
+def test_the_transform_touches_only_the_eks_cluster() -> None:
+    from eks_devices.cluster import without_creator_bootstrap
+
+    props = {"name": "x", "accessConfig": {"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": True}}
+    opts = pulumi.ResourceOptions()
+    result = without_creator_bootstrap(pulumi.ResourceTransformArgs(True, "aws:eks/cluster:Cluster", "c", props, opts))
+    assert result is not None and result.opts is opts
+    assert result.props == {"name": "x", "accessConfig": {"authenticationMode": "API",
+                                                          "bootstrapClusterCreatorAdminPermissions": False}}
+    assert props["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is True  # not changed in place
+    for other in ("aws:iam/role:Role", "aws:eks/addon:Addon"):
+        assert without_creator_bootstrap(pulumi.ResourceTransformArgs(True, other, "c", props, opts)) is None
+
+
+def test_a_cluster_created_with_the_bootstrap_admin_adopts_the_deployers_entry() -> None:
+    """EKS already has the creator's entry (every cluster the toolkit made before): the deployer's
+    entry and association are imported with the ids EKS gives them, not created a second time."""
+    mocks = testing.Mocks(caller_arn=SESSION, access_entries=[(NAME, ROLE)])
+    entry, association = access(engine.main(config("karpenter"), mocks=mocks), ROLE)
+    assert entry.import_id == f"{NAME}:{ROLE}"
+    assert association.import_id == f"{NAME}#{ROLE}#{ADMIN_POLICY}"
+    # another principal's entry on the same cluster is nothing to adopt
+    other = testing.Mocks(caller_arn=SESSION, access_entries=[(NAME, "arn:aws:iam::123456789012:role/creator")])
+    entry, association = access(engine.main(config("karpenter"), mocks=other), ROLE)
+    assert not entry.import_id and not association.import_id
+
+
+def test_a_deployer_listed_as_admin_has_one_entry_which_the_provider_waits_for() -> None:
+    rec = engine.main(config("managed-node-groups", {"gpu": {**GPU_POOL, "replicas": 1}}, admins=[ROLE]),
+                      mocks=testing.Mocks(caller_arn=SESSION))
+    entry, association = access(rec, ROLE)
+    assert entry.name == f"{PREFIX}-admin-0"
+    assert {entry.urn, association.urn} <= set(one(rec, "pulumi:providers:kubernetes").depends_on)
 
 
 def test_admin_arns_are_checked() -> None:

@@ -34,17 +34,19 @@ CLUSTER_COMMON = {
 }
 SYSTEM_NODES = {"aws:ec2/launchTemplate:LaunchTemplate": 1, "aws:eks/nodeGroup:NodeGroup": 1}
 EXPECTED = {
-    # Auto Mode: two node roles (built-in pools, custom NodeClasses), the NodeClass role's access.
+    # Auto Mode: two node roles (built-in pools, custom NodeClasses), the NodeClass role's access (and,
+    # as in every mode, the deployer's admin access).
     "dev": {**NETWORK_SINGLE_NAT, **CLUSTER_COMMON,
             "aws:iam/role:Role": 2, "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 4,
-            "aws:eks/accessEntry:AccessEntry": 1, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": 1},
+            "aws:eks/accessEntry:AccessEntry": 1 + 1, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": 1 + 1},
     # Karpenter: system nodes (+ CoreDNS), node, controller and VPC CNI roles, six controller policies,
     # the Pod Identity agent and two associations (controller, aws-node) with aws-node's roll onto its
     # role, the queue and its policy, five rules and targets, two charts.
     "staging": {**NETWORK_NAT_PER_ZONE, **CLUSTER_COMMON, **SYSTEM_NODES,
                 "eks-devices:index:Karpenter": 1, "aws:iam/role:Role": 4, "aws:iam/policy:Policy": 6,
                 "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 2 + 2 + 6 + 1,
-                "aws:eks/addon:Addon": 2, "aws:eks/accessEntry:AccessEntry": 1,
+                "aws:eks/addon:Addon": 2, "aws:eks/accessEntry:AccessEntry": 1 + 1,
+                "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": 1,
                 "aws:eks/podIdentityAssociation:PodIdentityAssociation": 2,
                 "kubernetes:apps/v1:DaemonSetPatch": 1,
                 "aws:sqs/queue:Queue": 1, "aws:sqs/queuePolicy:QueuePolicy": 1,
@@ -55,7 +57,8 @@ EXPECTED = {
     "prod": {**NETWORK_NAT_PER_ZONE, **CLUSTER_COMMON, **SYSTEM_NODES,
              "aws:iam/role:Role": 2, "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 2 + 1,
              "aws:eks/addon:Addon": 2, "aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
-             "kubernetes:apps/v1:DaemonSetPatch": 1},
+             "kubernetes:apps/v1:DaemonSetPatch": 1, "aws:eks/accessEntry:AccessEntry": 1,
+             "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": 1},
 }
 ALWAYS_EXPORTED = {"clusterName", "kubeconfig", "vpcId", "privateSubnetIds", "publicSubnetIds",
                    "privateSubnetsByZone", "efaSecurityGroupId", "nodeRoleName", "nodeRoleArn", "devicePlan"}
@@ -137,11 +140,15 @@ DELETED_BY_DESIGN = {"prod": {"ml-prod-node-AmazonEKS_CNI_Policy", "ml-prod-node
                               "ml-prod-p5-node-gpu-efa"},  # 40 devices: over the claim limit of 32
                      "staging": {f"ml-staging-{role}-{policy}" for role in ("system-node", "karpenter-node")
                                  for policy in ("AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore")}}
-# aws-node's own identity: its role and policy, the association, its roll onto it (and, for node groups, the agent)
+# aws-node's own identity: its role and policy, the association, its roll onto it (and, for node groups, the agent);
+# in every stack the deployer's declared admin access (on these clusters, the creator's bootstrap entry, adopted)
+DEPLOYER = {"platform-deployer", "platform-deployer-policy"}
 CREATED_BY_DESIGN = {"prod": {"platform-vpc-cni", "platform-vpc-cni-AmazonEKS_CNI_Policy", "platform-vpc-cni-identity",
-                              "platform-aws-node-identity", "platform-pod-identity-agent", "platform-p5-half-gpu-efa"},
+                              "platform-aws-node-identity", "platform-pod-identity-agent", "platform-p5-half-gpu-efa",
+                              *DEPLOYER},
                      "staging": {"platform-vpc-cni", "platform-vpc-cni-AmazonEKS_CNI_Policy",
-                                 "platform-vpc-cni-identity", "platform-aws-node-identity"}}
+                                 "platform-vpc-cni-identity", "platform-aws-node-identity", *DEPLOYER},
+                     "dev": DEPLOYER}
 
 
 def _digest(value: Any) -> str:

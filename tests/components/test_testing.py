@@ -118,7 +118,7 @@ def test_the_offline_engine_runs_on_the_public_mocks_which_answer_every_read() -
     mocks = testing.Mocks("eu-west-1")
     calls = [r for r in answers.READS if r.kind == "call"]
     assert {r.token for r in calls} == {answers.AVAILABILITY_ZONES.token, answers.SUBNET.token,
-                                        answers.CALLER_IDENTITY.token}
+                                        answers.CALLER_IDENTITY.token, answers.SESSION_CONTEXT.token}
     for read in calls:
         answer, _ = mocks.call(pulumi_call(read.token, {"id": "subnet-0000000a"}))
         assert all(answer.get(f) is not None for f in read.fields), read.token

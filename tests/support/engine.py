@@ -19,14 +19,15 @@ __all__ = ["ACCOUNT_ID", "MAIN", "OfflineMocks", "Recording", "Registered", "anc
 
 
 def run(program: Callable[[], Any], config: dict[str, Any], *, stack: str = "test",
-        project: str = "eks-devices") -> Recording:
-    """Run `program` (registering resources) under the mock engine with `config`; exceptions it
-    raises propagate."""
-    return offline.run(program, config, stack=stack, project=project)
+        project: str = "eks-devices", mocks: offline.OfflineMocks | None = None) -> Recording:
+    """Run `program` (registering resources) under the mock engine with `config` (and `mocks`);
+    exceptions it raises propagate."""
+    return offline.run(program, config, stack=stack, project=project, mocks=mocks)
 
 
 def main(config: dict[str, Any], *, stack: str = "test", path: Path = MAIN,
-         then: Callable[[dict[str, Any]], Any] | None = None, project: str = "eks-devices") -> Recording:
+         then: Callable[[dict[str, Any]], Any] | None = None, project: str = "eks-devices",
+         mocks: offline.OfflineMocks | None = None) -> Recording:
     """Run a program file (the root `__main__.py` unless `path` says) under the mock engine; `then`
     gets the program's globals inside the run (to export probes of what it built)."""
 
@@ -35,7 +36,7 @@ def main(config: dict[str, Any], *, stack: str = "test", path: Path = MAIN,
         if then is not None:
             then(namespace)
 
-    return run(program, config, stack=stack, project=project)
+    return run(program, config, stack=stack, project=project, mocks=mocks)
 
 
 def raising(program: Callable[[], Any], config: dict[str, Any], error: type[BaseException], *,

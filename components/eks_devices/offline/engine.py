@@ -53,6 +53,7 @@ class Registered:
     aliases: list[str] = field(default_factory=list)  # the old URNs this resource answers to
     retain_on_delete: bool = False
     ignore_changes: list[str] = field(default_factory=list)
+    import_id: str = ""  # the `import` option: the id of an existing cloud resource to adopt
 
 
 @dataclass
@@ -107,6 +108,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
             depends_on=list(request.dependencies), aliases=aliases,
             retain_on_delete=bool(request.retainOnDelete), ignore_changes=list(request.ignoreChanges),
+            import_id=request.importId,
         ))
         return response
 
@@ -235,11 +237,12 @@ def _brought_subnet_zones(config: dict[str, Any]) -> dict[str, str]:
 
 
 def run(program: Callable[[], None], config: dict[str, Any], stack: str = "dev",
-        project: str = "eks-devices") -> Recording:
-    """Run `program` under the mock engine with `config` as the stack's configuration."""
+        project: str = "eks-devices", mocks: OfflineMocks | None = None) -> Recording:
+    """Run `program` under the mock engine with `config` as the stack's configuration (and `mocks`
+    answering, the stack's own by default)."""
     recording = Recording()
     region = str(config.get("aws:region", "us-west-2"))
-    mocks = OfflineMocks(region, subnet_zones=_brought_subnet_zones(config))
+    mocks = mocks or OfflineMocks(region, subnet_zones=_brought_subnet_zones(config))
     pulumi.runtime.set_all_config(config_strings(config))
     pulumi_settings.ROOT.set(None)
     pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False,

@@ -186,7 +186,8 @@ class Cluster(Model):
     """AmazonSSMManagedInstanceCore on the node role (karpenter, managed-node-groups; default false): SSM
     sessions on every node."""
     admins: list[str] = Field(default_factory=list)
-    """IAM role or user ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy)."""
+    """IAM role or user ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy),
+    besides the principal running `pulumi up`, which always is."""
     # KEP-5004 (DRAExtendedResource; beta and on from Kubernetes 1.36): whether the `gpu.nvidia.com`
     # DeviceClass names `extendedResourceName: nvidia.com/gpu`, so a Pod asking for `nvidia.com/gpu` can be
     # served through DRA on DRA nodes. Unset means on (what the NVIDIA DRA chart renders, and what stacks
