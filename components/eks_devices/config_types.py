@@ -297,6 +297,15 @@ class NodePoolConfig(TypedDict):
     """Bottlerocket settings tables, as in the stack file."""
 
 
+class DigestsConfig(TypedDict):
+    """Charts and images pinned by digest (none unless listed)."""
+
+    charts: NotRequired[dict[str, str]]
+    """OCI charts by key: `<version>@sha256:…`, the chart's manifest digest at the version the stack installs."""
+    images: NotRequired[dict[str, str]]
+    """Container images by repository: `<tag>@sha256:…`, the image's manifest (or index) digest."""
+
+
 class DeviceClassConfig(TypedDict):
     """A toolkit-owned DeviceClass under a name of your own that narrows an upstream class, e.g.
     one GPU model: `{base: gpu.nvidia.com, productName: NVIDIA H100 80GB HBM3}`. Its selector is the
@@ -331,6 +340,8 @@ class PlatformArgs(TypedDict):
     """Per-chart value overrides (free-form), merged last and re-checked by the rules."""
     chart_versions: NotRequired[dict[str, str]]
     """Per-chart version overrides."""
+    digests: NotRequired[DigestsConfig]
+    """Charts and container images pinned by digest (`core/config/digests.py`)."""
     device_classes: NotRequired[dict[str, DeviceClassConfig]]
     """Extra DeviceClasses by name."""
     claims: NotRequired[dict[str, dict[str, Any]]]

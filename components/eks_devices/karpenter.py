@@ -130,10 +130,10 @@ class Karpenter(pulumi.ComponentResource):
             service_account=SERVICE_ACCOUNT, role_arn=controller.role.arn, tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=controller.ready))
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=k8s_provider)
-        self.crd_release = self._release(f"{name}-crd-release", "karpenter-crd", plan.version, None, k8s_opts)
+        self.crd_release = self._release(f"{name}-crd-release", plan, "karpenter-crd", None, k8s_opts)
         values = pulumi.Output.all(cluster_name, self.queue.name).apply(
             lambda args: controller_values(plan.values, args[0], args[1]))
-        self.release = self._release(f"{name}-release", "karpenter", plan.version, values, pulumi.ResourceOptions.merge(
+        self.release = self._release(f"{name}-release", plan, "karpenter", values, pulumi.ResourceOptions.merge(
             k8s_opts, pulumi.ResourceOptions(depends_on=[self.crd_release, association, agent, node_access,
                                                          *nodes.ready, *controller_depends_on])))
         self.register_outputs({"nodeRoleArn": self.node_role.arn, "controllerRoleArn": self.controller_role.arn,
@@ -161,11 +161,11 @@ class Karpenter(pulumi.ComponentResource):
         return iam.ServiceRole(role, attachments)
 
     @staticmethod
-    def _release(resource_name: str, chart_key: str, version: str, values: pulumi.Input[dict[str, Any]] | None,
+    def _release(resource_name: str, plan: KarpenterPlan, chart_key: str, values: pulumi.Input[dict[str, Any]] | None,
                  opts: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
         """A Helm release with reset-then-apply upgrades: the chart's defaults plus exactly `values`."""
         chart = CHARTS[chart_key]
         return k8s.helm.v3.Release(
-            resource_name, name=chart_key, chart=chart.reference, version=version,
+            resource_name, name=chart_key, chart=plan.charts.get(chart_key, chart.reference), version=plan.version,
             namespace=chart.namespace, values=values or {}, reset_values=True, reuse_values=False,
             skip_crds=chart_key == "karpenter", opts=opts)

@@ -620,3 +620,23 @@ def test_admin_arns_are_checked() -> None:
         stacks.build(config("auto-mode", admins=["arn:aws:sts::123456789012:assumed-role/admin/me"]))
     [problem] = caught.value.problems
     assert problem.path == "cluster.admins" and "IAM role or user ARNs" in problem.accepted
+
+
+def test_pinned_charts_and_images_reach_the_helm_releases_by_digest() -> None:
+    """What `pulumi up` sends Helm: pinned OCI charts by `@sha256:` reference (Karpenter's two and a
+    device driver), pinned images in the charts' tag and digest values."""
+    pin = "sha256:" + "ab" * 32
+    pools = {"gpu": {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "dra", "efa": "device-plugin"}}}
+    rec = engine.main(stacks.config("karpenter", "1.36", pools, name=NAME, digests={
+            "charts": {"karpenter": f"1.15.0@{pin}", "karpenter-crd": f"1.15.0@{pin}",
+                       "nvidia-dra-driver": f"0.5.0@{pin}"},
+            "images": {"public.ecr.aws/karpenter/controller": f"1.15.0@{pin}",
+                       "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu": f"v0.5.0@{pin}"}}))
+    releases = {r.inputs["name"]: r.inputs for r in rec.of_type("kubernetes:helm.sh/v3:Release")}
+    assert releases["karpenter"]["chart"] == f"oci://public.ecr.aws/karpenter/karpenter@{pin}"
+    assert releases["karpenter-crd"]["chart"] == f"oci://public.ecr.aws/karpenter/karpenter-crd@{pin}"
+    assert releases["karpenter"]["values"]["controller"]["image"] == {"tag": "1.15.0", "digest": pin}
+    driver = releases["nvidia-dra-driver"]
+    assert driver["chart"] == f"oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu@{pin}"
+    assert driver["version"] == "0.5.0" and driver["values"]["image"] == {"tag": f"v0.5.0@{pin}"}
+    assert releases["aws-efa-k8s-device-plugin"]["chart"] == "aws-efa-k8s-device-plugin"  # HTTP: by version only

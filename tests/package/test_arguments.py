@@ -51,7 +51,7 @@ def test_every_problem_at_once_at_its_property_path() -> None:
                       "nodePools": {"gpu": {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "maybe"}}},
                       "network": {"availabilityZoneCount": 3, "availabilityZones": ["us-west-2a", "us-west-2b"]}})
     assert set(found) == {"cluster.mode", "nodePool", "nodePools.gpu.devices.nvidia", "network.availabilityZoneCount"}
-    assert "accepted: chartVersions, claims, cluster, deviceClasses, helmValues, network, nodePools" in found["nodePool"]
+    assert "accepted: chartVersions, claims, cluster, deviceClasses, digests, helmValues, network, nodePools" in found["nodePool"]
     assert "'maybe'" in found["nodePools.gpu.devices.nvidia"] and "device-plugin" in found["nodePools.gpu.devices.nvidia"]
 
 

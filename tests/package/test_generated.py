@@ -49,7 +49,7 @@ def test_check_names_a_stale_file_and_fails(tmp_path: Path, monkeypatch: pytest.
 def test_the_typed_arguments_are_the_spec_field_for_field() -> None:
     hints = typing.get_type_hints(config_types.PlatformArgs)
     assert set(hints) == {"region", "profile", "network", "cluster", "node_pools", "helm_values", "chart_versions",
-                          "device_classes", "claims"}
+                          "device_classes", "claims", "digests"}
     assert len(hints) == len(Spec.model_fields)
     assert config_types.PlatformArgs.__required_keys__ == frozenset({"cluster"})
     pool = config_types.NodePoolConfig

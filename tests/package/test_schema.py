@@ -48,7 +48,7 @@ def test_platform_inputs_are_plain_and_mirror_the_stack_keys(schema: dict) -> No
     platform = schema["resources"][TOKEN]
     inputs = platform["inputProperties"]
     assert set(inputs) == {"cluster", "region", "profile", "network", "nodePools", "deviceClasses", "claims",
-                           "helmValues", "chartVersions"}
+                           "helmValues", "chartVersions", "digests"}
     assert platform["requiredInputs"] == ["cluster"]
     assert all(p.get("plain") is True for p in inputs.values())
     for name, typ in schema["types"].items():

@@ -146,6 +146,13 @@ def _packaged_chart(res: list[Resource]) -> None:
     props["values"]["nodeSelector"] = None
 
 
+def _pinned_chart_unscoped(res: list[Resource]) -> None:
+    """The DRA driver's chart pulled by digest (`eks-devices:digests`), its kubelet plugin unscoped."""
+    props = named(res, "platform-nvidia-dra-driver").props
+    props["chart"] = f"{props['chart']}@sha256:{'ab' * 32}"
+    props["values"]["kubeletPlugin"]["nodeSelector"] = None
+
+
 def _daemonset_patch(res: list[Resource]) -> None:
     """A patch that puts the plugin (from a private mirror) into another DaemonSet, tolerating everything."""
     res.append(Resource("kubernetes:apps/v1:DaemonSetPatch", "plugin-patch", "urn:x::patch", {
@@ -185,6 +192,8 @@ BROKEN: dict[str, tuple[str, Callable[[list[Resource]], None], str, set[str]]] =
     "packaged-chart-unscoped": ("staging", _packaged_chart, "one-manager-per-node",
                                 {"platform-gpu-dra", "platform-gpu-mig", "platform-nvidia-device-plugin",
                                  "platform-nvidia-dra-driver"}),
+    "digest-pinned-chart-unscoped": ("staging", _pinned_chart_unscoped, "one-manager-per-node",
+                                     {"platform-gpu-timeslice", "platform-nvidia-device-plugin", "platform-nvidia-dra-driver"}),
     "daemonset-patch-from-a-mirror": ("staging", _daemonset_patch, "one-manager-per-node",
                                       EVERY_GPU_POOL | {"plugin-patch"}),
     "mirrored-image-in-a-wrapper-chart": ("staging", _mirrored_wrapper_chart, "one-manager-per-node",

@@ -261,6 +261,7 @@ class KarpenterPlan:
     values: dict[str, Any]  # the release's values: the toolkit's with overrides, or an existing release's settings
     reuse_values: bool
     installed: bool = True  # False: the cluster's own release (cluster.existing), which the toolkit only checks
+    charts: dict[str, str] = field(default_factory=dict)  # what Helm pulls per chart key (by digest when pinned)
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,8 @@ def test_the_stack_keys_and_the_platform_arguments_derive_from_the_spec() -> Non
     assert STACK_KEYS == {"aws:region": "region", "aws:profile": "aws_profile", "eks-devices:network": "network",
                           "eks-devices:cluster": "cluster", "eks-devices:nodePools": "node_pools",
                           "eks-devices:helmValues": "helm_values", "eks-devices:chartVersions": "chart_versions",
-                          "eks-devices:deviceClasses": "device_classes", "eks-devices:claims": "claims"}
+                          "eks-devices:deviceClasses": "device_classes", "eks-devices:claims": "claims",
+                          "eks-devices:digests": "digests"}
     assert set(STACK_KEYS.values()) == set(Spec.model_fields)
     assert {stack_key(f) for f in Spec.model_fields} == set(STACK_KEYS)
     assert ARGUMENT_KEYS["profile"] == "aws:profile" and ARGUMENT_KEYS["node_pools"] == "eks-devices:nodePools"

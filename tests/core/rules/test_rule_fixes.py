@@ -46,6 +46,8 @@ class Replace:
     value: Any
 
 
+DIGEST = "sha256:" + "ab" * 32  # a digest of the right shape (no registry is asked)
+
 def case(mode: str, pools: dict[str, Any], version: str | None = None, **sections: Any) -> dict[str, Any]:
     return {"mode": mode, "pools": pools, "version": version, **sections}
 
@@ -338,6 +340,17 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
                                            "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}},
              helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}}),
         {"helmValues": {"nvidia-dra-driver": {"featureGates": {"MPSSupport": False}}}})],
+    "digest-pins-installed": [
+        (case("karpenter", {"p": P5}, digests={"charts": {"karpenter": f"1.14.1@{DIGEST}"}}),
+         {"digests": {"charts": {"karpenter": f"1.15.0@{DIGEST}"}}}),
+        (case("karpenter", {"p": P5}, digests={"images": {"public.ecr.aws/karpenter/controller": f"1.15.0@{DIGEST}"}},
+              helmValues={"karpenter": {"controller": {"image": {"tag": "1.15.0"}}}}),
+         {"helmValues": {"karpenter": DELETE}}),
+    ],
+    "digests-complete": [(
+        case("karpenter", {}, digests={"charts": {"karpenter": f"1.15.0@{DIGEST}"}}),
+        {"digests": {"charts": {"karpenter-crd": f"1.15.0@{DIGEST}"},
+                     "images": {"public.ecr.aws/karpenter/controller": f"1.15.0@{DIGEST}"}}})],
     "helm-values-unused": [(
         case("auto-mode", {"p": P5}, helmValues={"nvidia-dra-driver": {"logVerbosity": 4}}),
         {"helmValues": {"nvidia-dra-driver": DELETE}})],

@@ -17,6 +17,8 @@ LAYOUT_1 = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interfac
             {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}]
 
 
+DIGEST = "sha256:" + "ab" * 32  # a digest of the right shape (no registry is asked)
+
 def case(mode: str, pools: dict[str, Any], version: str | None = None, **sections: Any) -> dict[str, Any]:
     return {"mode": mode, "pools": pools, "version": version, **sections}
 
@@ -254,6 +256,16 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         "error", "helmValues.nvidia-dra-driver.featureGates",
         case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC}},
              helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}})),
+    "digest-pins-installed": (
+        case("karpenter", {"p": P5}, digests={"charts": {"karpenter": f"1.14.1@{DIGEST}"}}),
+        "error", "digests.charts.karpenter",
+        case("karpenter", {"p": P5}, digests={"charts": {"karpenter": f"1.15.0@{DIGEST}", "karpenter-crd": f"1.15.0@{DIGEST}"},
+                                              "images": {"public.ecr.aws/karpenter/controller": f"1.15.0@{DIGEST}"}})),
+    "digests-complete": (
+        case("karpenter", {}, digests={"charts": {"karpenter": f"1.15.0@{DIGEST}"}}),
+        "warning", "digests",
+        case("karpenter", {}, digests={"charts": {"karpenter": f"1.15.0@{DIGEST}", "karpenter-crd": f"1.15.0@{DIGEST}"},
+                                              "images": {"public.ecr.aws/karpenter/controller": f"1.15.0@{DIGEST}"}})),
     "helm-values-unused": (
         case("auto-mode", {"p": P5}, helmValues={"nvidia-dra-driver": {"logVerbosity": 4}}),
         "warning", "helmValues.nvidia-dra-driver",

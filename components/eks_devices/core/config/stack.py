@@ -22,6 +22,7 @@ from eks_devices.core.config.bottlerocket import bottlerocket_toml
 from eks_devices.core.config.claims import MIG_PROFILE, Claim
 from eks_devices.core.config.claims import problems as claim_problems
 from eks_devices.core.config.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
+from eks_devices.core.config.digests import Digests
 from eks_devices.core.config.errors import ConfigError, ConfigProblem, from_validation
 from eks_devices.core.config.helm import problems as helm_shape_problems
 from eks_devices.core.config.keys import camel_case, property_name, stack_key
@@ -221,6 +222,8 @@ class Spec(Model):
     """Per-chart value overrides (free-form), merged last and re-checked by the rules."""
     chart_versions: dict[ChartKey, str] = Field(default_factory=dict)
     """Per-chart version overrides."""
+    digests: Digests = Digests()
+    """Charts and container images pinned by digest (`core/config/digests.py`)."""
     device_classes: dict[str, ExtraDeviceClass] = Field(default_factory=dict)
     """Extra DeviceClasses by name."""
     claims: dict[str, Claim] = Field(default_factory=dict)

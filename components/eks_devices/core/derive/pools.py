@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family, NodePool, Spec
+from eks_devices.core.derive import digests
 from eks_devices.core.derive.karpenter_gates import karpenter_dra_settings
 from eks_devices.core.derive.resolve import resolve_pool
 from eks_devices.core.derive.software import (
@@ -177,11 +178,12 @@ def _releases(spec: Spec, pools: dict[str, PoolPlan]) -> dict[str, Release]:
         scope = {manager_label(family): manager}
         toolkit_values = release_values(spec, key, scope, served, list(pools.values()))
         out[key] = Release(
-            key=key, family=family, manager=manager, chart=chart.reference, repository=chart.repository,
+            key=key, family=family, manager=manager, chart=digests.chart_reference(spec, key),
+            repository=chart.repository,
             version=spec.chart_versions.get(key, chart.version),  # type: ignore[call-overload]
             namespace=chart.namespace, pools=tuple(p.name for p in served), scope=scope,
             toolkit_values=toolkit_values,
-            values=merge(toolkit_values, spec.helm_values.get(key, {})),  # type: ignore[call-overload]
+            values=digests.pinned(spec, key, merge(toolkit_values, spec.helm_values.get(key, {}))),  # type: ignore[call-overload]
         )
     return out
 
@@ -189,6 +191,9 @@ def _releases(spec: Spec, pools: dict[str, PoolPlan]) -> dict[str, Release]:
 def dynamic_dra(pools: Iterable[PoolPlan]) -> set[Family]:
     """The device families some dynamic pool runs a DRA driver for: what Karpenter's DRA gates cover."""
     return {f for p in pools if p.provisioning == "dynamic" for f in FAMILIES if p.manager(f) == "dra"}
+
+
+KARPENTER_CHARTS = ("karpenter-crd", "karpenter")  # the CRDs first, then the controller without them
 
 
 def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:
@@ -207,8 +212,9 @@ def _karpenter(spec: Spec, pools: dict[str, PoolPlan]) -> KarpenterPlan | None:
     return KarpenterPlan(
         version=spec.cluster.karpenter.version,  # the one Karpenter version (chartVersions.karpenter is refused)
         dra_settings=dra, static_capacity=static, toolkit_values=toolkit_values,
-        values=merge(toolkit_values, spec.helm_values.get("karpenter", {})),
+        values=digests.pinned(spec, "karpenter", merge(toolkit_values, spec.helm_values.get("karpenter", {}))),
         reuse_values=spec.cluster.karpenter.reuse_values,
+        charts={key: digests.chart_reference(spec, key) for key in KARPENTER_CHARTS},
     )
 
 

@@ -426,7 +426,7 @@ def read(resources: list[Resource]) -> Facts:
     if len(regions) == 1:  # the nodes' region label, when the program's AWS providers agree on one
         shapes = [replace(s, region=next(iter(regions))) for s in shapes]
     karpenter = tuple(r for r in resources if r.type in HELM_TYPES
-                      and str(r.props.get("chart") or "").rsplit("/", 1)[-1] == installers.KARPENTER_CHART)
+                      and installers.chart_name(str(r.props.get("chart") or "")) == installers.KARPENTER_CHART)
     dra = [r for r in resources if r.type.startswith("kubernetes:resource.k8s.io/")]
     claims = tuple(r for r in dra if r.kind == "ResourceClaim")
     classes = tuple(r for r in dra if r.kind == "DeviceClass")

@@ -70,9 +70,12 @@ _PACKAGED = re.compile(r"^(?P<name>.+?)-v?\d+\.\d+\.\d+[^/]*?(\.tgz|\.tar\.gz)$"
 
 
 def chart_name(chart: str) -> str:
-    """The chart's name in a reference: `oci://…/name`, `repo/name`, `name`, a local directory, or a
-    packaged `./charts/name-1.2.3.tgz` (Helm's package file name is `<name>-<version>.tgz`)."""
+    """The chart's name in a reference: `oci://…/name` (with a `:version` tag or an `@sha256:` digest, as
+    Helm 3.18 takes them), `repo/name`, `name`, a local directory, or a packaged
+    `./charts/name-1.2.3.tgz` (Helm's package file name is `<name>-<version>.tgz`)."""
     base = chart.rstrip("/").rsplit("/", 1)[-1]
+    if chart.startswith("oci://"):
+        base = base.split("@", 1)[0].split(":", 1)[0]
     packaged = _PACKAGED.match(base)
     if packaged:
         return packaged.group("name")

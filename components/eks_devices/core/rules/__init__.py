@@ -16,6 +16,7 @@ from eks_devices.core.rules import (
            charts,
            claims,
            devices,
+           digests,
            efa,
            extended_resources,
            instance_types,
@@ -42,7 +43,7 @@ from eks_devices.core.rules.registry import (
     warning,
 )
 
-__all__ = ["REGISTRY", "RULES", "Blame", "Finding", "Registry", "Rule", "Severity", "Verdict", "Violation", "auto_mode",
-           "charts", "check_resources", "claims", "devices", "efa", "error", "evaluate", "extended_resources",
-           "instance_types", "karpenter", "kubernetes_versions", "markdown_table", "node_groups", "on_resources",
-           "resource_rules", "rule", "security", "warning"]
+__all__ = ["REGISTRY", "RULES", "Blame", "Finding", "Registry", "Rule", "Severity", "Verdict", "Violation",
+           "auto_mode", "charts", "check_resources", "claims", "devices", "digests", "efa", "error", "evaluate",
+           "extended_resources", "instance_types", "karpenter", "kubernetes_versions", "markdown_table", "node_groups",
+           "on_resources", "resource_rules", "rule", "security", "warning"]

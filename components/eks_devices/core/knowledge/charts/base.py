@@ -74,6 +74,23 @@ class Agent:
 
 
 @dataclass(frozen=True)
+class Image:
+    """A container image a release runs, as its chart's values name it: the value paths of its
+    repository and tag (the templates write `<repository>:<tag>`), and of its digest where the chart
+    has one (Karpenter: `<repository>:<tag>@<digest>`). `default` is the chart's repository (None: the
+    region's EKS add-on registry, `Chart.eks_image`). `enabled` is the value path of the switch that
+    renders it, with its default. `tag_of` is the chart's default tag for a chart version, where the
+    chart derives it from the version. `stack.digests.images` pins it by digest (`derive/digests.py`)."""
+
+    repository: str
+    tag: str
+    default: str | None
+    digest: str | None = None
+    enabled: tuple[str, bool] | None = None
+    tag_of: Callable[[str], str] | None = None
+
+
+@dataclass(frozen=True)
 class Releases:
     """The releases known of a chart, oldest first, and where they were read."""
 
@@ -130,7 +147,8 @@ class Chart:
     Deployment (a release then waits for a node to run it); None when not modelled (assumed to).
     `crds`: the custom resources (`group/version/Kind`) whose definitions the chart installs.
     `former_names`: the chart's names before a move, which a program's release may still use.
-    `eks_image`: the image's path in the region's EKS add-on registry, when that is where it is served."""
+    `eks_image`: the image's path in the region's EKS add-on registry, when that is where it is served.
+    `images`: the images its device-managing workloads (or controller) run, by which it can be pinned."""
 
     key: str
     chart: str
@@ -144,6 +162,7 @@ class Chart:
     crds: tuple[str, ...] = ()
     former_names: tuple[str, ...] = ()
     eks_image: str | None = None
+    images: tuple[Image, ...] = ()
 
     @property
     def reference(self) -> str:

@@ -13,6 +13,7 @@ from eks_devices.core.knowledge.charts.base import (
     EKS_CHARTS_INSTANCE_KEYS,
     Agent,
     Chart,
+    Image,
     Refusal,
     Releases,
     series,
@@ -35,6 +36,7 @@ DRANET = Chart(
     Releases(("1.0.0",), "aws/eks-charts gh-pages index.yaml (2026-08-03)"),
     agents=(_agent("dra", "dranet"),),
     eks_image="eks/dranet",  # <account>.dkr.ecr.<region>.amazonaws.com/eks/dranet
+    images=(Image("image.repository", "image.tag", None),),  # templates/daemonset.yaml: `<repository>:<tag>`
     # `templates/daemonset.yaml` at chart 1.0.0 fails on an empty image tag
     refusals=(Refusal("aws-dranet", ("image.tag",),
                       lambda v: not truthy(chart_value(v, "image.tag", "v1.2.0-eksbuild.2")),
@@ -49,5 +51,7 @@ EFA_DEVICE_PLUGIN = Chart(
              "aws/eks-charts gh-pages index.yaml (2026-08-03); later image bumps (PRs #1363, #1366) not read"),
     agents=(_agent("device-plugin", "aws-efa-k8s-device-plugin"),),
     eks_image="eks/aws-efa-k8s-device-plugin",
+    # templates/daemonset.yaml: `<repository>:<tag | default appVersion>`; values.yaml sets the tag per release
+    images=(Image("image.repository", "image.tag", None),),
     deployment_switches=(),
 )

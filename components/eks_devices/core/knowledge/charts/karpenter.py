@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eks_devices.core.knowledge.charts.base import Chart, Releases, series
+from eks_devices.core.knowledge.charts.base import Chart, Image, Releases, series
 
 RELEASES = Releases(
     tuple(v for minor, last in ((0, 14), (1, 10), (2, 8), (3, 8), (4, 4), (5, 8), (6, 8), (7, 6), (8, 8), (9, 2),
@@ -12,4 +12,9 @@ RELEASES = Releases(
 
 KARPENTER_CRD = Chart("karpenter-crd", "karpenter-crd", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system",
                       RELEASES)
-KARPENTER = Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system", RELEASES)
+# templates/_helpers.tpl `karpenter.controller.image`: `<repository>:<tag | default appVersion>@<digest>` when a
+# digest is set, which values.yaml does for each release's controller (read at v1.14.1)
+KARPENTER = Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system", RELEASES,
+                  images=(Image("controller.image.repository", "controller.image.tag",
+                                "public.ecr.aws/karpenter/controller", digest="controller.image.digest",
+                                tag_of=lambda version: version),))

@@ -9,7 +9,7 @@ would collide) nor store the release without it.
 
 from __future__ import annotations
 
-from eks_devices.core.knowledge.charts.base import Agent, Chart, Releases, Toleration, required
+from eks_devices.core.knowledge.charts.base import Agent, Chart, Image, Releases, Toleration, required
 from eks_devices.core.vocabulary import NO_SCHEDULE
 
 INFERENTIA = ("inf", "ml.inf")  # instance-type prefixes the chart keeps its DRA driver off
@@ -43,7 +43,13 @@ RELEASES = Releases(("1.8.0", "1.9.0", "1.10.0"),
 # templates/scheduler-extn.yaml and custom-scheduler.yaml are Deployments under `scheduler.enabled` (default
 # false); the device plugin, DRA driver and node problem detector are DaemonSets.
 _SWITCHES = (("scheduler.enabled", False),)
+# templates/_helpers.tpl `neuron-dra-driver.fullimage` / `neuron-device-plugin.fullimage`: `<repository>:<tag>`,
+# each under its switch (the toolkit turns the other one, the node problem detector and the scheduler off)
+_IMAGES = (Image("draDriver.image.repository", "draDriver.image.tag", "public.ecr.aws/neuron/neuron-dra-driver",
+                 enabled=("draDriver.enabled", False)),
+           Image("devicePlugin.image.repository", "devicePlugin.image.tag",
+                 "public.ecr.aws/neuron/neuron-device-plugin", enabled=("devicePlugin.enabled", True)))
 DRA_DRIVER, DEVICE_PLUGIN = (
     Chart(key, "neuron-helm-chart", "oci://public.ecr.aws/neuron", "1.10.0", "kube-system", RELEASES, _AGENTS,
-          deployment_switches=_SWITCHES)
+          deployment_switches=_SWITCHES, images=_IMAGES)
     for key in ("neuron-dra-driver", "neuron-device-plugin"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from eks_devices.core.knowledge.charts.base import (
     Agent,
     Chart,
+    Image,
     Refusal,
     Releases,
     Toleration,
@@ -48,6 +49,10 @@ CHART = Chart(
               "0.16.2", "0.17.0", "0.17.1", "0.17.2", "0.17.3", "0.17.4", "0.18.0", "0.18.1", "0.18.2", "0.19.0",
               "0.19.1", "0.19.2", "0.19.3", "0.20.0", "0.20.1"),
              "NVIDIA/k8s-device-plugin gh-pages index.yaml (2026-08-20) to 0.20.0; v0.20.1 (PR #2057, 2026-09-22)"),
+    # templates/_helpers.tpl `nvidia-device-plugin.fullimage`: `<repository>:<tag | default "v" + appVersion>`
+    # (appVersion is the chart version); the plugin and GPU feature discovery run it
+    images=(Image("image.repository", "image.tag", "nvcr.io/nvidia/k8s-device-plugin",
+                  tag_of=lambda version: f"v{version}"),),
     agents=(Agent("nvidia", "device-plugin", "nodeSelector", "affinity", "tolerations",
                   enabled="devicePlugin.enabled",
                   default_tolerations=(Toleration("CriticalAddonsOnly"), Toleration("nvidia.com/gpu", NO_SCHEDULE)),

@@ -8,6 +8,7 @@ from typing import Any
 from eks_devices.core.knowledge.charts.base import (
     Agent,
     Chart,
+    Image,
     Refusal,
     Releases,
     Toleration,
@@ -125,6 +126,10 @@ CHART = Chart(
     Releases(("0.4.0", "0.4.1", "0.5.0"),
              "kubernetes-sigs/dra-driver-nvidia-gpu tags v0.4.0, v0.4.1; v0.5.0 (issue #1365, PR #1367, 2026-08-19; "
              "earlier releases are the calendar-versioned nvidia-dra-driver-gpu chart, another name)"),
+    # templates/_helpers.tpl `dra-driver-nvidia-gpu.fullimage`: `<repository>:<tag | default "v" + appVersion>`
+    # (appVersion is the chart version), for the kubelet plugin, controller and webhook alike
+    images=(Image("image.repository", "image.tag", "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu",
+                  tag_of=lambda version: f"v{version}"),),
     agents=(Agent("nvidia", "dra", "kubeletPlugin.nodeSelector", "kubeletPlugin.affinity", "kubeletPlugin.tolerations",
                   enabled="resources.gpus.enabled", enabled_default=True,
                   default_tolerations=(Toleration("nvidia.com/gpu", NO_SCHEDULE),),
