@@ -366,7 +366,9 @@ class Cluster(pulumi.ComponentResource):
         A cluster created with the bootstrap admin on (every cluster before this release) already has an
         entry for its creator; when that is the deployer, its entry and association are adopted into the
         state (`import`, with the inputs EKS gave them: no tags), instead of a second entry EKS refuses.
-        Once in the state, the import id matches and nothing is imported again."""
+        Once in the state, the import id is the resource's id and nothing is imported again (ids as the
+        AWS provider forms them: `cluster:principal`, `cluster#principal#policy`; terraform-provider-aws
+        internal/service/eks/access_entry.go, access_policy_association.go)."""
         part = iam.partition(self._region)
         policy = iam.access_policy_arn(part, iam.CLUSTER_ADMIN_ACCESS_POLICY)
         deployer = deployer_arn()

@@ -15,7 +15,7 @@ import yaml
 from hypothesis import strategies as st
 
 from eks_devices.core import vocabulary
-from eks_devices.core.knowledge import catalog, versions
+from eks_devices.core.knowledge import catalog, charts, versions
 from support.stacks import REGION, STACKS
 
 SHIPPED = [yaml.safe_load(p.read_text())["config"] for p in sorted(STACKS.glob("Pulumi.*.yaml"))]
@@ -133,6 +133,24 @@ def pools(draw: st.DrawFn, mode: str) -> dict[str, Any]:
     return pool
 
 
+# image repositories the charts name by default (and one no chart runs), for digest pins
+REPOSITORIES = [*sorted({i.default for c in charts.CHARTS.values() for i in c.images if i.default}),
+                "registry.example.com/mirror/other"]
+
+
+@st.composite
+def digest_pins(draw: st.DrawFn) -> dict[str, Any]:
+    """`eks-devices:digests`: pins of charts and images, mostly well formed, at the pinned version or not."""
+    def pin(label: str) -> str:
+        digest = draw(st.sampled_from(["sha256:" + "ab" * 32, "sha256:abc", "md5:" + "ab" * 16]))
+        return f"{draw(st.sampled_from([label, '0.0.1']))}@{digest}"
+
+    keys = draw(st.lists(st.sampled_from(sorted(charts.CHARTS)), max_size=3, unique=True))
+    repositories = draw(st.lists(st.sampled_from(REPOSITORIES), max_size=3, unique=True))
+    return {"charts": {k: pin(charts.CHARTS[k].version) for k in keys},
+            "images": {r: pin("v" + charts.CHARTS["nvidia-device-plugin"].version) for r in repositories}}
+
+
 @st.composite
 def composed_stacks(draw: st.DrawFn) -> dict[str, Any]:
     """A stack composed from the vocabulary: a mode, a version, up to four pools and some claims."""
@@ -151,6 +169,8 @@ def composed_stacks(draw: st.DrawFn) -> dict[str, Any]:
     if names and draw(st.booleans()):
         kinds = st.one_of(short_claims(names), short_claims(names), alternative_claims(names))
         config["eks-devices:claims"] = {f"c{i}": draw(kinds) for i in range(draw(st.integers(1, 2)))}
+    if draw(st.integers(0, 5)) == 0:
+        config["eks-devices:digests"] = draw(digest_pins())
     return config
 
 

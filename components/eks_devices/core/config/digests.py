@@ -4,9 +4,11 @@ reviewed even if a tag is moved or a registry serves something else.
 Each pin reads `<version or tag>@sha256:<64 hex digits>`: the version or tag stays for people (and is
 checked against what the stack installs), the digest is what is pulled.
 
-- `charts`: OCI charts by key, the chart's manifest digest at that version. Helm (3.18 and later, as the
-  Pulumi Kubernetes provider embeds it) pulls `oci://…/chart@sha256:…` and refuses other content
-  (helm/helm#12690). A chart from an HTTP Helm repository cannot be pinned: Helm checks no digest there.
+- `charts`: OCI charts by key, the chart's manifest digest at that version (what `helm pull` prints as
+  `Digest:`). Helm 3.18 (the Pulumi Kubernetes provider embeds 3.18.6) takes `oci://…/chart@sha256:…`
+  with a version, refuses it when the version's tag resolves to another digest, and pulls by digest
+  (helm v3.18.6 pkg/registry/client.go `ValidateReference`, pkg/getter/ocigetter.go `get`). A chart
+  from an HTTP Helm repository cannot be pinned: Helm checks no digest there.
 - `images`: container images by repository (as the release runs it: the region's EKS registry for the
   EFA charts, a mirror if `helmValues` moves the repository), written into the chart's tag value as
   `<tag>@sha256:…` (Karpenter: its `controller.image.digest`), which the kubelet pulls by digest.

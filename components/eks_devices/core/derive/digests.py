@@ -24,11 +24,17 @@ class RunImage:
     repository: str | None  # None: nothing names one (a region without an EKS registry, no override)
 
 
+def pinned_reference(reference: str, pin: str) -> str:
+    """An OCI chart reference pulled by the pin's digest (`oci://…/chart@sha256:…`; the release keeps
+    the version, which Helm resolves and compares with the digest)."""
+    return f"{reference}@{split(pin)[1]}"
+
+
 def chart_reference(spec: Spec, key: str) -> str:
     """What Helm pulls for the chart: its reference, by digest when the stack pins it."""
     chart = charts.CHARTS[key]
-    pin = spec.digests.charts.get(key)  # type: ignore[call-overload]
-    return f"{chart.reference}@{split(pin)[1]}" if pin else chart.reference
+    pin = spec.digests.charts.get(key)
+    return pinned_reference(chart.reference, pin) if pin else chart.reference
 
 
 def runs(image: Image, values: dict[str, Any]) -> bool:
