@@ -59,7 +59,7 @@ def print_diff(console: Console, title: str, changes: list[Change], story: dict[
 
 
 def _managers(s: dict[str, Any]) -> str:
-    """`nvidia: dra, efa: dra` when kept; `nvidia: dra → device-plugin (flips)` when one changes."""
+    """`<family>: <manager>, …` when kept; `<family>: <old> → <new> (flips)` when one changes."""
     return ", ".join(f"{f}: {m['before']}" if not m["flips"] else
                      f"{f}: {m['before']} → {m['after']}" + (" (flips)" if "-" not in (m["before"], m["after"]) else "")
                      for f, m in s["managers"].items()) or "no device managers"

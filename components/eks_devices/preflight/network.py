@@ -14,6 +14,7 @@ import ipaddress
 from collections import defaultdict
 from typing import Any
 
+from eks_devices.core.knowledge import charts
 from eks_devices.core.model import PoolPlan
 from eks_devices.core.vocabulary import reserves
 from eks_devices.preflight.model import CheckResult, Context
@@ -28,17 +29,6 @@ REQUIRED_ENDPOINTS: dict[str, str] = {
     "ecr.dkr": "ECR image pulls",
     "s3": "ECR image layers (a gateway endpoint on the subnet's route table)",
     "sts": "IAM roles for service accounts and EKS Pod Identity",
-}
-# Where each release's images come from (each chart's default `image` values): None is the regional EKS
-# ECR, reachable through the endpoints; anything else needs a route to the internet or a mirror.
-IMAGE_REGISTRIES: dict[str, str | None] = {
-    "nvidia-dra-driver": "registry.k8s.io",
-    "nvidia-device-plugin": "nvcr.io",
-    "aws-dranet": None,
-    "aws-efa-k8s-device-plugin": None,
-    "neuron-dra-driver": "public.ecr.aws",
-    "neuron-device-plugin": "public.ecr.aws",
-    "karpenter": "public.ecr.aws",
 }
 ROUTE_TARGETS = ("TransitGatewayId", "NetworkInterfaceId", "InstanceId", "VpcPeeringConnectionId",
                  "LocalGatewayId", "CarrierGatewayId", "CoreNetworkArn", "GatewayId")
@@ -249,7 +239,7 @@ def _registries(ctx: Context, pools: list[PoolPlan], private: bool) -> dict[str,
     keys = {key for p in pools for key in p.releases.values()}
     if private and ctx.plan.karpenter is not None:
         keys.add("karpenter")
-    return {k: str(IMAGE_REGISTRIES[k]) for k in sorted(keys) if IMAGE_REGISTRIES.get(k)}
+    return {k: registry for k in sorted(keys) if (registry := charts.CHARTS[k].registry)}
 
 
 def _through_endpoints(ctx: Context, subject: str, subnet: dict[str, Any], pools: list[PoolPlan],

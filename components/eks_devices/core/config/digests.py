@@ -65,7 +65,7 @@ class Digests(Model):
     def _images(cls, value: dict[str, str]) -> dict[str, str]:
         bad = sorted(repository for repository in value if not REPOSITORY.fullmatch(repository))
         if bad:
-            raise ValueError(f"image repositories such as nvcr.io/nvidia/k8s-device-plugin, without tag or "
+            raise ValueError(f"image repositories such as public.ecr.aws/karpenter/controller, without tag or "
                              f"digest (not {', '.join(repr(b) for b in bad)})")
         _pins(value)
         return value

@@ -16,12 +16,6 @@ from eks_devices.core.config.errors import ConfigProblem, show
 from eks_devices.core.knowledge import charts
 from eks_devices.core.names import KARPENTER_SERVICE_ACCOUNT
 
-# Values read outside the agents' paths, with the shape each must have.
-EXTRA: dict[str, dict[str, str]] = {
-    "nvidia-dra-driver": {"featureGates": "mapping", "resourceApiVersion": "text"},
-    "aws-dranet": {"deviceClass.name": "text"},
-    "karpenter": {"settings": "mapping", "settings.awsFeatureGates": "mapping", "settings.featureGates": "mapping"},
-}
 ACCEPTED = {
     "mapping": "a mapping",
     "text": "text",
@@ -49,7 +43,7 @@ def read_paths(key: str) -> dict[str, str]:
             out[agent.instance_types] = "texts"
         if agent.instance_label_keys:
             out[agent.instance_label_keys] = "label-keys"
-    return {**out, **EXTRA.get(key, {})}
+    return {**out, **dict(charts.CHARTS[key].read_values if key in charts.CHARTS else ())}
 
 
 def _fits(shape: str, value: Any) -> bool:

@@ -211,7 +211,7 @@ def load(stack: str, directory: Path) -> Spec:
 
 
 def line_of(path: Path, config_path: str) -> int:
-    """The stack file's line for a configuration path (`nodePools.gpu.devices.nvidia`): the deepest
+    """The stack file's line for a configuration path (`nodePools.gpu.instanceTypes`): the deepest
     key of the path the file has, else the `config:` line, else 1. For annotations in CI."""
     if (named := re.fullmatch(r"line (\d+)", config_path)) is not None:  # YAML problems name their line
         return int(named.group(1))

@@ -250,7 +250,7 @@ def _identity(devices: Sequence[Device]) -> str:
 
 
 def _layout(attr: str, alts: Sequence[_Alt], candidates: Mapping[str, list[Device]], label: str) -> str:
-    """How the node groups the requested devices by `attr`, e.g. '4 × (2 gpu.nvidia.com + 1 efa...)'."""
+    """How the node groups the requested devices by `attr`, e.g. '4 × (2 <class> + 1 <class>)' per node."""
     groups: dict[Any, Counter[str]] = {}
     seen: set[tuple[str, str]] = set()
     for alt in alts:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.families import EFA
+from eks_devices.core.families import DESCRIPTORS, EFA
 from eks_devices.core.knowledge import versions
 from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, rule
@@ -21,11 +21,14 @@ def _dra_kubernetes_version(plan: Plan) -> Iterator[Verdict]:
                       'set cluster.version to "1.34" or later, or set those pools\' devices to device-plugin')
 
 
+AUTO_MODE_DRA = tuple(d.name for d in DESCRIPTORS if d.auto_mode_dra)  # the families Auto Mode runs with DRA
+
+
 @rule("auto-mode-dra-version", "Auto Mode DRA needs Kubernetes 1.36", modes=("auto-mode",))
 def _auto_mode_dra_version(plan: Plan) -> Iterator[Verdict]:
     if plan.spec.cluster.kubernetes >= versions.AUTO_MODE_DRA_KUBERNETES:
         return
-    for pool, family in dra_pools(plan, ("nvidia", "efa"), inferred=True):
+    for pool, family in dra_pools(plan, AUTO_MODE_DRA, inferred=True):
         inferred = (f" (devices.{family}: inferred would never get a DRA node)"
                     if pool.manager(family) == "inferred" else "")  # type: ignore[arg-type]
         yield error(at(pool, f"devices.{family}"),

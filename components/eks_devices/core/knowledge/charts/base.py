@@ -148,7 +148,9 @@ class Chart:
     `crds`: the custom resources (`group/version/Kind`) whose definitions the chart installs.
     `former_names`: the chart's names before a move, which a program's release may still use.
     `eks_image`: the image's path in the region's EKS add-on registry, when that is where it is served.
-    `images`: the images its device-managing workloads (or controller) run, by which it can be pinned."""
+    `images`: the images its device-managing workloads (or controller) run, by which it can be pinned.
+    `read_values`: values the toolkit reads besides its agents' (path, shape: `mapping` or `text`), which
+    a stack's override must give in that shape (`config/helm.py`)."""
 
     key: str
     chart: str
@@ -163,11 +165,19 @@ class Chart:
     former_names: tuple[str, ...] = ()
     eks_image: str | None = None
     images: tuple[Image, ...] = ()
+    read_values: tuple[tuple[str, str], ...] = ()
 
     @property
     def reference(self) -> str:
         """What `helm install` takes: `oci://…/chart` for OCI charts, else the bare chart name."""
         return f"{self.repository}/{self.chart}" if self.repository.startswith("oci://") else self.chart
+
+    @property
+    def registry(self) -> str | None:
+        """The registry its images come from by default (the host of the first image's repository);
+        None for the region's EKS registry (reached through the ECR endpoints) or no image at all."""
+        defaults = [image.default for image in self.images]
+        return defaults[0].split("/", 1)[0] if defaults and defaults[0] else None
 
     @property
     def is_oci(self) -> bool:

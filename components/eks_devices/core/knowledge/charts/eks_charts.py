@@ -37,6 +37,7 @@ DRANET = Chart(
     agents=(_agent("dra", "dranet"),),
     eks_image="eks/dranet",  # <account>.dkr.ecr.<region>.amazonaws.com/eks/dranet
     images=(Image("image.repository", "image.tag", None),),  # templates/daemonset.yaml: `<repository>:<tag>`
+    read_values=(("deviceClass.name", "text"),),
     # `templates/daemonset.yaml` at chart 1.0.0 fails on an empty image tag
     refusals=(Refusal("aws-dranet", ("image.tag",),
                       lambda v: not truthy(chart_value(v, "image.tag", "v1.2.0-eksbuild.2")),

@@ -17,4 +17,6 @@ KARPENTER_CRD = Chart("karpenter-crd", "karpenter-crd", "oci://public.ecr.aws/ka
 KARPENTER = Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1.15.0", "kube-system", RELEASES,
                   images=(Image("controller.image.repository", "controller.image.tag",
                                 "public.ecr.aws/karpenter/controller", digest="controller.image.digest",
-                                tag_of=lambda version: version),))
+                                tag_of=lambda version: version),),
+                  read_values=(("settings", "mapping"), ("settings.awsFeatureGates", "mapping"),
+                               ("settings.featureGates", "mapping")))

@@ -137,6 +137,7 @@ CHART = Chart(
                   # registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu; nvcr.io/nvidia/k8s-dra-driver-gpu (25.x)
                   images=("dra-driver-nvidia-gpu", "k8s-dra-driver-gpu")),),
     refusals=REFUSALS,
+    read_values=(("featureGates", "mapping"), ("resourceApiVersion", "text")),
     deployment_switches=(("resources.computeDomains.enabled", True), ("webhook.enabled", False)),
     crds=("resource.nvidia.com/v1beta1/ComputeDomain",),
     # the chart before its move to kubernetes-sigs (CalVer 25.x, same value paths for the kubelet plugin's
