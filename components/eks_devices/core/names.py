@@ -100,3 +100,5 @@ def toolkit_label(key: str) -> bool:
     """Node labels the plan sets and the overlap proof relies on, so a pool's own labels may not.
     (Auto Mode's own device-manager labels have a rule of their own: static-pool-device-manager-label.)"""
     return key.startswith(f"{TOOLKIT_PREFIX}/") or key in (NVIDIA_GPU_PRESENT_LABEL, NVIDIA_PLUGIN_CONFIG_LABEL)
+
+RESOURCE_API_V1 = "resource.k8s.io/v1"  # the DRA API group's GA version (Kubernetes 1.34)

@@ -18,21 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family, Spec
-from eks_devices.core.families import DESCRIPTORS, NVIDIA
-from eks_devices.core.knowledge import catalog, charts, registries, versions
+from eks_devices.core.families import DESCRIPTORS
+from eks_devices.core.knowledge import catalog, charts, registries
 from eks_devices.core.knowledge.device_classes import (
     BASE_CLASSES,
-    CD_CHANNEL_CEL,
-    CD_DAEMON_CEL,
-    EFA_CEL,
     EXTENDED_RESOURCE_KUBERNETES,
-    GPU_CEL,
-    GPU_CLASS,
-    MIG_CEL,
-    MIG_CLASS,
-    NEURON_CEL,
     RESOURCE_API_V1,
-    VFIO_CEL,
 )
 from eks_devices.core.model import DeviceClassPlan, PoolPlan, Release
 from eks_devices.core.names import PLUGIN_CONFIG_PREFIX, POOL_LABEL
@@ -183,31 +174,15 @@ def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[Pool
 
 
 def _chart_classes(spec: Spec, releases: dict[str, Release]) -> list[DeviceClassPlan]:
-    """The DeviceClasses the driver charts create with the merged values (NVIDIA DRA 0.4.1 and 0.5.0,
-    aws-dranet 1.0.0 and Neuron 1.10.0 chart templates)."""
+    """The DeviceClasses the driver charts create with the merged values (each chart descriptor's
+    `device_classes`), in the order of the charts."""
     out: list[DeviceClassPlan] = []
-    if "nvidia-dra-driver" in releases:
-        values, owner = releases["nvidia-dra-driver"].values, "nvidia-dra-driver"
-        api = dig(values, "resourceApiVersion") or (RESOURCE_API_V1 if spec.cluster.kubernetes >= (1, 34) else "")
-        if dig(values, "resources.gpus.enabled", True):
-            out += [DeviceClassPlan(GPU_CLASS, NVIDIA.dra_driver, GPU_CEL, owner,
-                                    NVIDIA.extended_resource if api == RESOURCE_API_V1 else None),
-                    DeviceClassPlan(MIG_CLASS, NVIDIA.dra_driver, MIG_CEL, owner),
-                    DeviceClassPlan("vfio.gpu.nvidia.com", NVIDIA.dra_driver, VFIO_CEL, owner)]
-        if dig(values, "resources.computeDomains.enabled", True):
-            # 0.5.0 renders no daemon class when the host runs IMEX (templates/deviceclass-compute-domain-daemon.yaml)
-            host_imex = (dig(values, "resources.computeDomains.imex.mode") == "hostManaged"
-                         and versions.semver(releases[owner].version) >= (0, 5, 0))
-            if not host_imex:
-                out.append(DeviceClassPlan("compute-domain-daemon.nvidia.com", "compute-domain.nvidia.com",
-                                           CD_DAEMON_CEL, owner))
-            out.append(DeviceClassPlan("compute-domain-default-channel.nvidia.com", "compute-domain.nvidia.com",
-                                       CD_CHANNEL_CEL, owner))
-    if "aws-dranet" in releases and dig(releases["aws-dranet"].values, "deviceClass.create", True):
-        name = dig(releases["aws-dranet"].values, "deviceClass.name") or "efa.networking.k8s.aws"
-        out.append(DeviceClassPlan(name, "dra.net", EFA_CEL, "aws-dranet"))
-    if "neuron-dra-driver" in releases:
-        out.append(DeviceClassPlan("neuron.aws.com", "neuron.aws.com", NEURON_CEL, "neuron-dra-driver"))
+    for key in (k for k in charts.CHARTS if k in releases):
+        release = releases[key]
+        for chart_class in charts.CHARTS[key].device_classes:
+            found = chart_class.rendered(release.values, release.version, spec.cluster.kubernetes)
+            if found is not None:
+                out.append(DeviceClassPlan(found[0], chart_class.driver, chart_class.cel, key, found[1]))
     return out
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from eks_devices.core.knowledge import versions
 from eks_devices.core.names import INSTANCE_TYPE_LABEL
+from eks_devices.core.values import dig
 from eks_devices.core.vocabulary import Family
 
 ManagerName = str  # "dra" | "device-plugin"
@@ -91,6 +92,31 @@ class Image:
 
 
 @dataclass(frozen=True)
+class ChartClass:
+    """A DeviceClass a chart's templates create: its name (or the value path naming it, the name being
+    the default), the driver it selects and its CEL, the switch that renders it (value path, default),
+    when it is left out whatever the switch (`skipped(values, chart version)`), and the extended resource
+    it names for plain requests, if any (`extended_resource(values, Kubernetes minor)`, KEP-5004)."""
+
+    name: str
+    driver: str
+    cel: str
+    enabled: tuple[str, bool] | None = None
+    name_path: str | None = None
+    skipped: Callable[[Values, str], bool] | None = None
+    extended_resource: Callable[[Values, tuple[int, int]], str | None] | None = None
+
+    def rendered(self, values: Values, version: str, kubernetes: tuple[int, int]) -> tuple[str, str | None] | None:
+        """The class's name and extended resource as a release with these values renders it, or None."""
+        if self.enabled is not None and not dig(values, *self.enabled):
+            return None
+        if self.skipped is not None and self.skipped(values, version):
+            return None
+        name = (dig(values, self.name_path) if self.name_path else None) or self.name
+        return name, self.extended_resource(values, kubernetes) if self.extended_resource else None
+
+
+@dataclass(frozen=True)
 class Releases:
     """The releases known of a chart, oldest first, and where they were read."""
 
@@ -150,7 +176,8 @@ class Chart:
     `eks_image`: the image's path in the region's EKS add-on registry, when that is where it is served.
     `images`: the images its device-managing workloads (or controller) run, by which it can be pinned.
     `read_values`: values the toolkit reads besides its agents' (path, shape: `mapping` or `text`), which
-    a stack's override must give in that shape (`config/helm.py`)."""
+    a stack's override must give in that shape (`config/helm.py`).
+    `device_classes`: the DeviceClasses its templates create (claims name them; the toolkit lists them)."""
 
     key: str
     chart: str
@@ -166,6 +193,7 @@ class Chart:
     eks_image: str | None = None
     images: tuple[Image, ...] = ()
     read_values: tuple[tuple[str, str], ...] = ()
+    device_classes: tuple[ChartClass, ...] = ()
 
     @property
     def reference(self) -> str:

@@ -9,10 +9,12 @@ defaults to the instance types with an EFA (`stable/aws-dranet/values.yaml`,
 
 from __future__ import annotations
 
+from eks_devices.core.families import EFA
 from eks_devices.core.knowledge.charts.base import (
     EKS_CHARTS_INSTANCE_KEYS,
     Agent,
     Chart,
+    ChartClass,
     Image,
     Refusal,
     Releases,
@@ -38,6 +40,9 @@ DRANET = Chart(
     eks_image="eks/dranet",  # <account>.dkr.ecr.<region>.amazonaws.com/eks/dranet
     images=(Image("image.repository", "image.tag", None),),  # templates/daemonset.yaml: `<repository>:<tag>`
     read_values=(("deviceClass.name", "text"),),
+    # templates/deviceclass.yaml: under `deviceClass.create`, named `deviceClass.name`
+    device_classes=(ChartClass(EFA.device_class, EFA.dra_driver, EFA.device_class_cel, ("deviceClass.create", True),
+                               name_path="deviceClass.name"),),
     # `templates/daemonset.yaml` at chart 1.0.0 fails on an empty image tag
     refusals=(Refusal("aws-dranet", ("image.tag",),
                       lambda v: not truthy(chart_value(v, "image.tag", "v1.2.0-eksbuild.2")),

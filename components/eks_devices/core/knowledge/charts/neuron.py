@@ -9,7 +9,8 @@ would collide) nor store the release without it.
 
 from __future__ import annotations
 
-from eks_devices.core.knowledge.charts.base import Agent, Chart, Image, Releases, Toleration, required
+from eks_devices.core.families import NEURON
+from eks_devices.core.knowledge.charts.base import Agent, Chart, ChartClass, Image, Releases, Toleration, required
 from eks_devices.core.vocabulary import NO_SCHEDULE
 
 INFERENTIA = ("inf", "ml.inf")  # instance-type prefixes the chart keeps its DRA driver off
@@ -51,5 +52,8 @@ _IMAGES = (Image("draDriver.image.repository", "draDriver.image.tag", "public.ec
                  "public.ecr.aws/neuron/neuron-device-plugin", enabled=("devicePlugin.enabled", True)))
 DRA_DRIVER, DEVICE_PLUGIN = (
     Chart(key, "neuron-helm-chart", "oci://public.ecr.aws/neuron", "1.10.0", "kube-system", RELEASES, _AGENTS,
-          deployment_switches=_SWITCHES, images=_IMAGES)
+          deployment_switches=_SWITCHES, images=_IMAGES,
+          # templates/dra-driver/dra-driver-deviceclass.yaml, with the DRA driver
+          device_classes=(ChartClass(NEURON.device_class, NEURON.dra_driver, NEURON.device_class_cel,
+                                     ("draDriver.enabled", False)),))
     for key in ("neuron-dra-driver", "neuron-device-plugin"))

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from eks_devices.core.families import NVIDIA
+from eks_devices.core.knowledge import versions
 from eks_devices.core.knowledge.charts.base import (
     Agent,
     Chart,
+    ChartClass,
     Image,
     Refusal,
     Releases,
@@ -17,8 +20,8 @@ from eks_devices.core.knowledge.charts.base import (
     required,
     truthy,
 )
-from eks_devices.core.names import NFD_PREFIX, NVIDIA_GPU_PRESENT_LABEL
-from eks_devices.core.values import chart_value
+from eks_devices.core.names import NFD_PREFIX, NVIDIA_GPU_PRESENT_LABEL, RESOURCE_API_V1
+from eks_devices.core.values import chart_value, dig
 from eks_devices.core.vocabulary import NO_SCHEDULE
 
 # The default kubelet-plugin affinity: NFD's NVIDIA PCI labels, NFD's Tegra CPU vendor, or the
@@ -121,6 +124,45 @@ REFUSALS: tuple[Refusal, ...] = (
 # 0.4.1's (chart on main at 95932046, the 0.5.0 development line, 2026-08-07). templates/controller.yaml renders
 # the controller Deployment under `resources.computeDomains.enabled` (default true), templates/webhook-deployment
 # .yaml the webhook under `webhook.enabled` (default false); `crds/resource.nvidia.com_computedomains.yaml`.
+# The DeviceClasses its templates create (templates/deviceclass-*.yaml at 0.4.1 and 0.5.0): the GPU, MIG and
+# VFIO classes under `resources.gpus.enabled`, the ComputeDomain daemon and default-channel classes under
+# `resources.computeDomains.enabled` (0.5.0 renders no daemon class when the host runs IMEX).
+GPU_CEL = NVIDIA.device_class_cel
+MIG_CEL = GPU_CEL.replace("== 'gpu'", "== 'mig'")
+VFIO_CEL = GPU_CEL.replace("== 'gpu'", "== 'vfio'")
+COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+CD_DAEMON_CEL = (f"device.driver == '{COMPUTE_DOMAIN_DRIVER}' && "
+                 f"device.attributes['{COMPUTE_DOMAIN_DRIVER}'].type == 'daemon'")
+CD_CHANNEL_CEL = (f"device.driver == '{COMPUTE_DOMAIN_DRIVER}' && "
+                  f"device.attributes['{COMPUTE_DOMAIN_DRIVER}'].type == 'channel' && "
+                  f"device.attributes['{COMPUTE_DOMAIN_DRIVER}'].id == 0")
+MIG_CLASS = "mig.nvidia.com"
+VFIO_CLASS = "vfio.gpu.nvidia.com"
+DAEMON_CLASS = "compute-domain-daemon.nvidia.com"
+CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
+_GPUS = ("resources.gpus.enabled", True)
+_DOMAINS = ("resources.computeDomains.enabled", True)
+
+
+def _gpu_resource(values: Values, kubernetes: tuple[int, int]) -> str | None:
+    """The GPU class names `nvidia.com/gpu` for plain requests when the chart renders resource.k8s.io/v1
+    classes (`resourceApiVersion`, by default v1 from Kubernetes 1.34)."""
+    api = dig(values, "resourceApiVersion") or (RESOURCE_API_V1 if kubernetes >= (1, 34) else "")
+    return NVIDIA.extended_resource if api == RESOURCE_API_V1 else None
+
+
+def _host_imex(values: Values, version: str) -> bool:
+    return (dig(values, "resources.computeDomains.imex.mode") == "hostManaged"
+            and versions.semver(version) >= (0, 5, 0))
+
+
+DEVICE_CLASSES = (
+    ChartClass(NVIDIA.device_class, NVIDIA.dra_driver, GPU_CEL, _GPUS, extended_resource=_gpu_resource),
+    ChartClass(MIG_CLASS, NVIDIA.dra_driver, MIG_CEL, _GPUS),
+    ChartClass(VFIO_CLASS, NVIDIA.dra_driver, VFIO_CEL, _GPUS),
+    ChartClass(DAEMON_CLASS, COMPUTE_DOMAIN_DRIVER, CD_DAEMON_CEL, _DOMAINS, skipped=_host_imex),
+    ChartClass(CHANNEL_CLASS, COMPUTE_DOMAIN_DRIVER, CD_CHANNEL_CEL, _DOMAINS),
+)
 CHART = Chart(
     KEY, "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts", "0.5.0", "nvidia",
     Releases(("0.4.0", "0.4.1", "0.5.0"),
@@ -138,6 +180,7 @@ CHART = Chart(
                   images=("dra-driver-nvidia-gpu", "k8s-dra-driver-gpu")),),
     refusals=REFUSALS,
     read_values=(("featureGates", "mapping"), ("resourceApiVersion", "text")),
+    device_classes=DEVICE_CLASSES,
     deployment_switches=(("resources.computeDomains.enabled", True), ("webhook.enabled", False)),
     crds=("resource.nvidia.com/v1beta1/ComputeDomain",),
     # the chart before its move to kubernetes-sigs (CalVer 25.x, same value paths for the kubelet plugin's
