@@ -23,10 +23,10 @@ from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.derive import daemonsets
-from eks_devices.core.families import FAMILY
+from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.knowledge import catalog, charts, kube_scheduling, node_labels
 from eks_devices.core.model import Plan, PoolPlan, Release
-from eks_devices.core.names import BOTTLEROCKET_NVIDIA_ENABLED, SYSTEM_LABEL, eks_manager_label
+from eks_devices.core.names import SYSTEM_LABEL, eks_manager_label
 from eks_devices.core.naming import KARPENTER_CAPACITY_TYPES as KARPENTER_CAPACITY
 from eks_devices.core.naming import NODE_GROUP_CAPACITY_TYPES as NODE_GROUP_CAPACITY
 from eks_devices.core.naming import node_group_name, node_pool_name
@@ -159,10 +159,13 @@ def auto_mode_runs(labels: Mapping[str, str], provisioning: str, types: Sequence
 
 
 def bundled_runs(ami: str, bottlerocket_settings: Mapping[str, Any], types: Sequence[str]) -> list[Running]:
-    """Bottlerocket's bundled NVIDIA plugin on nodes of `types`, unless the node settings switch it off."""
-    on = dig(bottlerocket_settings, BOTTLEROCKET_NVIDIA_ENABLED, True) is not False
-    nvidia = any(catalog.instance_types()[t].has_nvidia for t in types)
-    return [Running("nvidia", "device-plugin", "bottlerocket")] if ami == "bottlerocket" and nvidia and on else []
+    """The managers Bottlerocket bundles (`DeviceFamily.bottlerocket_bundled`) on nodes of `types` with
+    the family's devices, unless the node settings switch them off."""
+    if ami != "bottlerocket":
+        return []
+    return [Running(d.name, d.bottlerocket_bundled[0], "bottlerocket") for d in DESCRIPTORS
+            if d.bottlerocket_bundled and dig(bottlerocket_settings, d.bottlerocket_bundled[1], True) is not False
+            and any(catalog.instance_types()[t].has(d.name) for t in types)]
 
 
 def _types(pool: PoolPlan, instance_type: str | None) -> list[str]:

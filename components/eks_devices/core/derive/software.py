@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family, Spec
-from eks_devices.core.families import DESCRIPTORS
+from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.knowledge import catalog, charts, registries
 from eks_devices.core.knowledge.device_classes import (
     BASE_CLASSES,
@@ -32,12 +32,13 @@ from eks_devices.core.vocabulary import PREFER_NO_SCHEDULE
 
 
 def bundled_manager(spec: Spec, ami: str, family: Family, manager: str) -> str | None:
-    """What serves a family on a pool's nodes without a toolkit release: Auto Mode's runtime, or
-    the NVIDIA device plugin that Bottlerocket's NVIDIA variants bundle (on plugin pools it stays on
-    and is the pool's plugin; on DRA pools the node settings switch it off)."""
+    """What serves a family on a pool's nodes without a toolkit release: Auto Mode's runtime, or the
+    manager a Bottlerocket variant bundles (`DeviceFamily.bottlerocket_bundled`: on pools with that
+    manager it stays on and is the pool's; on others the node settings switch it off)."""
     if spec.mode == "auto-mode":
         return "auto-mode"
-    if ami == "bottlerocket" and family == "nvidia" and manager == "device-plugin":
+    bundled = FAMILY[family].bottlerocket_bundled
+    if ami == "bottlerocket" and bundled and bundled[0] == manager:
         return "bottlerocket"
     return None
 

@@ -50,5 +50,8 @@ class DeviceFamily:
     al2023_architectures: tuple[str, ...] = ("x86_64", "arm64")
     """The architectures EKS publishes that AL2023 variant for."""
     bottlerocket_variant: str | None = None
+    bottlerocket_bundled: tuple[str, str] | None = None
+    """The manager the Bottlerocket variant bundles in the node image, and the settings path that switches it
+    (on unless set to false): it serves the pool's devices without a release."""
     """The Bottlerocket AMI type suffix (`BOTTLEROCKET_<arch>_<variant>`), if it has its own variant."""
     sources: tuple[str, ...] = ()

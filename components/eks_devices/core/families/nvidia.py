@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eks_devices.core.families.base import DeviceFamily
+from eks_devices.core.names import BOTTLEROCKET_NVIDIA_ENABLED
 
 NVIDIA = DeviceFamily(
     name="nvidia",
@@ -20,6 +21,8 @@ NVIDIA = DeviceFamily(
     karpenter_gate="draNVIDIAGPU",
     al2023_variant="NVIDIA",  # EKS API reference, Nodegroup amiType
     bottlerocket_variant="NVIDIA",
+    # the bundled k8s-device-plugin, `settings.kubelet-device-plugins.nvidia.enabled` (bottlerocket.dev settings)
+    bottlerocket_bundled=("device-plugin", BOTTLEROCKET_NVIDIA_ENABLED),
     sources=("EKS user guide, Manage hardware devices on Amazon EKS",
              "kubernetes-sigs/dra-driver-nvidia-gpu deployments/helm (DeviceClass gpu.nvidia.com)",
              "Karpenter v1.15 docs, tasks/dra (settings.awsFeatureGates.draNVIDIAGPU)"),
