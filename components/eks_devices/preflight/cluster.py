@@ -12,6 +12,7 @@ import tomllib
 from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family
+from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.knowledge import rollouts, versions
 from eks_devices.core.knowledge.charts import RELEASE_FOR
 from eks_devices.core.model import Plan
@@ -29,24 +30,18 @@ UNUSABLE_CLUSTER = {"DELETING": "EKS is deleting it; pulumi up cannot update it,
                                 "the name is taken",
                     "FAILED": "EKS could not create it; pulumi up cannot update it"}
 
-# Kubernetes each DRA driver needs (Neuron: aws-neuron-sdk `deploy/eks/dra.rst`; EFA: aws/eks-charts aws-dranet
-# README; NVIDIA: resource.k8s.io/v1, GA in 1.34); Auto Mode runs DRA from 1.36 (EKS User Guide,
-# "Manage hardware devices on Amazon EKS").
-DRA_MINIMUM: dict[Family, tuple[int, int]] = {"nvidia": (1, 34), "efa": (1, 35), "neuron": (1, 34)}
-AUTO_MODE_DRA_MINIMUM = (1, 36)
-# EKS add-ons recognised by name as running a device plugin: (family, words that must all appear).
-# The NVIDIA GPU Operator deploys the NVIDIA device plugin unless told otherwise.
+# EKS add-ons recognised by name as running a device plugin: (family, words that must all appear): each
+# family's name with "device-plugin", and the NVIDIA GPU Operator, which deploys the NVIDIA device plugin
+# unless told otherwise.
 DEVICE_PLUGIN_ADDONS: tuple[tuple[Family, tuple[str, ...]], ...] = (
-    ("nvidia", ("nvidia", "device-plugin")),
+    *((d.name, (d.name, "device-plugin")) for d in DESCRIPTORS),
     ("nvidia", ("gpu-operator",)),
     ("nvidia", ("gpu_operator",)),
-    ("efa", ("efa", "device-plugin")),
-    ("neuron", ("neuron", "device-plugin")),
 )
 # Every EKS AMI type whose Bottlerocket variant bundles the NVIDIA device plugin (the FIPS ones too).
 BOTTLEROCKET_NVIDIA = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA_FIPS",
                        "BOTTLEROCKET_ARM_64_NVIDIA_FIPS")
-PLUGIN_DAEMONSETS = "nvidia-device-plugin, aws-efa-k8s-device-plugin, neuron-device-plugin"
+PLUGIN_DAEMONSETS = ", ".join(d.releases["device-plugin"] for d in DESCRIPTORS if "device-plugin" in d.releases)
 
 
 def minimum_version(plan: Plan) -> tuple[tuple[int, int], str]:
@@ -55,7 +50,7 @@ def minimum_version(plan: Plan) -> tuple[tuple[int, int], str]:
     for family in FAMILIES:
         if not any(p.manager(family) == "dra" for p in plan.pools.values()):
             continue
-        floor = AUTO_MODE_DRA_MINIMUM if plan.mode == "auto-mode" else DRA_MINIMUM[family]
+        floor = versions.AUTO_MODE_DRA_KUBERNETES if plan.mode == "auto-mode" else FAMILY[family].dra_kubernetes
         if floor > need:
             need, why = floor, f"{family} DRA{' in Auto Mode' if plan.mode == 'auto-mode' else ''} needs it"
     return need, why
