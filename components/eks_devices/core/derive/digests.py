@@ -11,7 +11,7 @@ from typing import Any
 from eks_devices.core.config.digests import split
 from eks_devices.core.config.stack import Spec
 from eks_devices.core.knowledge import charts, registries
-from eks_devices.core.knowledge.charts.base import Chart, Image, truthy
+from eks_devices.core.knowledge.charts.base import Chart, Image, switched_on
 from eks_devices.core.values import dig, merge, nested
 
 
@@ -37,20 +37,12 @@ def chart_reference(spec: Spec, key: str) -> str:
     return pinned_reference(chart.reference, pin) if pin else chart.reference
 
 
-def runs(image: Image, values: dict[str, Any]) -> bool:
-    """Whether the release's values render the image (its switch, else always)."""
-    if image.enabled is None:
-        return True
-    path, default = image.enabled
-    return truthy(dig(values, path, default))
-
-
 def images(spec: Spec, key: str, values: dict[str, Any]) -> list[RunImage]:
     """The images a release of `key` runs with `values`, each under the repository it is pulled from."""
     chart = charts.CHARTS[key]
     out = []
     for image in chart.images:
-        if not runs(image, values):
+        if not switched_on(values, image.enabled):
             continue
         named = dig(values, image.repository)
         repository = named if isinstance(named, str) and named else image.default

@@ -74,6 +74,14 @@ class Agent:
     images: tuple[str, ...] = ()
 
 
+Switch = tuple[str, bool]  # a value path that renders something, and the chart's default for it
+
+
+def switched_on(values: Values, switch: Switch | None) -> bool:
+    """Whether the values turn a switch on (Go template truthiness; no switch: always)."""
+    return switch is None or truthy(dig(values, *switch))
+
+
 @dataclass(frozen=True)
 class Image:
     """A container image a release runs, as its chart's values name it: the value paths of its
@@ -87,7 +95,7 @@ class Image:
     tag: str
     default: str | None
     digest: str | None = None
-    enabled: tuple[str, bool] | None = None
+    enabled: Switch | None = None
     tag_of: Callable[[str], str] | None = None
 
 
@@ -101,14 +109,14 @@ class ChartClass:
     name: str
     driver: str
     cel: str
-    enabled: tuple[str, bool] | None = None
+    enabled: Switch | None = None
     name_path: str | None = None
     skipped: Callable[[Values, str], bool] | None = None
     extended_resource: Callable[[Values, tuple[int, int]], str | None] | None = None
 
     def rendered(self, values: Values, version: str, kubernetes: tuple[int, int]) -> tuple[str, str | None] | None:
         """The class's name and extended resource as a release with these values renders it, or None."""
-        if self.enabled is not None and not dig(values, *self.enabled):
+        if not switched_on(values, self.enabled):
             return None
         if self.skipped is not None and self.skipped(values, version):
             return None
