@@ -2,7 +2,7 @@
 
 Reads the Plan's claims (already built and fit-checked by the pure core) and creates each one with
 pulumi-kubernetes: a typed `resource.k8s.io/v1` ResourceClaimTemplate or ResourceClaim, or, for a
-ComputeDomain channel, the `resource.nvidia.com/v1beta1` ComputeDomain whose controller creates the
+ComputeDomain channel, the NVIDIA DRA driver's ComputeDomain whose controller creates the
 channel template. Entries of kind `extended-resource` create nothing (Pods request the resource).
 The namespaces must exist; claims depend on `depends_on` (the device software that creates the
 DeviceClasses and CRDs) so they are applied after it.
@@ -60,8 +60,8 @@ class ClaimTemplates(pulumi.ComponentResource):
             resource_name = f"{name}-{claim.name}"
             child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider,
                                            depends_on=[*args.depends_on, *_waits_for(built, args)])
-            # a claim's, a template's and a ComputeDomain's spec is immutable (the ComputeDomain CRD:
-            # `self == oldSelf`, dra-driver-nvidia-gpu v25.12.0 api computedomain.go:60): a change
+            # a claim's, a template's and a ComputeDomain's spec is immutable (the ComputeDomain CRD's
+            # `self == oldSelf`, cited in core/knowledge/replacement.py): a change
             # replaces the object, the old one first (its name is fixed); Pods keep the claims already made
             immutable = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
                 replace_on_changes=["spec"], delete_before_replace=True))

@@ -208,7 +208,7 @@ class ClusterConfig(TypedDict):
     besides the principal running `pulumi up`, which always is.
     """
     dra_extended_resources: NotRequired[bool]
-    """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
+    """Whether DRA serves extended-resource requests (a GPU count) on DRA pools (KEP-5004; unset: on)."""
     protect: NotRequired[bool]
     """Protect the EKS cluster (and EKS deletion protection), VPC, subnets, KMS key and log group (default true)."""
     existing: NotRequired[bool]
@@ -227,7 +227,7 @@ class LimitsConfig(TypedDict):
 
 class DeviceManagers(TypedDict):
     """The device manager per family (auto when absent): `auto` resolves with a stated reason;
-    `inferred` leaves the choice to Auto Mode per node (dynamic Auto Mode pools, NVIDIA and EFA only).
+    `inferred` leaves the choice to Auto Mode per node (dynamic Auto Mode pools, for families it can label).
     """
 
     nvidia: NotRequired[DeviceManager]
@@ -308,7 +308,7 @@ class DigestsConfig(TypedDict):
 
 class DeviceClassConfig(TypedDict):
     """A toolkit-owned DeviceClass under a name of your own that narrows an upstream class, e.g.
-    one GPU model: `{base: gpu.nvidia.com, productName: NVIDIA H100 80GB HBM3}`. Its selector is the
+    one GPU model: the GPU class as `base` and `productName: NVIDIA H100 80GB HBM3`. Its selector is the
     base class's CEL AND the product name AND `expression` (a CEL expression over `device`).
     """
 

@@ -471,8 +471,8 @@ def show_catalog(
         table.add_column(column)
     for t in types.values():
         gpus = f"{t.gpu_count} x {t.gpu_model}" if t.has_nvidia else "-"
-        neuron = f"{t.neuron_count} x {t.neuron_model}" if t.has_neuron else "-"
-        table.add_row(t.name, t.architecture, gpus, neuron, str(t.max_efa_interfaces) if t.has_efa else "-",
+        neurons = f"{t.neuron_count} x {t.neuron_model}" if t.has_neuron else "-"
+        table.add_row(t.name, t.architecture, gpus, neurons, str(t.max_efa_interfaces) if t.has_efa else "-",
                       "yes" if t.mig_capable else "-",
                       f"{'yes' if t.karpenter_dra_metadata else 'no'} / {'yes' if t.auto_mode_dra_metadata else 'no'}")
     out.print(table)

@@ -1,5 +1,5 @@
 """The package's arguments, as the engine sends them, checked and planned before anything is
-constructed: every problem at once, one property error each (`nodePools.trn.devices.neuron`,
+constructed: every problem at once, one property error each (`nodePools.trn.instanceTypes`,
 `network.availabilityZoneCount`), so the provider answers INVALID_ARGUMENT instead of failing
 inside a component's constructor, where the engine would get one error without property paths.
 

@@ -18,7 +18,8 @@ from pydantic import Field, model_validator
 
 from eks_devices.core import names
 from eks_devices.core.config.base import Model
-from eks_devices.core.families import DESCRIPTORS
+from eks_devices.core.families import DESCRIPTORS, NEURON, NVIDIA
+from eks_devices.core.vocabulary import EfaAlignment
 
 DNS_LABEL = rf"^{names.DNS_LABEL_63}$"
 DNS_SUBDOMAIN = re.compile(rf"^{names.DNS_SUBDOMAIN}$")  # and at most 253 characters
@@ -127,7 +128,7 @@ class Claim(Model):
     efa: Efa | None = None
     neurons: Neurons | None = None
     logical_neuron_core: Literal[1, 2] | None = None
-    align_with: Literal["none", "gpu", "neuron"] = "none"
+    align_with: EfaAlignment = "none"
     compute_domain_channel: ComputeDomainChannel | None = None
     requests: list[DeviceRequest] | None = Field(default=None, min_length=1, max_length=32)
     constraints: list[DeviceConstraint] = Field(default_factory=list, max_length=32)
@@ -146,15 +147,8 @@ class Claim(Model):
 
 Problem = tuple[str, str, str]  # (config path, what was given, what is accepted)
 
-# The opaque config each known driver decodes: its apiVersion and kinds (NVIDIA DRA driver v0.4.1
-# `api/nvidia.com/resource/v1beta1`; aws-neuron-sdk `deploy/eks/dra.rst`). Anything else the driver refuses
-# when it prepares the claim, after the Pod was scheduled.
-DRIVER_CONFIG_KINDS = {
-    "gpu.nvidia.com": ("resource.nvidia.com/v1beta1", ("GpuConfig", "MigDeviceConfig", "VfioDeviceConfig")),
-    "compute-domain.nvidia.com": ("resource.nvidia.com/v1beta1",
-                                  ("ComputeDomainChannelConfig", "ComputeDomainDaemonConfig")),
-    "neuron.aws.com": ("neuron.aws.com/v1", ("NeuronConfig",)),
-}
+# The opaque config each known driver decodes: its apiVersion and kinds (each family's descriptor).
+DRIVER_CONFIG_KINDS = {driver: kinds for d in DESCRIPTORS for driver, kinds in d.opaque_configs.items()}
 TIME_SLICE_INTERVALS = ("Default", "Short", "Medium", "Long")
 
 
@@ -189,7 +183,7 @@ def problems(name: str, claim: Claim, pools: set[str]) -> list[Problem]:
 def _extended_problems(at: str, claim: Claim, short: tuple[str, ...]) -> list[Problem]:
     out: list[Problem] = []
     if not claim.extended_resources:
-        out.append((f"{at}.extendedResources", "nothing", "a map such as {nvidia.com/gpu: 1}"))
+        out.append((f"{at}.extendedResources", "nothing", f"a map such as {{{next(iter(EXTENDED_RESOURCES))}: 1}}"))
     for key, count in claim.extended_resources.items():
         if key not in EXTENDED_RESOURCES:
             out.append((f"{at}.extendedResources.{key}", repr(key), ", ".join(EXTENDED_RESOURCES)))
@@ -219,18 +213,20 @@ def _short_problems(at: str, claim: Claim, short: tuple[str, ...]) -> list[Probl
         out.append((f"{at}.timeSlicing", "time-slicing without gpus", "timeSlicing together with gpus"))
     if claim.logical_neuron_core and not claim.neurons:
         out.append((f"{at}.logicalNeuronCore", repr(claim.logical_neuron_core), "logicalNeuronCore with neurons"))
-    if claim.align_with == "gpu":
+    if claim.align_with == NVIDIA.efa_alignment:
         if not (claim.gpus and claim.efa):
-            out.append((f"{at}.alignWith", "'gpu'", "alignWith: gpu together with gpus and efa"))
+            out.append((f"{at}.alignWith", repr(claim.align_with),
+                        f"alignWith: {claim.align_with} together with gpus and efa"))
         elif claim.efa.count is not None:
             low, high = sorted((claim.gpus.count, claim.efa.count))
             if high % low:
                 out.append((f"{at}.efa.count", repr(claim.efa.count),
                             f"a multiple or divisor of gpus.count ({claim.gpus.count}): aligned devices are "
                             "split evenly over PCIe roots"))
-    elif claim.align_with == "neuron":
+    elif claim.align_with == NEURON.efa_alignment:
         if not (claim.neurons and claim.efa):
-            out.append((f"{at}.alignWith", "'neuron'", "alignWith: neuron together with neurons and efa"))
+            out.append((f"{at}.alignWith", repr(claim.align_with),
+                        f"alignWith: {claim.align_with} together with neurons and efa"))
         elif claim.neurons.count is not None and claim.neurons.count not in NEURON_GROUP_SIZES:
             out.append((f"{at}.neurons.count", repr(claim.neurons.count),
                         "1, 4, 8 or 16 connected devices (the Neuron device groups) when aligned with EFA"))

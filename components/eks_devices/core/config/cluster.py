@@ -188,12 +188,12 @@ class Cluster(Model):
     admins: list[str] = Field(default_factory=list)
     """IAM role or user ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy),
     besides the principal running `pulumi up`, which always is."""
-    # KEP-5004 (DRAExtendedResource; beta and on from Kubernetes 1.36): whether the `gpu.nvidia.com`
-    # DeviceClass names `extendedResourceName: nvidia.com/gpu`, so a Pod asking for `nvidia.com/gpu` can be
-    # served through DRA on DRA nodes. Unset means on (what the NVIDIA DRA chart renders, and what stacks
+    # KEP-5004 (DRAExtendedResource; beta and on from Kubernetes 1.36): whether the GPU family's DeviceClass
+    # names its plugin's extended resource as `extendedResourceName`, so a Pod asking for that resource can be
+    # served through DRA on DRA nodes. Unset means on (what the driver's chart renders, and what stacks
     # have deployed so far) and the rule dra-extended-resources asks for the choice where it matters.
     dra_extended_resources: bool | None = None
-    """Whether DRA serves extended-resource requests (nvidia.com/gpu) on DRA pools (KEP-5004; unset: on)."""
+    """Whether DRA serves extended-resource requests (a GPU count) on DRA pools (KEP-5004; unset: on)."""
     protect: bool = True
     """Protect the EKS cluster (and EKS deletion protection), VPC, subnets, KMS key and log group (default true)."""
     existing: bool = False

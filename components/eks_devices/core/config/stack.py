@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from eks_devices.core import names
@@ -28,8 +28,9 @@ from eks_devices.core.config.helm import problems as helm_shape_problems
 from eks_devices.core.config.keys import camel_case, property_name, stack_key
 from eks_devices.core.config.subnets import subnet_layout
 from eks_devices.core.config.values import value_problems
+from eks_devices.core.families import EFA, FAMILY
 from eks_devices.core.knowledge import amis, catalog, registries, versions
-from eks_devices.core.knowledge.device_classes import UPSTREAM_DEVICE_CLASSES
+from eks_devices.core.knowledge.device_classes import BASE_CLASSES, GPU_CLASS, UPSTREAM_DEVICE_CLASSES
 from eks_devices.core.names import toolkit_label
 from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the configuration's vocabulary)
     CHART_KEYS,
@@ -55,13 +56,11 @@ LABEL_VALUE = re.compile(rf"^({names.QUALIFIED_NAME_63})?$")
 POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 DNS_LABEL = rf"^{names.DNS_LABEL_63}$"
 DNS_SUBDOMAIN = rf"^{names.DNS_SUBDOMAIN}$"  # and at most 253 characters
-class Devices(Model):
-    """The device manager per family (auto when absent): `auto` resolves with a stated reason;
-    `inferred` leaves the choice to Auto Mode per node (dynamic Auto Mode pools, NVIDIA and EFA only)."""
-
-    nvidia: ManagerChoice = "auto"
-    efa: ManagerChoice = "auto"
-    neuron: ManagerChoice = "auto"
+Devices = create_model(  # one key per device family, from the family descriptors
+    "Devices", __base__=Model, __module__=__name__,
+    __doc__="""The device manager per family (auto when absent): `auto` resolves with a stated reason;
+    `inferred` leaves the choice to Auto Mode per node (dynamic Auto Mode pools, for families it can label).""",
+    **{family: (ManagerChoice, "auto") for family in FAMILIES})  # type: ignore[call-overload]
 
 
 class NetworkInterface(Model):
@@ -176,10 +175,10 @@ class NodePool(Model):
 
 class ExtraDeviceClass(Model):
     """A toolkit-owned DeviceClass under a name of your own that narrows an upstream class, e.g.
-    one GPU model: `{base: gpu.nvidia.com, productName: NVIDIA H100 80GB HBM3}`. Its selector is the
+    one GPU model: the GPU class as `base` and `productName: NVIDIA H100 80GB HBM3`. Its selector is the
     base class's CEL AND the product name AND `expression` (a CEL expression over `device`)."""
 
-    base: Literal["gpu.nvidia.com", "mig.nvidia.com", "efa.networking.k8s.aws", "neuron.aws.com"]
+    base: Literal[tuple(BASE_CLASSES)]  # type: ignore[valid-type]
     """The upstream DeviceClass it narrows."""
     product_name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,63}$")
     expression: str | None = None
@@ -198,8 +197,8 @@ class ExtraDeviceClass(Model):
 
     @model_validator(mode="after")
     def _narrows(self) -> ExtraDeviceClass:
-        if self.product_name is not None and self.base != "gpu.nvidia.com":
-            raise ValueError("productName only with base gpu.nvidia.com (use expression for other classes)")
+        if self.product_name is not None and self.base != GPU_CLASS:
+            raise ValueError(f"productName only with base {GPU_CLASS} (use expression for other classes)")
         if self.product_name is None and self.expression is None:
             raise ValueError("productName and/or expression (a class equal to its base adds nothing)")
         return self
@@ -461,18 +460,19 @@ def _inferred_problems(at: str, pool: NodePool, spec: Spec) -> list[ConfigProble
     for family in FAMILIES:
         if getattr(pool.devices, family) != "inferred":
             continue
-        why = ("Auto Mode runs Neuron devices with the device plugin only" if family == "neuron"
+        labelled = FAMILY[family].auto_mode_label  # Auto Mode infers only where it has a label to set
+        why = (f"Auto Mode runs {FAMILY[family].title} devices with the device plugin only" if not labelled
                else f"only Auto Mode infers a device manager (mode is {spec.mode})" if spec.mode != "auto-mode"
                else "a static Auto Mode pool has no Pods to infer a manager from (without the label it runs the "
                     "device plugin)" if spec.provisioning(pool) == "static" else "")
         if why:
-            choices = "auto, dra, device-plugin or none" + ("" if family == "neuron" or spec.mode != "auto-mode"
+            choices = "auto, dra, device-plugin or none" + ("" if not labelled or spec.mode != "auto-mode"
                                                              else " (inferred on dynamic Auto Mode pools)")
             problems.append(ConfigProblem(f"{at}.devices.{family}", f"'inferred' ({why})", choices))
     return problems
 
 
-EFA_CHARTS: tuple[ChartKey, ...] = ("aws-dranet", "aws-efa-k8s-device-plugin")
+EFA_CHARTS: tuple[ChartKey, ...] = tuple(EFA.releases.values())
 
 
 def _registry_problems(spec: Spec) -> list[ConfigProblem]:
@@ -481,7 +481,8 @@ def _registry_problems(spec: Spec) -> list[ConfigProblem]:
     is refused, unless its helmValues name the image of both charts."""
     if registries.eks_registry(spec.region) is not None or spec.mode == "auto-mode":
         return []
-    efa = any(pool.devices.efa != "none" and any(catalog.instance_types()[t].has("efa") for t in pool.instance_types)
+    efa = any(getattr(pool.devices, EFA.name) != "none"
+              and any(catalog.instance_types()[t].has(EFA.name) for t in pool.instance_types)
               for pool in spec.node_pools.values())
     if not efa or all(isinstance(spec.helm_values.get(key, {}).get("image"), dict)
                       and spec.helm_values[key]["image"].get("repository") for key in EFA_CHARTS):

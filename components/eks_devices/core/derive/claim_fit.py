@@ -17,6 +17,7 @@ from eks_devices.core.config.claims import EXTENDED_RESOURCES
 from eks_devices.core.config.stack import FAMILIES, Family, Spec
 from eks_devices.core.derive import claims
 from eks_devices.core.derive.fit import describe, fit_node, walk
+from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
 from eks_devices.core.knowledge.devices import Device, inventory
@@ -80,11 +81,11 @@ def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Seq
     return PoolFit(pool.name, nodes, describe(nodes, built.shared))
 
 
-def _hardware(itype: catalog.InstanceType, family: str, pool: PoolPlan) -> int:
-    efas = itype.max_efa_interfaces if itype.has_efa else 0
-    attached = efa_interfaces(pool)
-    return {"nvidia": itype.gpu_count, "efa": efas if attached is None else min(efas, attached),
-            "neuron": itype.neuron_count}[family]
+def _hardware(itype: catalog.InstanceType, family: Family, pool: PoolPlan) -> int:
+    """The devices of a family one node of the type offers its device plugin (interfaces as the pool attaches them)."""
+    have = itype.count(family)
+    attached = efa_interfaces(pool) if FAMILY[family].interfaces else None
+    return have if attached is None else min(have, attached)
 
 
 def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: Sequence[DeviceClassPlan],
@@ -116,7 +117,7 @@ def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: S
                 continue
             have = _hardware(catalog.instance_types()[t], family, pool)
             sharing = pool.config.gpu_sharing
-            if family == "nvidia" and sharing.strategy == "time-slicing" and sharing.replicas:
+            if FAMILY[family].pool_sharing and sharing.strategy == "time-slicing" and sharing.replicas:
                 have *= sharing.replicas
             per_type[t].append(NodeFit(t, have // count, "" if have >= count else
                                        f"{t} offers {have} {resource}, the request needs {count}", "too-few"))

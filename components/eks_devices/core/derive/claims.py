@@ -17,6 +17,7 @@ from typing import Any
 
 from eks_devices.core.config.claims import EXTENDED_RESOURCES, Claim
 from eks_devices.core.config.stack import FAMILIES, Family
+from eks_devices.core.families import DESCRIPTORS, NEURON, NVIDIA
 from eks_devices.core.knowledge.device_classes import (
     CHANNEL_CLASS,
     CLASS_DRIVERS,
@@ -30,11 +31,10 @@ from eks_devices.core.knowledge.devices import PCIE_ROOT, device_group
 from eks_devices.core.model import BuiltClaim
 from eks_devices.core.names import MANAGED_BY, manager_label
 
-NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
-NEURON_CONFIG_API = "neuron.aws.com/v1"
+GPU_DRIVER, NEURON_DRIVER = NVIDIA.dra_driver, NEURON.dra_driver
+GPU_CONFIG_API, NEURON_CONFIG_API = (d.opaque_configs[d.dra_driver][0] for d in (NVIDIA, NEURON))
 # DRA driver → device family, for claims naming classes by their driver.
-DRIVER_FAMILIES: dict[str, Family] = {
-    "gpu.nvidia.com": "nvidia", "compute-domain.nvidia.com": "nvidia", "dra.net": "efa", "neuron.aws.com": "neuron"}
+DRIVER_FAMILIES: dict[str, Family] = {driver: d.name for d in DESCRIPTORS for driver in d.drivers}
 
 
 # --- requests, constraints, config ------------------------------------------------------------
@@ -74,20 +74,20 @@ def gpu_selectors(model: str | None = None, min_memory_gib: int | None = None) -
     out = []
     if model:
         word = model.replace(".", "[.]")  # the config allows letters, digits, ' ', '.', '_' and '-'
-        out.append(f"device.attributes['gpu.nvidia.com'].productName.matches('(?i)(^|[ -]){word}([ -]|$)')")
+        out.append(f"device.attributes['{GPU_DRIVER}'].productName.matches('(?i)(^|[ -]){word}([ -]|$)')")
     if min_memory_gib:
-        out.append(f"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{min_memory_gib}Gi')) >= 0")
+        out.append(f"device.capacity['{GPU_DRIVER}'].memory.compareTo(quantity('{min_memory_gib}Gi')) >= 0")
     return out
 
 
 def time_slicing_config(requests: Sequence[str], interval: str = "Default") -> dict[str, Any]:
-    return opaque("gpu.nvidia.com", {"apiVersion": NVIDIA_CONFIG_API, "kind": "GpuConfig", "sharing": {
+    return opaque(GPU_DRIVER, {"apiVersion": GPU_CONFIG_API, "kind": "GpuConfig", "sharing": {
         "strategy": "TimeSlicing", "timeSlicingConfig": {"interval": interval}}}, requests)
 
 
 def neuron_config(requests: Sequence[str], logical_neuron_core: int) -> dict[str, Any]:
-    return opaque("neuron.aws.com", {"apiVersion": NEURON_CONFIG_API, "kind": "NeuronConfig",
-                                     "logicalNeuronCore": logical_neuron_core}, requests)
+    return opaque(NEURON_DRIVER, {"apiVersion": NEURON_CONFIG_API, "kind": "NeuronConfig",
+                                  "logicalNeuronCore": logical_neuron_core}, requests)
 
 
 def families_of(devices: Mapping[str, Any], class_drivers: Mapping[str, str] | None = None) -> tuple[Family, ...]:
@@ -146,8 +146,8 @@ def time_sliced_gpu_claim(name: str, interval: str = "Default", *, namespace: st
 def mig_claim(name: str, profile: str, count: int = 1, *, shared: bool = False,
               namespace: str = "default") -> BuiltClaim:
     """MIG devices of one profile, all from the same parent GPU (EKS User Guide MIG example)."""
-    selector = f"device.attributes['gpu.nvidia.com'].profile == '{profile}'"
-    return build(name, [exact("mig", MIG_CLASS, count, [selector])], [match("gpu.nvidia.com/parentUUID")],
+    selector = f"device.attributes['{GPU_DRIVER}'].profile == '{profile}'"
+    return build(name, [exact("mig", MIG_CLASS, count, [selector])], [match(f"{GPU_DRIVER}/parentUUID")],
                  shared=shared, namespace=namespace)
 
 
@@ -185,7 +185,7 @@ def neuron_claim(name: str, count: int | str = 1, *, logical_neuron_core: int | 
                  namespace: str = "default") -> BuiltClaim:
     """Neuron devices; `connected` keeps them in one device group of their count (1, 4, 8, 16);
     `logical_neuron_core` adds the opaque NeuronConfig (LNC 1 or 2)."""
-    selectors = [f"device.attributes['neuron.aws.com'].instanceType == '{instance_type}'"] if instance_type else []
+    selectors = [f"device.attributes['{NEURON_DRIVER}'].instanceType == '{instance_type}'"] if instance_type else []
     constraints = [match(device_group(int(count)), ["neurons"])] if connected and count != "all" else []
     config = [neuron_config(["neurons"], logical_neuron_core)] if logical_neuron_core else []
     return build(name, [exact("neurons", NEURON_CLASS, count, selectors)], constraints, config,
@@ -210,11 +210,11 @@ def compute_domain_channel(name: str, allocation_mode: str = "Single", *, namesp
     the default-channel class in either mode. `All` does not reach the scheduler; the controller puts
     it in the template's opaque `ComputeDomainChannelConfig` (with the domain's UID, known only once
     the ComputeDomain exists), and the kubelet plugin then injects every IMEX channel."""
-    manifest = {"apiVersion": NVIDIA_CONFIG_API, "kind": "ComputeDomain",
+    manifest = {"apiVersion": GPU_CONFIG_API, "kind": "ComputeDomain",
                 "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)},
                 "spec": {"channel": {"resourceClaimTemplate": {"name": name}, "allocationMode": allocation_mode}}}
     devices = {"requests": [exact("channel", CHANNEL_CLASS, 1)]}
-    return BuiltClaim(name, namespace, manifest, devices, ("nvidia",), node_selector(["nvidia"]))
+    return BuiltClaim(name, namespace, manifest, devices, (NVIDIA.name,), node_selector([NVIDIA.name]))
 
 
 def extended_resources(resources: Mapping[str, int]) -> dict[str, Any]:
@@ -247,11 +247,11 @@ def from_config(name: str, claim: Claim, class_drivers: Mapping[str, str] | None
     neurons: int | str | None = None
     if claim.neurons is not None:
         neurons = "all" if claim.neurons.all_ else int(claim.neurons.count or 1)
-    if claim.align_with == "gpu" and claim.gpus and efas is not None:
+    if claim.align_with == NVIDIA.efa_alignment and claim.gpus and efas is not None:
         return gpu_efa_aligned_claim(name, claim.gpus.count, efas, model=claim.gpus.model,
                                      min_memory_gib=claim.gpus.min_memory_gib, time_slicing=slicing,
                                      shared=shared, namespace=ns)
-    if claim.align_with == "neuron" and neurons is not None and efas is not None:
+    if claim.align_with == NEURON.efa_alignment and neurons is not None and efas is not None:
         return neuron_efa_aligned_claim(name, neurons, efas, logical_neuron_core=claim.logical_neuron_core,
                                         shared=shared, namespace=ns)
     requests: list[dict[str, Any]] = []

@@ -17,18 +17,16 @@ from eks_devices.core.derive.software import (
     release_values,
 )
 from eks_devices.core.families import DESCRIPTORS, FAMILY
+from eks_devices.core.families.base import NodeFacts
 from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import KarpenterPlan, Plan, PoolPlan, Release, Resolution
 from eks_devices.core.names import (
-    BOTTLEROCKET_NVIDIA_PLUGIN,
     CONSUMABLE_CAPACITY_ANNOTATION,
-    NVIDIA_GPU_PRESENT_LABEL,
-    NVIDIA_PLUGIN_CONFIG_LABEL,
     POOL_LABEL,
     eks_manager_label,
     manager_label,
 )
-from eks_devices.core.values import merge, nested
+from eks_devices.core.values import merge
 from eks_devices.core.vocabulary import NO_SCHEDULE
 
 
@@ -77,11 +75,9 @@ def _labels(spec: Spec, name: str, pool: NodePool, managers: dict[Family, Resolu
         labels[manager_label(family)] = res.manager
         if spec.mode == "auto-mode" and FAMILY[family].auto_mode_label:
             labels[eks_manager_label(family)] = res.manager
-    nvidia = managers["nvidia"].manager
-    if spec.mode != "auto-mode" and nvidia == "dra" and pool.ami != "al2023":
-        labels[NVIDIA_GPU_PRESENT_LABEL] = "true"  # the DRA kubelet plugin's affinity needs it
-    if nvidia == "device-plugin" and pool.gpu_sharing.strategy == "time-slicing" and spec.mode != "auto-mode":
-        labels[NVIDIA_PLUGIN_CONFIG_LABEL] = f"time-slicing-{pool.gpu_sharing.replicas}"
+    for devices in DESCRIPTORS:
+        if devices.node_labels:
+            labels.update(devices.node_labels(_node_facts(spec, pool, managers, devices.name)))
     labels.update(pool.labels)
     return labels
 
@@ -95,29 +91,21 @@ def _taints(pool: NodePool, managers: dict[Family, Resolution]) -> tuple[dict[st
     return tuple(taints)
 
 
-def _bottlerocket(pool: NodePool, managers: dict[Family, Resolution]) -> dict[str, Any]:
-    """Bottlerocket NVIDIA variants bundle the device plugin: switch it off on NVIDIA DRA pools; on
-    plugin pools, time-slice it as `gpuSharing` says, as the toolkit configures the chart's plugin
-    (`software._plugin_config`: no renaming, one replica per request) — the chart keeps off these pools,
-    so nothing else would (bottlerocket.dev, settings `kubelet-device-plugins`: `device-sharing-strategy`
-    and `time-slicing.*`, from Bottlerocket 1.29). On Neuron instance types, let the kubelet give device
-    nodes the container's user and group, or non-root containers cannot open /dev/neuron* (bottlerocket
-    QUICKSTART-EKS and PR #4400; Karpenter docs PR #7722). The user's bottlerocketSettings are merged
-    last and win."""
+def _node_facts(spec: Spec, pool: NodePool, managers: dict[Family, Resolution], family: Family) -> NodeFacts:
+    return NodeFacts(managers[family].manager, spec.mode, pool.ami, pool.gpu_sharing.strategy,
+                     pool.gpu_sharing.replicas,
+                     any(catalog.instance_types()[t].has(family) for t in pool.instance_types))
+
+
+def _bottlerocket(spec: Spec, pool: NodePool, managers: dict[Family, Resolution]) -> dict[str, Any]:
+    """The Bottlerocket settings each family's devices need on the pool (its descriptor's
+    `bottlerocket_settings`); the user's bottlerocketSettings are merged last and win."""
     if pool.ami != "bottlerocket":
         return {}
     derived: dict[str, Any] = {}
-    plugin: dict[str, Any] = {}
-    if managers["nvidia"].manager == "dra":
-        plugin = {"enabled": False}
-    elif managers["nvidia"].manager == "device-plugin" and pool.gpu_sharing.strategy == "time-slicing":
-        plugin = {"device-sharing-strategy": "time-slicing",
-                  "time-slicing": {"replicas": pool.gpu_sharing.replicas, "rename-by-default": False,
-                                   "fail-requests-greater-than-one": True}}
-    if plugin:
-        derived = nested(BOTTLEROCKET_NVIDIA_PLUGIN, plugin)
-    if any(catalog.instance_types()[t].has("neuron") for t in pool.instance_types):
-        derived["kubernetes"] = {"device-ownership-from-security-context": True}
+    for devices in DESCRIPTORS:
+        if devices.bottlerocket_settings:
+            derived = merge(derived, devices.bottlerocket_settings(_node_facts(spec, pool, managers, devices.name)))
     return merge(derived, pool.bottlerocket_settings)
 
 
@@ -126,7 +114,8 @@ def _uses_consumable_capacity(spec: Spec, pool: NodePool, managers: dict[Family,
     nodes exist first, Karpenter never simulates their claims, so they time-slice through the
     driver's GpuConfig (gate TimeSlicingSettings) as on managed node groups, on any version."""
     return (spec.mode == "karpenter" and spec.provisioning(pool) == "dynamic"
-            and managers["nvidia"].manager == "dra" and pool.gpu_sharing.strategy == "time-slicing")
+            and any(managers[d.name].manager == "dra" for d in DESCRIPTORS if d.pool_sharing)
+            and pool.gpu_sharing.strategy == "time-slicing")
 
 
 def _pool_plan(spec: Spec, name: str, pool: NodePool) -> PoolPlan:
@@ -159,7 +148,7 @@ def _pool_plan(spec: Spec, name: str, pool: NodePool) -> PoolPlan:
         taints=_taints(pool, managers),
         releases=releases,
         network_interfaces=layout,
-        bottlerocket_settings=_bottlerocket(pool, managers),
+        bottlerocket_settings=_bottlerocket(spec, pool, managers),
         node_class_annotations=annotations,
         config=pool,
         ami_version=spec.ami_version(pool),

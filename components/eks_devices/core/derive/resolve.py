@@ -33,13 +33,12 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
         unsupported = sorted(t.name for t in types if not t.auto_mode_dra_metadata)
         if unsupported:
             return f"Auto Mode has no DRA device metadata for {', '.join(unsupported)}"
-        if family == "nvidia" and sharing in ("time-slicing", "mig"):
+        if devices.pool_sharing and sharing in ("time-slicing", "mig"):
             return f"Auto Mode offers no {sharing} through DRA"
         return None
-    if family == "neuron":
-        inferentia = sorted(t.name for t in types if t.has_neuron and t.name.startswith(charts.INFERENTIA))
-        if inferentia:
-            return f"the Neuron DRA driver serves Trainium only (the chart keeps it off {', '.join(inferentia)})"
+    off, serves = charts.kept_off(family, "dra", (t.name for t in types if t.has(family)))
+    if off:
+        return f"the {devices.title} DRA driver serves {serves} only (the chart keeps it off {', '.join(off)})"
     if k8s < devices.dra_kubernetes:
         need = ".".join(map(str, devices.dra_kubernetes))
         return f"{devices.releases['dra']} needs Kubernetes {need} (cluster is {spec.cluster.version})"
@@ -49,9 +48,9 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
         missing = sorted(t.name for t in types if t.has(family) and not t.karpenter_dra_metadata)
         if missing:
             return f"Karpenter ships no DRA metadata for {', '.join(missing)}"
-        if family == "nvidia" and sharing == "mig":
+        if devices.pool_sharing and sharing == "mig":
             return "Karpenter does not launch nodes for MIG claims (use a static pool)"
-        if family == "nvidia" and sharing == "time-slicing" and k8s < (1, 36):
+        if devices.pool_sharing and sharing == "time-slicing" and k8s < (1, 36):
             return "Karpenter time-slicing through consumable capacity needs Kubernetes 1.36"
     return None
 

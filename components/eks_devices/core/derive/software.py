@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family, Spec
-from eks_devices.core.families import DESCRIPTORS, FAMILY
+from eks_devices.core.families import DESCRIPTORS, EFA, FAMILY, NEURON, NVIDIA
 from eks_devices.core.knowledge import catalog, charts, registries
 from eks_devices.core.knowledge.device_classes import (
     BASE_CLASSES,
@@ -80,14 +80,14 @@ SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings"}
 
 def claim_sharing_gates(spec: Spec, pool_names: set[str]) -> dict[str, bool]:
     """The driver gates the declared claims' NVIDIA sharing configs need (`timeSlicing`, or a raw
-    `gpu.nvidia.com` opaque config naming a strategy), for claims aimed at any of `pool_names`."""
+    GPU driver's opaque config naming a strategy), for claims aimed at any of `pool_names`."""
     gates: dict[str, bool] = {}
     for claim in spec.claims.values():
         if not pool_names & set(claim.pools):
             continue
         strategies = ["TimeSlicing"] if claim.time_slicing else []
         strategies += [dig(c.opaque.parameters, "sharing.strategy") for c in claim.config
-                       if c.opaque.driver == "gpu.nvidia.com"]
+                       if c.opaque.driver == NVIDIA.dra_driver]
         gates.update({SHARING_GATES[s]: True for s in strategies if s in SHARING_GATES})
     return gates
 
@@ -124,7 +124,7 @@ def _nvidia_dra(spec: Spec, scope: dict[str, str], pools: list[PoolPlan]) -> dic
 def _plugin_config(replicas: int) -> str:
     return ("version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: false\n"
             "    failRequestsGreaterThanOne: true\n    resources:\n"
-            f"    - name: nvidia.com/gpu\n      replicas: {replicas}\n")
+            f"    - name: {NVIDIA.extended_resource}\n      replicas: {replicas}\n")
 
 
 def _nvidia_plugin(scope: dict[str, str], pools: list[PoolPlan], bundled: list[str]) -> dict[str, Any]:
@@ -137,7 +137,7 @@ def _nvidia_plugin(scope: dict[str, str], pools: list[PoolPlan], bundled: list[s
     if bundled:  # Bottlerocket plugin pools run the bundled plugin; keep this one off them
         values["affinity"] = _not_in_pools(bundled)
     slicing = sorted({s.replicas for s in sharing if s.strategy == "time-slicing" and s.replicas})
-    if slicing:  # per-node config: the config-manager sidecar follows nvidia.com/device-plugin.config
+    if slicing:  # per-node config: the config-manager sidecar follows NVIDIA_PLUGIN_CONFIG_LABEL
         configs = {"default": "version: v1\n"}
         configs.update({f"{PLUGIN_CONFIG_PREFIX}{r}": _plugin_config(r) for r in slicing})
         values["config"] = {"map": configs, "default": "default"}
@@ -149,27 +149,28 @@ def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[Pool
     """The toolkit's values for one release: scope, tolerations and the settings its pools need.
     `pools` are the pools it serves; `all_pools` lets a release keep off pools that match its
     scope label but are served by the node image (Bottlerocket's bundled NVIDIA plugin)."""
-    if key == "nvidia-dra-driver":
+    if key == NVIDIA.releases["dra"]:
         return _nvidia_dra(spec, scope, pools)
-    if key == "nvidia-device-plugin":
-        bundled = sorted(p.name for p in all_pools if p.manager("nvidia") == "device-plugin"
-                         and bundled_manager(spec, p.ami, "nvidia", "device-plugin"))
+    if key == NVIDIA.releases["device-plugin"]:
+        bundled = sorted(p.name for p in all_pools if p.manager(NVIDIA.name) == "device-plugin"
+                         and bundled_manager(spec, p.ami, NVIDIA.name, "device-plugin"))
         return _nvidia_plugin(scope, pools, bundled)
-    if key in ("aws-dranet", "aws-efa-k8s-device-plugin"):
+    if key in EFA.releases.values():
         values: dict[str, Any] = {"nodeSelector": scope, "tolerations": _tolerations(pools)}
         registry = registries.eks_registry(spec.region)  # None: the stack sets image.repository (spec check)
         if registry is not None:
             values["image"] = {"repository": f"{registry}/{charts.CHARTS[key].eks_image}"}
-        values["supportedInstanceLabels"] = {"values": _types(pools, "efa")}
-        if key == "aws-dranet":
-            values["deviceClass"] = {"create": True, "name": "efa.networking.k8s.aws"}
+        values["supportedInstanceLabels"] = {"values": _types(pools, EFA.name)}
+        if key == EFA.releases["dra"]:
+            values["deviceClass"] = {"create": True, "name": EFA.device_class}
         return values
-    neuron = {"npd": {"enabled": False}, "scheduler": {"enabled": False}, "neuronInstances": _types(pools, "neuron")}
-    if key == "neuron-dra-driver":
-        return {**neuron, "devicePlugin": {"enabled": False},
+    common = {"npd": {"enabled": False}, "scheduler": {"enabled": False},
+              "neuronInstances": _types(pools, NEURON.name)}
+    if key == NEURON.releases["dra"]:
+        return {**common, "devicePlugin": {"enabled": False},
                 "draDriver": {"enabled": True, "nodeSelector": scope, "tolerations": _tolerations(pools)}}
-    if key == "neuron-device-plugin":
-        return {**neuron, "draDriver": {"enabled": False},
+    if key == NEURON.releases["device-plugin"]:
+        return {**common, "draDriver": {"enabled": False},
                 "devicePlugin": {"enabled": True, "nodeSelector": scope, "tolerations": _tolerations(pools)}}
     raise KeyError(key)
 
@@ -194,7 +195,7 @@ def _extra_classes(spec: Spec) -> list[DeviceClassPlan]:
         driver, base = BASE_CLASSES[extra.base]
         parts = [base]
         if extra.product_name:
-            parts.append(f"device.attributes['gpu.nvidia.com'].productName == '{extra.product_name}'")
+            parts.append(f"device.attributes['{NVIDIA.dra_driver}'].productName == '{extra.product_name}'")
         if extra.expression:
             parts.append(f"({extra.expression})")
         out.append(DeviceClassPlan(name, driver, " && ".join(parts), "toolkit"))

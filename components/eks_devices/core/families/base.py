@@ -9,10 +9,25 @@ name their families.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from eks_devices.core.vocabulary import ChartKey, Family
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What a family's node settings depend on: the pool's manager for the family and the rest of its shape."""
+
+    manager: str
+    mode: str
+    ami: str
+    sharing: str
+    """The pool's `gpuSharing.strategy`."""
+    replicas: int | None
+    has_devices: bool
+    """Whether any of the pool's instance types carries the family's devices."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +65,38 @@ class DeviceFamily:
     al2023_architectures: tuple[str, ...] = ("x86_64", "arm64")
     """The architectures EKS publishes that AL2023 variant for."""
     bottlerocket_variant: str | None = None
+    """The Bottlerocket AMI type suffix (`BOTTLEROCKET_<arch>_<variant>`), if it has its own variant."""
     bottlerocket_bundled: tuple[str, str] | None = None
     """The manager the Bottlerocket variant bundles in the node image, and the settings path that switches it
     (on unless set to false): it serves the pool's devices without a release."""
-    """The Bottlerocket AMI type suffix (`BOTTLEROCKET_<arch>_<variant>`), if it has its own variant."""
+    other_drivers: tuple[str, ...] = ()
+    """Further DRA drivers of the family (beside `dra_driver`) whose classes claims may name."""
+    opaque_configs: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Per driver, the opaque claim config it decodes: its apiVersion and kinds (anything else the driver
+    refuses when it prepares the claim, after the Pod was scheduled)."""
+    karpenter_selectable: frozenset[str] = frozenset()
+    """The `dra_driver` attributes Karpenter knows before a node exists (selectors on others are undecided)."""
+    short_key: str = ""
+    """The claim short shape's key that asks for its devices (`claims.<name>.<short_key>`)."""
+    efa_alignment: str | None = None
+    """The `alignWith` word that aligns its devices with EFA on one PCIe root or device group, if any."""
+    interfaces: bool = False
+    """Whether its devices are network interfaces a node's launch template attaches, so that a pool's static
+    interface layout caps how many a node has."""
+    pool_sharing: bool = False
+    """Whether a pool's `gpuSharing` (time-slicing, MIG, a shared claim) applies to its devices."""
+    auto_mode_claims: tuple[str, str] | None = None
+    """Where Auto Mode runs its devices on the device plugin only: why a claim on its DRA class finds no devices
+    there, and how to ask for them instead."""
+    catalog_count: str = ""
+    """The instance catalogue field that counts its devices on a type (`catalog.InstanceType`)."""
+    node_labels: Callable[[NodeFacts], dict[str, str]] | None = None
+    """Labels the family's software needs on a pool's nodes beyond the manager labels."""
+    bottlerocket_settings: Callable[[NodeFacts], dict[str, Any]] | None = None
+    """Bottlerocket settings the family's devices need on a pool's nodes (the user's settings win)."""
     sources: tuple[str, ...] = ()
+
+    @property
+    def drivers(self) -> tuple[str, ...]:
+        """Every DRA driver name of the family, its whole-device driver first."""
+        return (self.dra_driver, *self.other_drivers)

@@ -17,6 +17,10 @@ EFA = DeviceFamily(
     auto_mode_label=True,
     auto_mode_dra=True,
     karpenter_gate="draEFA",
+    karpenter_selectable=frozenset({"pciDevice", "pciVendor", "pciSubsystem", "rdma", "numaNode"}),
+    short_key="efa",
+    interfaces=True,
+    catalog_count="max_efa_interfaces",
     sources=("EKS user guide, Manage hardware devices on Amazon EKS (aws-dranet, Kubernetes 1.35)",
              "Karpenter v1.15 docs, tasks/dra (settings.awsFeatureGates.draEFA)"),
 )

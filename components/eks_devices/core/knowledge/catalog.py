@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
+from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge.catalog_refresh import SNAPSHOT
 
 # Karpenter 1.15 ships DRA device metadata for these families only (KARP `dra.md`).
@@ -75,9 +76,13 @@ class InstanceType:
         """Auto Mode can launch this type for NVIDIA / EFA DRA claims."""
         return self.family not in AUTO_MODE_DRA_UNSUPPORTED_FAMILIES and not self.has_neuron
 
+    def count(self, family: str) -> int:
+        """How many devices of a device family the type carries (its descriptor names the field)."""
+        return int(getattr(self, FAMILY[family].catalog_count))  # type: ignore[index]
+
     def has(self, family: str) -> bool:
-        """Whether the type carries devices of a device family (`nvidia`, `efa`, `neuron`)."""
-        return {"nvidia": self.has_nvidia, "efa": self.has_efa, "neuron": self.has_neuron}[family]
+        """Whether the type carries devices of a device family."""
+        return self.count(family) > 0
 
 
 @cache

@@ -56,14 +56,14 @@ def _entry(raw: dict[str, Any]) -> dict[str, Any]:
     gpus = (raw.get("GpuInfo") or {}).get("Gpus") or []
     neurons = (raw.get("NeuronInfo") or {}).get("NeuronDevices") or []
     net = raw.get("NetworkInfo") or {}
-    nvidia = [g for g in gpus if g.get("Manufacturer") == "NVIDIA"]
+    nvidia_gpus = [g for g in gpus if g.get("Manufacturer") == "NVIDIA"]
     archs = raw.get("ProcessorInfo", {}).get("SupportedArchitectures", [])
     return {
         "name": raw["InstanceType"],
         "architecture": "arm64" if "arm64" in archs else "x86_64",
-        "gpu_count": sum(g.get("Count", 0) for g in nvidia),
-        "gpu_model": f"{NVIDIA_MODEL_PREFIX}{nvidia[0]['Name']}" if nvidia else None,
-        "gpu_memory_mib": nvidia[0].get("MemoryInfo", {}).get("SizeInMiB") if nvidia else None,
+        "gpu_count": sum(g.get("Count", 0) for g in nvidia_gpus),
+        "gpu_model": f"{NVIDIA_MODEL_PREFIX}{nvidia_gpus[0]['Name']}" if nvidia_gpus else None,
+        "gpu_memory_mib": nvidia_gpus[0].get("MemoryInfo", {}).get("SizeInMiB") if nvidia_gpus else None,
         "neuron_count": sum(n.get("Count", 0) for n in neurons),
         "neuron_model": neurons[0]["Name"] if neurons else None,
         "efa_supported": bool(net.get("EfaSupported")),

@@ -14,10 +14,10 @@ judged as the scheduler would judge it. Where each label comes from:
   `karpenter.sh/initialized`, and the instance labels `karpenter.k8s.aws/instance-family` and `-size`
   (the name split at the dot), `-category` and `-generation` (its `instanceTypeScheme` regexp); on GPU
   types `-gpu-name` (EC2's GPU name in lower kebab case: `h100`, `a10g`, `rtx-pro-server-6000`),
-  `-gpu-manufacturer` (`nvidia`), `-gpu-count` and `-gpu-memory` (MiB per GPU, where EC2 reports it); on
-  Neuron types `-accelerator-name` (`trainium2`, `inferentia2`), `-accelerator-manufacturer` (`aws`) and
-  `-accelerator-count` (CPU and memory labels are not modelled: the catalogue does not hold their
-  values);
+  `-gpu-manufacturer` (EC2's manufacturer in lower kebab case), `-gpu-count` and `-gpu-memory` (MiB per GPU,
+  where EC2 reports it); on Neuron types `-accelerator-name` (`trainium2`, `inferentia2`),
+  `-accelerator-manufacturer` (`aws`) and `-accelerator-count` (CPU and memory labels are not modelled: the
+  catalogue does not hold their values);
 - managed node groups (EKS user guide, "Create a managed node group": the labels EKS applies):
   `eks.amazonaws.com/nodegroup` (the group's name) and `eks.amazonaws.com/capacityType`
   (`ON_DEMAND`, `SPOT`, `CAPACITY_BLOCK`);
@@ -25,7 +25,7 @@ judged as the scheduler would judge it. Where each label comes from:
   `eks.amazonaws.com/compute-type=auto` with Karpenter's `karpenter.sh/nodepool` and `-capacity-type`,
   and `eks.amazonaws.com/instance-family`, `-size`, `-category`, `-generation`, `-gpu-name`,
   `-gpu-manufacturer`, `-gpu-count`, `-gpu-memory`, valued as Karpenter's;
-- AL2023 NVIDIA nodes: `nvidia.com/gpu.present=true`, which nodeadm sets on the accelerated AL2023
+- AL2023 NVIDIA nodes: `names.NVIDIA_GPU_PRESENT_LABEL=true`, which nodeadm sets on the accelerated AL2023
   AMI (Karpenter v1.15 docs `tasks/dra.md`: the NVIDIA DRA kubelet plugin's affinity relies on it);
   other AMIs get it only from the pool's labels.
 
@@ -94,7 +94,7 @@ def instance(prefix: str, itype: InstanceType) -> dict[str, str]:
         labels[f"{prefix}generation"] = match.group(3)
     if itype.gpu_count and itype.gpu_model:
         labels[f"{prefix}gpu-name"] = kebab(itype.gpu_model.removeprefix(NVIDIA_MODEL_PREFIX))
-        labels[f"{prefix}gpu-manufacturer"] = "nvidia"
+        labels[f"{prefix}gpu-manufacturer"] = kebab(NVIDIA_MODEL_PREFIX.strip())  # the catalogue's GPUs are NVIDIA's
         labels[f"{prefix}gpu-count"] = str(itype.gpu_count)
         if itype.gpu_memory_mib:
             labels[f"{prefix}gpu-memory"] = str(itype.gpu_memory_mib)

@@ -5,8 +5,8 @@ resource, and `eks-devices render` prints the same dicts. Three kinds of object:
 
 - Namespaces the releases install into (kube-system excepted) and the shared claims live in
   (the built-in namespaces excepted);
-- DeviceClasses the toolkit owns: in Auto Mode the upstream `gpu.nvidia.com` /
-  `efa.networking.k8s.aws` for the families its DRA pools use; in every mode the extra classes of
+- DeviceClasses the toolkit owns: in Auto Mode the upstream classes of the families its DRA pools use
+  (GPUs and EFA); in every mode the extra classes of
   `eks-devices:deviceClasses`. Never a class a driver chart owns (the chart creates those);
 - ResourceClaims for `gpuSharing: {strategy: shared-claim}` pools on the NVIDIA DRA driver (or
   whose NVIDIA manager Auto Mode infers per node): one named claim that several pods reference, so
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from eks_devices.core.families import NVIDIA
 from eks_devices.core.knowledge.device_classes import RESOURCE_API_V1
 from eks_devices.core.model import DeviceClassPlan, Plan
 from eks_devices.core.names import MANAGED_BY, POOL_LABEL
@@ -51,7 +52,7 @@ def shared_claims(plan: Plan) -> list[dict[str, Any]]:
     claims: dict[tuple[str, str], list[str]] = {}
     for pool in sorted(plan.pools.values(), key=lambda p: p.name):
         sharing = pool.config.gpu_sharing
-        if sharing.strategy != "shared-claim" or not pool.serves("nvidia", "dra"):  # inferred: a DRA node
+        if sharing.strategy != "shared-claim" or not pool.serves(NVIDIA.name, "dra"):  # inferred: a DRA node
             continue
         key = (sharing.claim_namespace, shared_claim_name(pool.name, sharing.claim_name))
         claims.setdefault(key, []).append(pool.name)
@@ -60,7 +61,7 @@ def shared_claims(plan: Plan) -> list[dict[str, Any]]:
         labels = dict(MANAGED_BY)
         if len(pools) == 1:
             labels[POOL_LABEL] = pools[0]
-        request = {"name": SHARED_GPU_REQUEST, "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}
+        request = {"name": SHARED_GPU_REQUEST, "exactly": {"deviceClassName": NVIDIA.device_class, "count": 1}}
         out.append({"apiVersion": RESOURCE_API_V1, "kind": "ResourceClaim",
                     "metadata": {"name": name, "namespace": namespace, "labels": labels},
                     "spec": {"devices": {"requests": [request]}}})

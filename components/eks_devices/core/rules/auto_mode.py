@@ -38,16 +38,6 @@ def _auto_mode_no_compute_domains(plan: Plan) -> Iterator[Verdict]:
                         "or a managed node group for ComputeDomains")
 
 
-@rule("auto-mode-neuron-plugin-only", "Neuron stays on the plugin in Auto Mode", modes=("auto-mode",))
-def _auto_mode_neuron_plugin_only(plan: Plan) -> Iterator[Verdict]:
-    for pool, _ in dra_pools(plan, ("neuron",)):
-        yield error(at(pool, "devices.neuron"),
-                    "Auto Mode's DRA covers NVIDIA GPUs and EFA only: its nodes run the Neuron device plugin for "
-                    "Trainium and Inferentia, so no Neuron DRA driver would publish these devices",
-                    "set devices.neuron: device-plugin (or auto); for the Neuron DRA driver (Logical NeuronCore, "
-                    "connected device subsets) use cluster.mode karpenter or managed-node-groups")
-
-
 @rule("device-classes-present", "Auto Mode DRA pools need the toolkit's DeviceClasses", modes=("auto-mode",))
 def _device_classes_present(plan: Plan) -> Iterator[Verdict]:
     if plan.spec.cluster.auto_mode.create_device_classes:

@@ -13,7 +13,7 @@ from typing import Any
 from eks_devices.core.derive.claims import DRIVER_FAMILIES
 from eks_devices.core.derive.fit import walk
 from eks_devices.core.derive.resources import Facts
-from eks_devices.core.families import FAMILY
+from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.knowledge.device_classes import (
     AUTO_MODE_CLASSES,
     CHANNEL_CLASS,
@@ -23,7 +23,7 @@ from eks_devices.core.knowledge.device_classes import (
     NEURON_CLASS,
 )
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
-from eks_devices.core.rules.efa import ALIGNMENT_WHY, alignment_fix, not_dra
+from eks_devices.core.rules.efa import ALIGNED, ALIGNMENT_WHY, GPU_ALIGNMENT, alignment_fix, not_dra
 from eks_devices.core.rules.registry import Blame, Verdict, dra_fix, error, on_resources, rule, warning
 from eks_devices.core.values import dig
 from eks_devices.core.vocabulary import FAMILIES
@@ -31,11 +31,11 @@ from eks_devices.core.vocabulary import FAMILIES
 EFA_DRIVER = "dra.net"
 
 
-def _at(claim: ClaimPlan, field: str = "") -> str:
+def claim_at(claim: ClaimPlan, field: str = "") -> str:
     return f"claims.{claim.name}" + (f".{field}" if field else "")
 
 
-def _claims(plan: Plan) -> Iterator[ClaimPlan]:
+def stack_claims(plan: Plan) -> Iterator[ClaimPlan]:
     yield from plan.claims
 
 
@@ -57,10 +57,10 @@ DISTINCT_ATTRIBUTE_FROM = (1, 36)
 def _claim_distinct_attribute_version(plan: Plan) -> Iterator[Verdict]:
     if plan.spec.cluster.kubernetes >= DISTINCT_ATTRIBUTE_FROM:
         return
-    for claim in _claims(plan):
+    for claim in stack_claims(plan):
         constraints = claim.built.devices.get("constraints", []) if claim.built else []
         if any("distinctAttribute" in c for c in constraints):
-            yield error(_at(claim, "constraints"),
+            yield error(claim_at(claim, "constraints"),
                         f"the claim spreads devices with distinctAttribute, which Kubernetes "
                         f"{plan.spec.cluster.version} drops (its DRAConsumableCapacity gate is off before 1.36): "
                         "the API server then refuses the constraint as naming no attribute",
@@ -69,9 +69,9 @@ def _claim_distinct_attribute_version(plan: Plan) -> Iterator[Verdict]:
 
 @rule("efa-not-shareable", "no shared ResourceClaim with EFA devices (one Pod per EFA)")
 def _efa_not_shareable(plan: Plan) -> Iterator[Verdict]:
-    for claim in _claims(plan):
+    for claim in stack_claims(plan):
         if claim.shared and "efa" in claim.families:
-            yield error(_at(claim, "kind"),
+            yield error(claim_at(claim, "kind"),
                         "a shared ResourceClaim includes EFA devices, but an EFA is allocated to one Pod at a "
                         "time: the second Pod naming the claim never starts",
                         "use kind: template (one claim per Pod), or move the EFA request to its own template")
@@ -103,10 +103,10 @@ def _request_classes(request: dict[str, Any]) -> list[str]:
 
 
 @rule("extended-resource-not-dra",
-      "extended-resource requests (`nvidia.com/gpu`, …) on Karpenter DRA pools are not DRA requests (warning)",
+      "extended-resource requests (a device plugin's resources) on Karpenter DRA pools are not DRA requests (warning)",
       modes=("karpenter",))
 def _extended_resource_not_dra(plan: Plan) -> Iterator[Verdict]:
-    for claim in _claims(plan):
+    for claim in stack_claims(plan):
         if claim.config.kind != "extended-resource":
             continue
         for pool_name in claim.config.pools:
@@ -116,7 +116,7 @@ def _extended_resource_not_dra(plan: Plan) -> Iterator[Verdict]:
             dra = [f for f in claim.families if pool.manager(f) == "dra"]
             if dra:
                 names = ", ".join(k for k in sorted(claim.config.extended_resources))
-                yield warning(_at(claim, "extendedResources"),
+                yield warning(claim_at(claim, "extendedResources"),
                               f"{names} is requested as an extended resource on pool {pool_name}, whose "
                               f"{'/'.join(dra)} devices are managed by DRA: Karpenter does not treat such a Pod "
                               "as a DRA Pod and will not provision nodes for it",
@@ -158,7 +158,7 @@ def _alignment_gaps(plan: Plan, claim: ClaimPlan, own: bool = False) -> list[tup
         pool = plan.pools.get(name)
         if pool is None or not families or (pool.config.efa.align_with != "none" and not own):
             continue
-        if plan.mode == "auto-mode" and "neuron" in families:
+        if plan.mode == "auto-mode" and any(not FAMILY[f].auto_mode_dra for f in families):  # type: ignore[index]
             continue  # no Neuron DRA at all: claim-device-class-missing says so, with the plugin's way
         wrong = [f for f in families if pool.manager(f) != "none" and not pool.serves(f, "dra")]  # type: ignore[arg-type]
         if wrong:
@@ -169,25 +169,24 @@ def _alignment_gaps(plan: Plan, claim: ClaimPlan, own: bool = False) -> list[tup
 @rule("claim-alignment-needs-dra", "a claim aligning GPU or Neuron devices with EFA targets pools that run DRA for "
       "both (the EFA device plugin publishes no topology)")
 def _claim_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
-    for claim in _claims(plan):
+    for claim in stack_claims(plan):
         for pool, wrong in _alignment_gaps(plan, claim):
-            other = next((f for f in aligned_families(claim) if f != "efa"), "nvidia")
+            other = next((f for f in aligned_families(claim) if f in ALIGNED.values()), ALIGNED[GPU_ALIGNMENT])
             kinds = " and ".join(FAMILY[f].title for f in aligned_families(claim))
-            yield error(_at(claim, "pools"),
+            yield error(claim_at(claim, "pools"),
                         f"claim {claim.name} aligns {kinds} devices, which needs DRA for both device types: "
                         f"{ALIGNMENT_WHY}. On pool {pool.name}, {not_dra(pool, wrong)}",
                         alignment_fix(plan, pool, other, f"target another pool, or drop the alignment from claims."
                                       f"{claim.name} (alignWith, matchAttribute)"))
 
 
-SHORT_KEYS = {"nvidia": "gpus", "efa": "efa", "neuron": "neurons"}  # the short shape's key per family
 
 
 def _request_of(claim: ClaimPlan, family: str) -> str:
     """How the claim asks for a family, in its own config words."""
     if claim.config.requests is not None:
         return f"the {family} requests"
-    return SHORT_KEYS[family] + (" and alignWith" if claim.config.align_with != "none" else "")
+    return FAMILY[family].short_key + (" and alignWith" if claim.config.align_with != "none" else "")
 
 
 def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple[str, str]:
@@ -200,13 +199,9 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
         return ("no driver the toolkit knows creates it (no upstream chart names it, and deviceClasses does not "
                 "declare it)", rename or "declare it under deviceClasses, or name an upstream class")
     if plan.mode == "auto-mode":
-        if family == "neuron":
-            return ("Auto Mode runs Trainium and Inferentia on the Neuron device plugin only: no Neuron DRA driver "
-                    "publishes neuron.aws.com devices there",
-                    "request them from the device plugin: make the claim kind: extended-resource with "
-                    "extendedResources {aws.amazon.com/neuron: N} (drop neurons, efa, alignWith and "
-                    "logicalNeuronCore), or use a static Karpenter pool or a managed node group (cluster.mode) for "
-                    "Neuron DRA")
+        plugin_only = FAMILY[family].auto_mode_claims  # type: ignore[index]
+        if plugin_only:
+            return plugin_only
         if device_class not in AUTO_MODE_CLASSES:
             return (f"Auto Mode's built-in drivers offer only {', '.join(AUTO_MODE_CLASSES)} (no MIG, VFIO, "
                     "ComputeDomains or Neuron through DRA)",
@@ -243,14 +238,14 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
 
 @rule("claim-device-class-missing", "a claim names a DeviceClass that will not exist in this mode, and why")
 def _claim_device_class_missing(plan: Plan) -> Iterator[Verdict]:
-    for claim in _claims(plan):
-        if not claim.missing_classes or _alignment_gaps(plan, claim, own=True) or _mig_dynamic_pools(plan, claim):
+    for claim in stack_claims(plan):
+        if not claim.missing_classes or _alignment_gaps(plan, claim, own=True) or mig_dynamic_pools(plan, claim):
             continue  # claim-alignment-needs-dra / karpenter-mig-claim-static-only say why
         missing = claim.missing_classes
         if plan.mode == "auto-mode" and NEURON_CLASS in missing:
             missing = (NEURON_CLASS,)  # no Neuron DRA in Auto Mode: the rest of the claim cannot help it
         whys = [_class_missing_why(plan, claim, c) for c in missing]
-        yield error(_at(claim),
+        yield error(claim_at(claim),
                     f"the claim names DeviceClass {', '.join(claim.missing_classes)}, which will not exist in this "
                     f"{plan.mode} cluster, so its Pods stay Pending: " + "; ".join(dict.fromkeys(w for w, _ in whys)),
                     "; ".join(dict.fromkeys(f for _, f in whys)))
@@ -258,10 +253,10 @@ def _claim_device_class_missing(plan: Plan) -> Iterator[Verdict]:
 
 @rule("claim-unsatisfiable", "no instance type of the claim's pool can allocate it (counts, selectors, topology)")
 def _claim_unsatisfiable(plan: Plan) -> Iterator[Verdict]:
-    for claim in _claims(plan):
+    for claim in stack_claims(plan):
         if claim.missing_classes:
             continue  # claim-device-class-missing says it better
-        covered = {p.name for p, _ in _alignment_gaps(plan, claim)} | _mig_dynamic_pools(plan, claim)
+        covered = {p.name for p, _ in _alignment_gaps(plan, claim)} | mig_dynamic_pools(plan, claim)
         for pool_name, fit in sorted(claim.pools.items()):
             if fit.fits or not fit.settled or pool_name in covered:
                 continue
@@ -271,7 +266,7 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Verdict]:
                    if fit.blocked and blocked else _mig_fix(claim, pool) or
                    "change the claim (count, model, selectors, alignWith) or its pools to ones whose instance "
                    "types can satisfy it; `eks-devices preview` shows what each instance type offers")
-            yield error(_at(claim, "pools"),
+            yield error(claim_at(claim, "pools"),
                         f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}", fix)
 
 
@@ -294,49 +289,27 @@ def _mig_requests(claim: ClaimPlan) -> bool:
     return any(c == MIG_CLASS for _, c in walk(claim.built.devices.get("requests", []) if claim.built else []))
 
 
-def _mig_dynamic_pools(plan: Plan, claim: ClaimPlan) -> set[str]:
+def mig_dynamic_pools(plan: Plan, claim: ClaimPlan) -> set[str]:
     """The dynamic Karpenter pools a MIG claim targets: Karpenter launches no node for it there."""
     if plan.mode != "karpenter" or not _mig_requests(claim):
         return set()
     return {p for p in claim.config.pools if p in plan.pools and plan.pools[p].provisioning == "dynamic"}
 
 
-@rule("karpenter-mig-claim-static-only", "a MIG claim (`mig.nvidia.com`) targets static Karpenter pools: Karpenter "
-      "launches no nodes for MIG claims", modes=("karpenter",))
-def _karpenter_mig_claim_static_only(plan: Plan) -> Iterator[Verdict]:
-    """EKS user guide, "Manage hardware devices on Amazon EKS", Using DRA with Karpenter (MIG): Karpenter's
-    device metadata describes whole GPUs only; MIG needs static provisioning, managed node groups or
-    self-managed nodes."""
-    for claim in _claims(plan):
-        dynamic = sorted(_mig_dynamic_pools(plan, claim))
-        if dynamic:
-            yield error(_at(claim, "pools"),
-                        f"claim {claim.name} asks for MIG devices (mig.nvidia.com) on dynamic pool(s) "
-                        f"{', '.join(dynamic)}: Karpenter's device metadata describes whole GPUs only, so it launches "
-                        "no node for a MIG claim, and the Pod stays Pending",
-                        "target a static pool that partitions its GPUs: "
-                        + "; ".join(f"set nodePools.{p}.provisioning: static with replicas and gpuSharing: "
-                                    f"{{strategy: mig, profile: <a profile of its GPUs>}}" for p in dynamic)
-                        + " (or a managed node group)")
-
-
 @rule("claim-fit-undetermined", "a claim whose fit the offline model cannot settle: the search gave up, or it fails "
       "only on a PCIe layout that is modelled rather than published (warning)")
 def _claim_fit_undetermined(plan: Plan) -> Iterator[Verdict]:
-    for claim in _claims(plan):
+    for claim in stack_claims(plan):
         for pool_name, fit in sorted(claim.pools.items()):
             if not fit.settled:
-                yield warning(_at(claim, "pools"),
+                yield warning(claim_at(claim, "pools"),
                               f"could not decide whether claim {claim.name} fits pool {pool_name}: {fit.reason}",
                               "check it on a real node (its ResourceSlices show the layout), or simplify the claim "
                               "(fewer requests or constraints)")
 
 
 # Attributes Karpenter 1.15 knows before a node exists (karpenter.sh/docs/tasks/dra); others only in matchAttribute.
-KARPENTER_SELECTABLE = {
-    "gpu.nvidia.com": {"productName", "architecture", "brand", "cudaComputeCapability", "type"},
-    "dra.net": {"pciDevice", "pciVendor", "pciSubsystem", "rdma", "numaNode"},
-}
+KARPENTER_SELECTABLE = {d.dra_driver: set(d.karpenter_selectable) for d in DESCRIPTORS if d.karpenter_selectable}
 _ATTRIBUTE = re.compile(r"""attributes\s*\[\s*['"]([^'"]+)['"]\s*\]\s*\.\s*(\w+)""")
 
 
@@ -355,17 +328,17 @@ def _expressions(node: Any) -> Iterator[str]:
 @rule("karpenter-claim-selector-attributes",
       "claims on dynamic Karpenter pools select only attributes known before launch", modes=("karpenter",))
 def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
-    for claim in _claims(plan):
+    for claim in stack_claims(plan):
         if claim.built is None:
             continue
         dynamic = [p for p in claim.config.pools if p in plan.pools and plan.pools[p].provisioning == "dynamic"]
-        if not dynamic or _mig_dynamic_pools(plan, claim):
+        if not dynamic or mig_dynamic_pools(plan, claim):
             continue  # karpenter-mig-claim-static-only: no node is launched for it at all
         unknown = sorted({f"{domain}/{name}" for expression in _expressions(claim.built.manifest)
                           for domain, name in _ATTRIBUTE.findall(expression)
                           if name not in KARPENTER_SELECTABLE.get(domain, set())})
         if unknown:
-            yield error(_at(claim),
+            yield error(claim_at(claim),
                         f"selectors read {', '.join(unknown)}, which Karpenter cannot know before launching a "
                         f"node for dynamic pool(s) {', '.join(dynamic)}: the Pod never gets a node",
                         "in the requests' selectors, select on productName, architecture, brand, cudaComputeCapability "

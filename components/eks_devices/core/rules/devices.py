@@ -9,12 +9,8 @@ from eks_devices.core.derive import daemonsets, scope, shape_scope
 from eks_devices.core.derive.resources import Facts, nodes
 from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge import catalog, charts
-from eks_devices.core.model import Plan, PoolPlan
+from eks_devices.core.model import Plan
 from eks_devices.core.names import (
-    BOTTLEROCKET_NVIDIA_ENABLED,
-    BOTTLEROCKET_NVIDIA_PARTITIONING,
-    BOTTLEROCKET_NVIDIA_PLUGIN,
-    CONSUMABLE_CAPACITY_ANNOTATION,
     eks_manager_label,
     manager_label,
 )
@@ -25,11 +21,9 @@ from eks_devices.core.rules.registry import (
     auto_mode_plugin_only,
     error,
     on_resources,
-    pool_types,
     rule,
     warning,
 )
-from eks_devices.core.values import dig
 
 
 @rule("one-manager-per-node", "the overlap proof, both sides, from the charts' rendered DaemonSets (overrides "
@@ -39,11 +33,11 @@ from eks_devices.core.values import dig
 def _one_manager_per_node(plan: Plan) -> Iterator[Verdict]:
     for overlap in scope.overlaps(plan):
         pool = plan.pools.get(overlap.pool)  # None for a release that lost its scope ("*")
-        if any(r.source == "bottlerocket" for r in overlap.running) and pool and pool.manager("nvidia") == "dra":
+        if any(r.source == "bottlerocket" for r in overlap.running) and pool and pool.manager(overlap.family) == "dra":
             continue  # reported by bottlerocket-bundled-plugin with its own fix
         if plan.mode == "auto-mode":
             if pool and auto_mode_plugin_only(plan, pool, overlap.family):
-                continue  # auto-mode-neuron-plugin-only says why and what applies
+                continue  # the family's Auto Mode plugin-only rule says why and what applies
             # Auto Mode installs nothing: a pool label that contradicts the plan picks another manager
             label = eks_manager_label(overlap.family) if FAMILY[overlap.family].auto_mode_label else None
             if pool and label and label in pool.config.labels:
@@ -129,7 +123,8 @@ def _unserved_fix(plan: Plan, gap: scope.Unserved) -> str:
     chart's own node selection leaves the types out) another manager or other instance types."""
     other = f"nodePools.{gap.pool}.devices.{gap.family}"
     if gap.release == "bottlerocket":
-        return (f"remove kubelet-device-plugins.nvidia.enabled: false from nodePools.{gap.pool}.bottlerocketSettings "
+        switch = FAMILY[gap.family].bottlerocket_bundled[1]  # type: ignore[index]
+        return (f"remove {switch}: false from nodePools.{gap.pool}.bottlerocketSettings "
                 f"(the bundled plugin is the pool's device plugin), or choose another manager in {other}")
     if gap.release in plan.spec.helm_values:
         return (f"let release {gap.release}'s DaemonSet reach the pool: drop or fix the override in "
@@ -204,120 +199,6 @@ def _device_software_installable_resources(facts: Facts) -> Iterator[Blame]:
                 yield Blame(inst.urn, f"{inst.what} cannot install: the API server refuses its {agent.family} "
                             f"{agent.manager} DaemonSet ({path}: {problem}). Fix the value so the rendered field "
                             "is valid Kubernetes")
-
-
-@rule("bottlerocket-bundled-plugin", "Bottlerocket's bundled NVIDIA plugin is off on NVIDIA DRA pools")
-def _bottlerocket_bundled_plugin(plan: Plan) -> Iterator[Verdict]:
-    for pool in plan.pools.values():
-        if pool.ami != "bottlerocket" or pool.manager("nvidia") != "dra":
-            continue
-        if dig(pool.bottlerocket_settings, BOTTLEROCKET_NVIDIA_ENABLED, True) is not False:
-            yield error(at(pool, "bottlerocketSettings"),
-                        "the Bottlerocket NVIDIA variant would run its bundled device plugin beside the "
-                        "NVIDIA DRA driver",
-                        "remove kubelet-device-plugins.nvidia.enabled from bottlerocketSettings "
-                        "(the toolkit sets it to false)")
-
-
-@rule("mig-partitions", "MIG devices exist only where something partitions the GPUs (warning)")
-def _mig_partitions(plan: Plan) -> Iterator[Verdict]:
-    dra_gates = (dig(plan.releases["nvidia-dra-driver"].values, "featureGates") or {}) if (
-        "nvidia-dra-driver" in plan.releases) else {}
-    for pool in plan.pools.values():
-        if pool.config.gpu_sharing.strategy != "mig" or pool.manager("nvidia") == "none":
-            continue
-        if pool.manager("nvidia") == "dra" and dra_gates.get("DynamicMIG"):
-            continue  # the driver partitions on demand
-        if pool.releases.get("nvidia") == "bottlerocket":  # the node image's plugin, and its MIG manager
-            if dig(pool.bottlerocket_settings, BOTTLEROCKET_NVIDIA_PARTITIONING) != "mig":
-                settings = f"nodePools.{pool.name}.bottlerocketSettings"
-                yield warning(at(pool, "gpuSharing.profile"),
-                              f"the toolkit does not partition GPUs: {pool.config.gpu_sharing.profile} MIG devices "
-                              "exist only once the node's GPUs are partitioned, and the pool's NVIDIA devices are run "
-                              "by Bottlerocket's bundled device plugin, whose MIG manager partitions them at boot only "
-                              "when its settings ask for it",
-                              f"set {settings}.{BOTTLEROCKET_NVIDIA_PARTITIONING}: mig and "
-                              f"{settings}.{BOTTLEROCKET_NVIDIA_PLUGIN}.mig.profile "
-                              "to a profile (or partition count) per GPU, keyed as Bottlerocket names GPUs (e.g. "
-                              f"a100.40gb: {pool.config.gpu_sharing.profile}) (bottlerocket.dev, settings "
-                              "kubelet-device-plugins, NVIDIA Multi-Instance GPU)")
-            continue
-        yield warning(at(pool, "gpuSharing.profile"),
-                      f"the toolkit does not partition GPUs: {pool.config.gpu_sharing.profile} MIG devices exist only "
-                      "once the node's GPUs are partitioned; the NVIDIA DRA driver does it on demand (DynamicMIG) "
-                      "only with Hopper or later GPUs on Kubernetes 1.36, on every DRA MIG pool of the stack",
-                      _dynamic_mig_fix(plan, pool))
-
-
-def _dynamic_mig_fix(plan: Plan, pool: PoolPlan) -> str:
-    """The stack settings that let the driver partition this pool's GPUs on demand; no stack setting
-    partitions them any other way."""
-    steps = []
-    if pool.manager("nvidia") != "dra":
-        steps.append(f"set nodePools.{pool.name}.devices.nvidia: dra")
-    if plan.spec.cluster.kubernetes < (1, 36):
-        steps.append('set cluster.version "1.36" or later')
-    older = [p for p in plan.pools.values() if p.config.gpu_sharing.strategy == "mig"
-             and (p is pool or p.manager("nvidia") == "dra") and _pre_hopper(p)]
-    for other in older:
-        steps.append(f"give nodePools.{other.name}.instanceTypes only Hopper-or-later GPUs "
-                     f"({', '.join(_pre_hopper(other))} {'is' if len(_pre_hopper(other)) == 1 else 'are'} older; "
-                     "e.g. p5.48xlarge) and a gpuSharing.profile they offer")
-    return ("; ".join(steps) + ". Otherwise the GPUs must be partitioned outside the toolkit before Pods claim MIG "
-            "devices: no stack setting does it")
-
-
-def _pre_hopper(pool: PoolPlan) -> list[str]:
-    return sorted(t.name for t in pool_types(pool) if t.has_nvidia and t.gpu_model not in charts.DYNAMIC_MIG_GPU_MODELS)
-
-
-@rule("dra-time-slicing-replicas", "`gpuSharing.replicas` has no effect where the NVIDIA DRA driver time-slices "
-      "without Karpenter's consumable capacity (warning)", modes=("karpenter", "managed-node-groups"))
-def _dra_time_slicing_replicas(plan: Plan) -> Iterator[Verdict]:
-    """The driver's GpuConfig time-slicing takes an interval, not a share count (`TimeSlicingConfig` in
-    NVIDIA/k8s-dra-driver-gpu `api/nvidia.com/resource/v1beta1/sharing.go`, commit 06756cb): the Pods that
-    share one claim share its GPU. Only dynamic Karpenter pools turn replicas into shares (consumable
-    capacity, `karpenter-time-slicing`)."""
-    for pool in plan.pools.values():
-        sharing = pool.config.gpu_sharing
-        if (sharing.strategy != "time-slicing" or pool.manager("nvidia") != "dra"
-                or pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)):
-            continue
-        yield warning(at(pool, "gpuSharing.replicas"),
-                      f"replicas: {sharing.replicas} has no effect: the pool's GPUs are managed by the NVIDIA DRA "
-                      "driver, whose time-slicing has no share count (a GPU is time-sliced among the Pods that "
-                      "reference one ResourceClaim with timeSlicing); nothing splits a GPU into "
-                      f"{sharing.replicas} allocatable devices here",
-                      f"set nodePools.{pool.name}.devices.nvidia: device-plugin to advertise each GPU as "
-                      f"{sharing.replicas} nvidia.com/gpu; or keep DRA and remove gpuSharing (share a GPU through a "
-                      "claim of kind: claim with timeSlicing, which the Pods reference together)")
-
-
-@rule("nvidia-dra-feature-gates", "an MPS claim needs the driver's `MPSSupport` gate, which excludes `DynamicMIG` "
-      "(the driver refuses both at once)")
-def _nvidia_dra_feature_gates(plan: Plan) -> Iterator[Verdict]:
-    """dra-driver-nvidia-gpu refuses an MPS config unless `MPSSupport` is on, and refuses to start
-    with `MPSSupport` and `DynamicMIG` both on (v0.4.1 `pkg/featuregates`, `api/.../validate.go`)."""
-    release = plan.releases.get("nvidia-dra-driver")
-    if release is None:
-        return
-    gates = dig(release.values, "featureGates") or {}
-    if gates.get("MPSSupport") and gates.get("DynamicMIG"):
-        yield error("helmValues.nvidia-dra-driver.featureGates",
-                    "the NVIDIA DRA driver refuses to start with MPSSupport and DynamicMIG both on (they are "
-                    "mutually exclusive); DynamicMIG is on for the stack's MIG pools",
-                    "turn MPSSupport off, or drop gpuSharing: mig from the NVIDIA DRA pools")
-    if gates.get("MPSSupport"):
-        return
-    for name, claim in sorted(plan.spec.claims.items()):
-        mps = any(c.opaque.driver == "gpu.nvidia.com" and dig(c.opaque.parameters, "sharing.strategy") == "MPS"
-                  for c in claim.config)
-        if mps and any(p in release.pools for p in claim.pools):
-            yield error(f"claims.{name}.config",
-                        "the claim's GpuConfig asks for MPS sharing, which the NVIDIA DRA driver refuses while its "
-                        "MPSSupport gate is off: the Pod never starts",
-                        "set helmValues.nvidia-dra-driver.featureGates.MPSSupport: true (not with MIG pools on "
-                        "DynamicMIG), or use timeSlicing")
 
 
 @rule("helm-values-unused", "overrides for charts the stack does not install (warning)")

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from eks_devices.core.derive import shape_scope
 from eks_devices.core.derive.pools import efa_layouts
 from eks_devices.core.derive.resources import Facts
+from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Plan, PoolPlan
@@ -117,7 +118,7 @@ def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
         align = pool.config.efa.align_with
         if align == "none":
             continue
-        other = "nvidia" if align == "gpu" else "neuron"
+        other = ALIGNED[align]
         # inferred: Auto Mode launches a DRA node for both families for the Pods of an aligned claim
         wrong = [f for f in ("efa", other) if not pool.serves(f, "dra")]  # type: ignore[arg-type]
         if wrong:
@@ -126,6 +127,9 @@ def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
                         f"here {not_dra(pool, wrong)}", alignment_fix(plan, pool, other, "remove efa.alignWith"))
 
 
+# The family whose devices each `alignWith` word aligns with EFA, and the word for GPUs (the claims' default).
+ALIGNED = {d.efa_alignment: d.name for d in DESCRIPTORS if d.efa_alignment}
+GPU_ALIGNMENT = "gpu"
 # EKS user guide, "Manage hardware devices on Amazon EKS" (How EKS Auto Mode keeps DRA and device plugins apart).
 ALIGNMENT_WHY = ("the alignment matches topology attributes, a PCIe root or a Neuron device group, that only DRA "
                  "drivers publish (the EFA device plugin publishes none)")
@@ -143,8 +147,9 @@ def not_dra(pool: PoolPlan, families: Iterable[str]) -> str:
 
 def alignment_fix(plan: Plan, pool: PoolPlan, other: str, drop: str) -> str:
     """A fix that can be applied: DRA where the pool can have it, else what can (`drop`: removing the alignment)."""
-    if plan.mode == "auto-mode" and other == "neuron":
-        return (f"{drop}: Auto Mode runs Neuron on the device plugin only (aligned Neuron + EFA needs "
+    title = FAMILY[other].title  # type: ignore[index]
+    if plan.mode == "auto-mode" and not FAMILY[other].auto_mode_dra:  # type: ignore[index]
+        return (f"{drop}: Auto Mode runs {title} on the device plugin only (aligned {title} + EFA needs "
                 "a static Karpenter pool or a managed node group)")
     return f"{dra_fix(plan, pool, ('efa', other))}; or {drop}"
 

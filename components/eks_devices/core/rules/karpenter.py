@@ -8,10 +8,10 @@ from eks_devices.core.derive import shape_scope
 from eks_devices.core.derive.karpenter_gates import GATES, dra_gates, gate_clashes, karpenter_dra_settings
 from eks_devices.core.derive.pools import dynamic_dra
 from eks_devices.core.derive.resources import KARPENTER_POOL, Facts
-from eks_devices.core.knowledge import amis, charts, versions
+from eks_devices.core.knowledge import amis, versions
 from eks_devices.core.manifests.nodes import refused_template_label
 from eks_devices.core.model import Plan, PoolPlan
-from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
+from eks_devices.core.names import manager_label
 from eks_devices.core.rules.registry import (
     Blame,
     Verdict,
@@ -66,7 +66,7 @@ def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Verdict]:
     if not plan.karpenter.installed:  # the team's release may serve its own NodePools too: only what ours lack
         if missing := sorted(running - enabled):
             pools = sorted({p.name for p, f in dra_pools(plan) if p.provisioning == "dynamic" and f in missing})
-            want = "settings.enableDRA: true" if running == {"nvidia", "efa"} else " and ".join(
+            want = "settings.enableDRA: true" if running == set(GATES) else " and ".join(
                 f"settings.awsFeatureGates.{GATES[f]}: true" for f in missing) + (
                 " in place of settings.enableDRA (the chart refuses both)"
                 if "enableDRA" in plan.karpenter.values["settings"] else "")
@@ -116,24 +116,6 @@ def _node_pool_karpenter_labels(plan: Plan) -> Iterator[Verdict]:
                     "rename it in labels to a key under your own prefix")
 
 
-@rule("karpenter-compute-domains-static-only", "ComputeDomains only on static Karpenter pools", modes=("karpenter",))
-def _karpenter_compute_domains(plan: Plan) -> Iterator[Verdict]:
-    for pool in plan.pools.values():
-        if pool.config.compute_domains and pool.provisioning == "dynamic":
-            yield error(at(pool, "computeDomains"),
-                        "Karpenter does not provision dynamically for ComputeDomain claims",
-                        "set provisioning: static with replicas on this pool")
-
-
-@rule("karpenter-mig-static-only", "MIG only on static Karpenter pools", modes=("karpenter",))
-def _karpenter_mig(plan: Plan) -> Iterator[Verdict]:
-    for pool in plan.pools.values():
-        if pool.config.gpu_sharing.strategy == "mig" and pool.provisioning == "dynamic":
-            yield error(at(pool, "gpuSharing.strategy"),
-                        "Karpenter's device metadata describes whole GPUs only: it never launches nodes for MIG",
-                        "set provisioning: static with replicas on this pool")
-
-
 @rule("karpenter-static-capacity-gate", "static pools keep the StaticCapacity gate on", modes=("karpenter",))
 def _karpenter_static_capacity(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None or not plan.karpenter.static_capacity:
@@ -171,52 +153,6 @@ def _karpenter_reuse_values(plan: Plan) -> Iterator[Verdict]:
                     "reusing old values keeps ignoreDRARequests: true from earlier charts and the DRA "
                     "settings then fail to render", "set cluster.karpenter.reuseValues: false (the toolkit "
                     "resets values and applies the declared ones)")
-
-
-@rule("karpenter-time-slicing", "consumable-capacity time-slicing needs 1.36 + Karpenter 1.15 and a known "
-      "dra-driver-nvidia-gpu release with the `ConsumableShares` gate (0.5.0+; 0.4.x refuses the unknown gate) "
-      "(errors); alpha (warning)", modes=("karpenter",))
-def _karpenter_time_slicing(plan: Plan) -> Iterator[Verdict]:
-    for pool, _ in dra_pools(plan, ("nvidia",)):
-        if not pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION):
-            continue  # static pools time-slice through the driver's GpuConfig, not consumable capacity
-        low = plan.spec.cluster.kubernetes < (1, 36) or plan.spec.cluster.karpenter_version < (1, 15, 0)
-        driver = plan.releases["nvidia-dra-driver"].version
-        since = charts.CONSUMABLE_SHARES_SINCE
-        carrying = [v for v in charts.RELEASES["nvidia-dra-driver"].versions
-                    if versions.semver(v) >= versions.semver(since)]
-        fix = (f"pin chartVersions.nvidia-dra-driver to {' or '.join(carrying)} (or remove the pin: the toolkit "
-               f"pins {charts.CHARTS['nvidia-dra-driver'].version}), or use devices.nvidia: device-plugin for "
-               "time-slicing")
-        if low:
-            yield error(at(pool, "gpuSharing.strategy"),
-                        "GPU time-slicing through consumable capacity needs Kubernetes 1.36 and Karpenter 1.15",
-                        "upgrade, or use devices.nvidia: device-plugin for time-slicing")
-        elif not charts.RELEASES["nvidia-dra-driver"].knows(driver):
-            yield error(at(pool, "gpuSharing.strategy"),
-                        f"dra-driver-nvidia-gpu {driver} is not a release the toolkit knows to carry the "
-                        "ConsumableShares feature gate: a driver without it rejects the gate and stops on every "
-                        "NVIDIA DRA node", fix)
-        elif versions.semver(driver) < versions.semver(since):
-            yield error(at(pool, "gpuSharing.strategy"),
-                        f"dra-driver-nvidia-gpu {driver} has no ConsumableShares feature gate (first released in "
-                        f"{since}): the driver rejects the unknown gate and stops on every NVIDIA DRA node", fix)
-        else:
-            yield warning(at(pool, "gpuSharing.strategy"),
-                          "consumable-capacity time-slicing is alpha in Karpenter and in the NVIDIA DRA driver",
-                          "test it before relying on it")
-
-
-@rule("karpenter-time-slicing-shares", "consumable-capacity pools agree on the shares per GPU")
-def _karpenter_time_slicing_shares(plan: Plan) -> Iterator[Verdict]:
-    pools = [p for p in plan.pools.values() if p.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)]
-    shares = {p.name: p.node_class_annotations[CONSUMABLE_CAPACITY_ANNOTATION] for p in pools}
-    if len(set(shares.values())) > 1:
-        listing = ", ".join(f"{name}={count}" for name, count in sorted(shares.items()))
-        yield error("nodePools",
-                    f"the NVIDIA DRA driver publishes one share count for every GPU, but the pools ask for "
-                    f"different ones ({listing}): Karpenter would pack claims the driver cannot serve",
-                    "give every DRA time-slicing pool the same gpuSharing.replicas")
 
 
 def _dynamic_dra_types(pool: PoolPlan, family: str) -> set[str]:
@@ -269,10 +205,10 @@ def _karpenter_enable_dra_one_driver(plan: Plan) -> Iterator[Verdict]:
     if not settings.get("enableDRA"):
         return
     for pool in plan.pools.values():
-        running = [f for f in ("nvidia", "efa") if pool.manager(f) == "dra"]  # type: ignore[arg-type]
+        running = [f for f in GATES if pool.manager(f) == "dra"]  # type: ignore[arg-type]
         if len(running) != 1:
             continue
-        missing = "efa" if running == ["nvidia"] else "nvidia"
+        missing = next(f for f in GATES if f not in running)
         types = sorted(_dynamic_dra_types(pool, missing))
         if types:
             yield warning(at(pool, f"devices.{missing}"),

@@ -76,16 +76,6 @@ def _karpenter_kubernetes_compat(plan: Plan) -> Iterator[Verdict]:
                     f"set cluster.karpenter.version to {need} or later")
 
 
-@rule("neuron-dra-version", "the Neuron DRA driver needs Kubernetes 1.34")
-def _neuron_dra_version(plan: Plan) -> Iterator[Verdict]:
-    if plan.spec.cluster.kubernetes >= (1, 34):
-        return
-    for pool, _ in dra_pools(plan, ("neuron",)):
-        yield error(at(pool, "devices.neuron"),
-                    f"the Neuron DRA driver needs Kubernetes 1.34 (cluster is {plan.spec.cluster.version})",
-                    'set cluster.version to "1.34" or later, or devices.neuron: device-plugin')
-
-
 @rule("efa-dra-kubernetes-version", "aws-dranet (EFA DRA) needs Kubernetes 1.35",
       modes=("karpenter", "managed-node-groups"))
 def _efa_dra_version(plan: Plan) -> Iterator[Verdict]:

@@ -199,7 +199,7 @@ def dra_pools(plan: Plan, families: Iterable[str] = FAMILIES, inferred: bool = F
 
 def auto_mode_plugin_only(plan: Plan, pool: PoolPlan, family: str) -> bool:
     """DRA asked in Auto Mode of a family it runs on the device plugin only (Neuron): one rule
-    (`auto-mode-neuron-plugin-only`) says so; the others keep quiet about its consequences."""
+    (the family's `auto-mode-<family>-plugin-only`) says so; the others keep quiet about its consequences."""
     return (plan.mode == "auto-mode" and not FAMILY[family].auto_mode_dra  # type: ignore[index]
             and pool.manager(family) == "dra")  # type: ignore[arg-type]
 
@@ -245,11 +245,11 @@ def dra_fix(plan: Plan, pool: PoolPlan, families: Iterable[str]) -> str:
     if (plan.mode == "karpenter" and pool.provisioning == "dynamic"
             and plan.spec.cluster.karpenter_version < (1, 15, 0)):
         parts.append("set cluster.karpenter.version to 1.15.0 or later (dynamic DRA provisioning needs it)")
-    inferentia = sorted(t.name for t in pool_types(pool) if "neuron" in wanted and t.has("neuron")
-                        and t.name.startswith(charts.INFERENTIA))
-    if inferentia:
-        parts.append(f"allow only Trainium instanceTypes in nodePools.{pool.name} (the Neuron DRA driver's chart keeps "
-                     f"off {', '.join(inferentia)})")
+    for family in wanted:
+        off, serves = charts.kept_off(family, "dra", (t.name for t in pool_types(pool) if t.has(family)))
+        if off:
+            parts.append(f"allow only {serves} instanceTypes in nodePools.{pool.name} (the "
+                         f"{FAMILY[family].title} DRA driver's chart keeps off {', '.join(off)})")  # type: ignore[index]
     explicit = [f for f in wanted if pool.managers[f].requested != "auto"]  # type: ignore[index]
     lacking = sorted({t.name for t in pool_types(pool) for f in wanted if t.has(f) and not (
         t.auto_mode_dra_metadata if plan.mode == "auto-mode" else t.karpenter_dra_metadata)})

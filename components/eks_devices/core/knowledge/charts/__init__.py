@@ -10,10 +10,17 @@ the merged values alone: the chart's default affinity as data, or the terms its 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from eks_devices.core.families import DESCRIPTORS
-from eks_devices.core.knowledge.charts import eks_charts, karpenter, neuron, nvidia_device_plugin, nvidia_dra_driver
+from eks_devices.core.knowledge.charts import (
+    eks_charts,
+    karpenter,
+    neuron_helm_chart,
+    nvidia_device_plugin,
+    nvidia_dra_driver,
+)
 from eks_devices.core.knowledge.charts.base import (
     EKS_CHARTS_INSTANCE_KEYS,
     Agent,
@@ -26,8 +33,7 @@ from eks_devices.core.knowledge.charts.base import (
     required,
     truthy,
 )
-from eks_devices.core.knowledge.charts.neuron import (
-    INFERENTIA,
+from eks_devices.core.knowledge.charts.neuron_helm_chart import (
     NEURON_AFFINITY,
     NEURON_INSTANCE_TYPE_KEY,
     NEURON_INSTANCES,
@@ -43,7 +49,7 @@ from eks_devices.core.vocabulary import Family
 
 CHARTS: dict[str, Chart] = {c.key: c for c in (
     karpenter.KARPENTER_CRD, karpenter.KARPENTER, nvidia_dra_driver.CHART, nvidia_device_plugin.CHART,
-    eks_charts.DRANET, eks_charts.EFA_DEVICE_PLUGIN, neuron.DRA_DRIVER, neuron.DEVICE_PLUGIN)}
+    eks_charts.DRANET, eks_charts.EFA_DEVICE_PLUGIN, neuron_helm_chart.DRA_DRIVER, neuron_helm_chart.DEVICE_PLUGIN)}
 RELEASES: dict[str, Releases] = {key: c.releases for key, c in CHARTS.items()}
 REFUSALS: tuple[Refusal, ...] = tuple(r for c in CHARTS.values() for r in c.refusals)
 # custom resources the toolkit creates → the chart key whose release installs their CRD
@@ -52,6 +58,16 @@ CRD_CHARTS: dict[str, str] = {crd: key for key, c in CHARTS.items() for crd in c
 # Which chart key runs a (family, manager) in the self-managed modes: each family's descriptor says.
 RELEASE_FOR: dict[tuple[Family, ManagerName], str] = {
     (d.name, manager): key for d in DESCRIPTORS for manager, key in d.releases.items()}  # type: ignore[misc]
+
+
+def kept_off(family: str, manager: str, types: Iterable[str]) -> tuple[list[str], str]:
+    """The instance types (sorted) whose names the chart running a family's manager keeps its DaemonSet off,
+    and what that DaemonSet serves instead (`Agent.excluded_prefixes`, `Agent.serves_only`)."""
+    chart = CHARTS.get(RELEASE_FOR.get((family, manager), ""))  # type: ignore[arg-type]
+    for agent in chart.agents if chart else ():
+        if agent.family == family and agent.manager == manager and agent.excluded_prefixes:
+            return sorted(t for t in types if t.startswith(agent.excluded_prefixes)), agent.serves_only
+    return [], ""
 
 
 def refusals(chart: str, version: str, values: Values) -> list[Refusal]:
@@ -70,6 +86,6 @@ def runs_deployment(chart_key: str, values: dict[str, Any]) -> bool:
 
 
 __all__ = ["CHARTS", "CONSUMABLE_SHARES_SINCE", "CRD_CHARTS", "DYNAMIC_MIG_GPU_MODELS", "EKS_CHARTS_INSTANCE_KEYS",
-           "INFERENTIA", "NEURON_AFFINITY", "NEURON_INSTANCES", "NEURON_INSTANCE_TYPE_KEY", "NVIDIA_DRA_AFFINITY",
+           "NEURON_AFFINITY", "NEURON_INSTANCES", "NEURON_INSTANCE_TYPE_KEY", "NVIDIA_DRA_AFFINITY",
            "NVIDIA_PLUGIN_AFFINITY", "REFUSALS", "RELEASES", "RELEASE_FOR", "Agent", "Chart", "ManagerName",
-           "Refusal", "Releases", "Toleration", "refusals", "required", "runs_deployment", "truthy"]
+           "Refusal", "Releases", "Toleration", "kept_off", "refusals", "required", "runs_deployment", "truthy"]

@@ -66,6 +66,8 @@ class Agent:
     instance_types: str | None = None
     default_tolerations: tuple[Toleration, ...] = ()
     excluded_prefixes: tuple[str, ...] = ()
+    serves_only: str = ""
+    """What the agent serves, in messages about the types `excluded_prefixes` keeps it off."""
     instance_types_in_affinity: bool = False
     default_affinity: dict[str, Any] | None = None
     instance_label_keys: str | None = None

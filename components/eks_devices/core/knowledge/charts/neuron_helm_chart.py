@@ -30,7 +30,7 @@ _TOLERATIONS = (Toleration("CriticalAddonsOnly"), Toleration("aws.amazon.com/neu
 _AGENTS = (
     Agent("neuron", "dra", "draDriver.nodeSelector", "draDriver.affinity", "draDriver.tolerations",
           enabled="draDriver.enabled", enabled_default=False, instance_types="neuronInstances",
-          default_tolerations=_TOLERATIONS, excluded_prefixes=INFERENTIA,
+          default_tolerations=_TOLERATIONS, excluded_prefixes=INFERENTIA, serves_only="Trainium",
           instance_types_in_affinity=True, default_affinity=NEURON_AFFINITY,
           images=("neuron-dra-driver",)),  # public.ecr.aws/neuron/neuron-dra-driver
     Agent("neuron", "device-plugin", "devicePlugin.nodeSelector", "devicePlugin.affinity",
