@@ -12,11 +12,11 @@ import tomllib
 from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family
-from eks_devices.core.families import DESCRIPTORS, FAMILY
-from eks_devices.core.knowledge import rollouts, versions
+from eks_devices.core.families import DESCRIPTORS, FAMILY, NVIDIA
+from eks_devices.core.knowledge import installers, rollouts, versions
 from eks_devices.core.knowledge.charts import RELEASE_FOR
 from eks_devices.core.model import Plan
-from eks_devices.core.names import POOL_LABEL, manager_label
+from eks_devices.core.names import BOTTLEROCKET_NVIDIA_PLUGIN, POOL_LABEL, manager_label
 from eks_devices.preflight.model import CheckResult, Context
 
 VERSION = "cluster.version"
@@ -35,8 +35,8 @@ UNUSABLE_CLUSTER = {"DELETING": "EKS is deleting it; pulumi up cannot update it,
 # unless told otherwise.
 DEVICE_PLUGIN_ADDONS: tuple[tuple[Family, tuple[str, ...]], ...] = (
     *((d.name, (d.name, "device-plugin")) for d in DESCRIPTORS),
-    ("nvidia", ("gpu-operator",)),
-    ("nvidia", ("gpu_operator",)),
+    *((installers.GPU_OPERATOR_AGENTS[0].family, (name,))
+      for name in (installers.GPU_OPERATOR_CHART, installers.GPU_OPERATOR_CHART.replace("-", "_"))),
 )
 # Every EKS AMI type whose Bottlerocket variant bundles the NVIDIA device plugin (the FIPS ones too).
 BOTTLEROCKET_NVIDIA = ("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA_FIPS",
@@ -169,7 +169,7 @@ def bottlerocket(ctx: Context) -> list[CheckResult]:
         if group.get("amiType") not in BOTTLEROCKET_NVIDIA:
             continue
         subject = f"node group {group.get('nodegroupName')}"
-        if (group.get("labels") or {}).get(manager_label("nvidia")) != "dra":
+        if (group.get("labels") or {}).get(manager_label(NVIDIA.name)) != "dra":
             results.append(CheckResult(BOTTLEROCKET, subject, "pass",
                                        "Bottlerocket NVIDIA with its bundled device plugin; no NVIDIA DRA driver "
                                        "is scoped to it"))
@@ -222,10 +222,10 @@ def _scale_down_first(pool: str, group: dict[str, Any], have: str, control_plane
 
 
 def _bundled_plugin_setting(document: Any) -> bool | None:
-    """`settings.kubelet-device-plugins.nvidia.enabled` of Bottlerocket user data (absent: on), or
-    None when the document does not have that shape (a table where a table belongs, a boolean)."""
+    """The bundled plugin's switch (`settings.` + `BOTTLEROCKET_NVIDIA_ENABLED`) in Bottlerocket user data
+    (absent: on), or None when the document does not have that shape (a table where a table belongs, a boolean)."""
     node: Any = document
-    for key in ("settings", "kubelet-device-plugins", "nvidia"):
+    for key in ("settings", *BOTTLEROCKET_NVIDIA_PLUGIN.split(".")):
         if not isinstance(node, dict):
             return None
         node = node.get(key, {})
@@ -236,7 +236,7 @@ def _bundled_plugin_setting(document: Any) -> bool | None:
 
 
 def _bundled_plugin(ctx: Context, subject: str, template: dict[str, Any]) -> CheckResult:
-    fix = ("set [settings.kubelet-device-plugins.nvidia] enabled = false in its launch template user data "
+    fix = (f"set [settings.{BOTTLEROCKET_NVIDIA_PLUGIN}] enabled = false in its launch template user data "
            "(the plan does this for its own Bottlerocket DRA pools), then roll the node group")
     if not template.get("id"):
         return CheckResult(BOTTLEROCKET, subject, "fail",
@@ -251,7 +251,7 @@ def _bundled_plugin(ctx: Context, subject: str, template: dict[str, Any]) -> Che
     if enabled is None:
         return CheckResult(BOTTLEROCKET, subject, "warn",
                            f"labelled for NVIDIA DRA; launch template {template['id']} user data is not Bottlerocket "
-                           "settings TOML ([settings.kubelet-device-plugins.nvidia] tables), so whether the bundled "
+                           f"settings TOML ([settings.{BOTTLEROCKET_NVIDIA_PLUGIN}] tables), so whether the bundled "
                            "plugin is off cannot be read", fix)
     if enabled is False:
         return CheckResult(BOTTLEROCKET, subject, "pass",

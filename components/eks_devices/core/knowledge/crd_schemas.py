@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from eks_devices.core import names
+from eks_devices.core.knowledge.charts.nvidia_dra_driver import COMPUTE_DOMAIN_API
 from eks_devices.core.names import (
     AUTO_MODE_NODE_CLASS_API,
     HOSTNAME_LABEL,
@@ -194,9 +195,9 @@ AUTO_MODE_NODE_CLASS = _object(AUTO_MODE_NODE_CLASS_API, "NodeClass", metadata=_
             "associatePublicIPAddress": {"type": "boolean"}, "networkInterfaces": _NETWORK_INTERFACES}},
         "tags": _TAGS}})
 
-# NVIDIA ComputeDomain (resource.nvidia.com/v1beta1, dra-driver-nvidia-gpu v0.4.1 CRD): the channel's claim
-# template is required.
-COMPUTE_DOMAIN = _object("resource.nvidia.com/v1beta1", "ComputeDomain", {
+# NVIDIA ComputeDomain (the CRD of the NVIDIA DRA driver's chart at v0.4.1): the channel's claim template is
+# required.
+COMPUTE_DOMAIN = _object(COMPUTE_DOMAIN_API, "ComputeDomain", {
     "type": "object", "required": ["channel"], "properties": {
         "numNodes": {"type": "integer", "minimum": 0},
         "channel": {"type": "object", "required": ["resourceClaimTemplate"], "properties": {
@@ -205,7 +206,7 @@ COMPUTE_DOMAIN = _object("resource.nvidia.com/v1beta1", "ComputeDomain", {
             "allocationMode": {"enum": ["Single", "All"]}}}}}, _metadata())
 
 SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
-    ("resource.nvidia.com/v1beta1", "ComputeDomain"): COMPUTE_DOMAIN,
+    (COMPUTE_DOMAIN_API, "ComputeDomain"): COMPUTE_DOMAIN,
     (NODE_POOL_API, "NodePool"): NODE_POOL,
     (KARPENTER_NODE_CLASS_API, "EC2NodeClass"): EC2_NODE_CLASS,
     (AUTO_MODE_NODE_CLASS_API, "NodeClass"): AUTO_MODE_NODE_CLASS,

@@ -2,29 +2,26 @@
 and the container images of their device-managing DaemonSets.
 
 The policy pack reads Helm releases and charts by chart name (the last path segment of `chart`, so
-`oci://…/dra-driver-nvidia-gpu`, `nvidia-device-plugin` with a repository, and `repo/chart` all
-match) and raw DaemonSets by image repository (the last path segment, without tag or digest); both are
-in the chart descriptors (`charts/`: each chart's names and its agents' images, from the charts' values).
-
-The NVIDIA GPU Operator installs the device plugin itself (NVIDIA/gpu-operator v26.7.0
-`deployments/gpu-operator/values.yaml`: `devicePlugin.enabled: true`, operands tolerate
-`daemonsets.tolerations`, by default `nvidia.com/gpu` NoSchedule; `clusterPolicy.deployCR` makes the
-`ClusterPolicy` that deploys it) and, from 26.7, the DRA driver when `gpuCluster.deployCR` makes a
-`GPUCluster` (nvidia.com/v1alpha1; "It is an invalid configuration for both CRs to exist"). Its
-operands select nodes by `nvidia.com/gpu.deploy.<operand>: "true"` (`assets/state-device-plugin/
-0500_daemonset.yaml`), a label the operator puts on every node with an NVIDIA GPU, except nodes
-labelled `nvidia.com/gpu.deploy.operands=false` or `nvidia.com/gpu.deploy.<operand>=false`
-(`controllers/state_manager.go`, `hasOperandsDisabled`): every other GPU node, whatever the values say.
-The agents below model that labelling as a required affinity.
+`oci://…/<chart>`, `<chart>` with a repository, and `repo/<chart>` all match) and raw DaemonSets by image
+repository (the last path segment, without tag or digest); both are in the chart descriptors (`charts/`:
+each chart's names and its agents' images, from the charts' values).
+Installers that are not charts the toolkit installs (the NVIDIA GPU Operator) are described beside the chart
+of the agents they run.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from eks_devices.core.knowledge.charts import CHARTS, Agent, ManagerName, Toleration
-from eks_devices.core.vocabulary import NO_SCHEDULE, Family
+from eks_devices.core.knowledge.charts import CHARTS, ManagerName
+from eks_devices.core.knowledge.charts.nvidia_device_plugin import (  # noqa: F401  (re-exported)
+    CLUSTER_POLICY_AGENTS,
+    GPU_CLUSTER_AGENTS,
+    GPU_OPERATOR_AGENTS,
+    GPU_OPERATOR_CHART,
+    GPU_OPERATOR_CRS,
+)
+from eks_devices.core.vocabulary import Family
 
 
 def _chart_keys() -> dict[str, str]:
@@ -45,27 +42,6 @@ IMAGES: dict[str, tuple[Family, ManagerName]] = {
     image: (agent.family, agent.manager) for c in CHARTS.values() for agent in c.agents for image in agent.images}
 
 
-GPU_OPERATOR_CHART = "gpu-operator"
-GPU_OPERATOR_CRS = {"ClusterPolicy": "nvidia.com", "GPUCluster": "nvidia.com"}  # kind → API group
-_OPERAND = {"node_selector": "daemonsets.nodeSelector", "affinity": None, "tolerations": "daemonsets.tolerations",
-            "default_tolerations": (Toleration("nvidia.com/gpu", NO_SCHEDULE),)}
-
-
-def _operand_nodes(operand: str) -> dict[str, Any]:
-    """The GPU nodes the operator deploys `operand` to: those not opted out by label."""
-    opted_out = [{"key": key, "operator": "NotIn", "values": ["false"]}
-                 for key in ("nvidia.com/gpu.deploy.operands", f"nvidia.com/gpu.deploy.{operand}")]
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": opted_out}]}}}
-
-
-# the operator's own chart values (a release) and the CRs' specs share these paths
-GPU_OPERATOR_AGENTS = (Agent("nvidia", "device-plugin", enabled="devicePlugin.enabled",
-                             default_affinity=_operand_nodes("device-plugin"), **_OPERAND),
-                       Agent("nvidia", "dra", enabled="gpuCluster.deployCR", enabled_default=False,
-                             default_affinity=_operand_nodes("dra-driver"), **_OPERAND))
-CLUSTER_POLICY_AGENTS = (GPU_OPERATOR_AGENTS[0],)
-GPU_CLUSTER_AGENTS = (Agent("nvidia", "dra", default_affinity=_operand_nodes("dra-driver"), **_OPERAND),)
 _PACKAGED = re.compile(r"^(?P<name>.+?)-v?\d+\.\d+\.\d+[^/]*?(\.tgz|\.tar\.gz)$")
 
 
@@ -91,7 +67,7 @@ def chart_key(chart: str) -> str | None:
 
 def image_manager(image: str) -> tuple[Family, ManagerName] | None:
     """The (family, manager) a container image runs, from the last segment of its repository path
-    (so any registry host or mirror prefix matches: `mirror.corp:5000/nvidia/k8s-device-plugin:v1`),
+    (so any registry host or mirror prefix matches: `mirror.corp:5000/team/<repository>:v1`),
     or None."""
     repository = image.split("@", 1)[0]
     name = repository.rsplit("/", 1)[-1].split(":", 1)[0]

@@ -20,20 +20,21 @@ Sources (read at these revisions; paths are in each repository):
 - pulumi-kubernetes (pulumi/pulumi-kubernetes v4.32.0; unchanged at v4.32.0-27-g94977969d):
   provider/pkg/provider/provider.go:1560 (`.metadata.name`, `.metadata.namespace` force a new object),
   provider/pkg/provider/diff.go:45 (the per-kind list; it has no resource.k8s.io, karpenter, eks or
-  nvidia kinds), provider/pkg/provider/helm_release.go:907 (a Release's `.name` and `.namespace`),
+  NVIDIA kinds), provider/pkg/provider/helm_release.go:907 (a Release's `.name` and `.namespace`),
   provider/pkg/provider/provider.go:454-569 (DiffConfig: a provider pointed at another cluster, or given
   another `clusterIdentifier`, is replaced).
 - Kubernetes (kubernetes/kubernetes, pkg/apis/resource/validation/validation.go,
   ValidateResourceClaimUpdate / ValidateResourceClaimTemplateUpdate): a claim's and a claim template's
   `spec` is immutable. CRD rules (`x-kubernetes-validations` with `oldSelf`): Karpenter
-  (kubernetes-sigs/karpenter v1.14.1 pkg/apis/v1/nodepool.go:237-238) and the NVIDIA DRA driver
-  (kubernetes-sigs/dra-driver-nvidia-gpu, formerly NVIDIA/k8s-dra-driver-gpu, v25.12.0
-  api/nvidia.com/resource/v1beta1/computedomain.go:60).
+  (kubernetes-sigs/karpenter v1.14.1 pkg/apis/v1/nodepool.go:237-238) and the NVIDIA DRA driver's
+  ComputeDomain (cited with its chart descriptor, `COMPUTE_DOMAIN_IMMUTABLE`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from eks_devices.core.knowledge.charts.nvidia_dra_driver import COMPUTE_DOMAIN_API, COMPUTE_DOMAIN_IMMUTABLE
 
 TF = "hashicorp/terraform-provider-aws"
 K8S_PROVIDER = "pulumi/pulumi-kubernetes v4.32.0 provider/pkg/provider/provider.go:1560 (metadata.name/namespace)"
@@ -246,9 +247,8 @@ TABLE: dict[str, Replacement] = {
     "kubernetes:resource.k8s.io/v1:ResourceClaim": Replacement(
         _METADATA, f"{K8S_PROVIDER}; {CLAIM_IMMUTABLE}", True, "the allocation of the pods sharing it",
         immutable=("spec",)),
-    "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain": Replacement(
-        _METADATA, f"{K8S_PROVIDER}; kubernetes-sigs/dra-driver-nvidia-gpu v25.12.0 "
-        "api/nvidia.com/resource/v1beta1/computedomain.go:60 (self == oldSelf: spec is immutable)", True,
+    f"kubernetes:{COMPUTE_DOMAIN_API}:ComputeDomain": Replacement(
+        _METADATA, f"{K8S_PROVIDER}; {COMPUTE_DOMAIN_IMMUTABLE} (self == oldSelf: spec is immutable)", True,
         "the IMEX channels of the multi-node job running in the domain", immutable=("spec",)),
     "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate": Replacement(
         _METADATA, f"{K8S_PROVIDER}; {CLAIM_IMMUTABLE}", False, immutable=("spec",)),

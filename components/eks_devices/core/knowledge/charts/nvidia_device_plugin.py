@@ -1,6 +1,21 @@
-"""NVIDIA's device plugin chart: nvidia-device-plugin (NVIDIA/k8s-device-plugin), read at 0.20.0."""
+"""NVIDIA's device plugin chart: nvidia-device-plugin (NVIDIA/k8s-device-plugin), read at 0.20.0; and the other
+installer of NVIDIA's device plugin the policy pack recognises, the GPU Operator.
+
+The NVIDIA GPU Operator installs the device plugin itself (NVIDIA/gpu-operator v26.7.0
+`deployments/gpu-operator/values.yaml`: `devicePlugin.enabled: true`, operands tolerate
+`daemonsets.tolerations`, by default `nvidia.com/gpu` NoSchedule; `clusterPolicy.deployCR` makes the
+`ClusterPolicy` that deploys it) and, from 26.7, the DRA driver when `gpuCluster.deployCR` makes a
+`GPUCluster` (nvidia.com/v1alpha1; "It is an invalid configuration for both CRs to exist"). Its
+operands select nodes by `nvidia.com/gpu.deploy.<operand>: "true"` (`assets/state-device-plugin/
+0500_daemonset.yaml`), a label the operator puts on every node with an NVIDIA GPU, except nodes
+labelled `nvidia.com/gpu.deploy.operands=false` or `nvidia.com/gpu.deploy.<operand>=false`
+(`controllers/state_manager.go`, `hasOperandsDisabled`): every other GPU node, whatever the values say.
+The agents below model that labelling as a required affinity.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from eks_devices.core.knowledge.charts.base import (
     Agent,
@@ -72,3 +87,26 @@ CHART = Chart(
     ),
     deployment_switches=(("nfd.enabled", False), ("gfd.enabled", False)),
 )
+
+
+GPU_OPERATOR_CHART = "gpu-operator"
+GPU_OPERATOR_CRS = {"ClusterPolicy": "nvidia.com", "GPUCluster": "nvidia.com"}  # kind → API group
+_OPERAND = {"node_selector": "daemonsets.nodeSelector", "affinity": None, "tolerations": "daemonsets.tolerations",
+            "default_tolerations": (Toleration("nvidia.com/gpu", NO_SCHEDULE),)}
+
+
+def _operand_nodes(operand: str) -> dict[str, Any]:
+    """The GPU nodes the operator deploys `operand` to: those not opted out by label."""
+    opted_out = [{"key": key, "operator": "NotIn", "values": ["false"]}
+                 for key in ("nvidia.com/gpu.deploy.operands", f"nvidia.com/gpu.deploy.{operand}")]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": opted_out}]}}}
+
+
+# the operator's own chart values (a release) and the CRs' specs share these paths
+GPU_OPERATOR_AGENTS = (Agent("nvidia", "device-plugin", enabled="devicePlugin.enabled",
+                             default_affinity=_operand_nodes("device-plugin"), **_OPERAND),
+                       Agent("nvidia", "dra", enabled="gpuCluster.deployCR", enabled_default=False,
+                             default_affinity=_operand_nodes("dra-driver"), **_OPERAND))
+CLUSTER_POLICY_AGENTS = (GPU_OPERATOR_AGENTS[0],)
+GPU_CLUSTER_AGENTS = (Agent("nvidia", "dra", default_affinity=_operand_nodes("dra-driver"), **_OPERAND),)

@@ -163,6 +163,12 @@ DEVICE_CLASSES = (
     ChartClass(DAEMON_CLASS, COMPUTE_DOMAIN_DRIVER, CD_DAEMON_CEL, _DOMAINS, skipped=_host_imex),
     ChartClass(CHANNEL_CLASS, COMPUTE_DOMAIN_DRIVER, CD_CHANNEL_CEL, _DOMAINS),
 )
+# The ComputeDomain CRD the chart installs: its API, and the rule that makes its spec immutable
+# (`self == oldSelf`; the driver was NVIDIA/k8s-dra-driver-gpu before it moved to kubernetes-sigs).
+COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"
+COMPUTE_DOMAIN_IMMUTABLE = ("kubernetes-sigs/dra-driver-nvidia-gpu v25.12.0 "
+                            "api/nvidia.com/resource/v1beta1/computedomain.go:60")
+
 CHART = Chart(
     KEY, "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts", "0.5.0", "nvidia",
     Releases(("0.4.0", "0.4.1", "0.5.0"),
@@ -182,7 +188,7 @@ CHART = Chart(
     read_values=(("featureGates", "mapping"), ("resourceApiVersion", "text")),
     device_classes=DEVICE_CLASSES,
     deployment_switches=(("resources.computeDomains.enabled", True), ("webhook.enabled", False)),
-    crds=("resource.nvidia.com/v1beta1/ComputeDomain",),
+    crds=(f"{COMPUTE_DOMAIN_API}/ComputeDomain",),
     # the chart before its move to kubernetes-sigs (CalVer 25.x, same value paths for the kubelet plugin's
     # node selection and `resources.gpus.enabled`)
     former_names=("nvidia-dra-driver-gpu",),
