@@ -49,3 +49,47 @@ def test_every_catalogued_family_member_has_the_family_devices() -> None:
     """A descriptor's family is one the catalogue can tell apart on instance types."""
     for d in DESCRIPTORS:
         assert any(t.has(d.name) for t in catalog.instance_types().values())
+
+
+def test_the_devices_keys_and_claim_configs_come_from_the_descriptors() -> None:
+    from eks_devices.core.config.claims import DRIVER_CONFIG_KINDS
+    from eks_devices.core.config.stack import Devices
+    from eks_devices.core.derive.claims import DRIVER_FAMILIES
+
+    assert tuple(Devices.model_fields) == FAMILIES
+    assert all(field.default == "auto" for field in Devices.model_fields.values())
+    assert DRIVER_FAMILIES == {"gpu.nvidia.com": "nvidia", "compute-domain.nvidia.com": "nvidia",
+                               "dra.net": "efa", "neuron.aws.com": "neuron"}
+    assert set(DRIVER_CONFIG_KINDS) == {"gpu.nvidia.com", "compute-domain.nvidia.com", "neuron.aws.com"}
+    assert {d.short_key for d in DESCRIPTORS} == {"gpus", "efa", "neurons"}
+    assert {d.efa_alignment: d.name for d in DESCRIPTORS if d.efa_alignment} == {"gpu": "nvidia", "neuron": "neuron"}
+
+
+def test_the_catalogue_counts_each_family_through_its_descriptor() -> None:
+    for t in catalog.instance_types().values():
+        assert (t.count("nvidia"), t.count("neuron"), t.count("efa")) == (
+            t.gpu_count, t.neuron_count, t.max_efa_interfaces)
+        assert (t.has("nvidia"), t.has("neuron"), t.has("efa")) == (t.has_nvidia, t.has_neuron, t.has_efa)
+
+
+def test_a_chart_keeps_its_dra_driver_off_the_types_it_does_not_serve() -> None:
+    types = ["trn2.48xlarge", "inf2.xlarge", "trn1.32xlarge", "inf1.2xlarge"]
+    assert charts.kept_off("neuron", "dra", types) == (["inf1.2xlarge", "inf2.xlarge"], "Trainium")
+    assert charts.kept_off("neuron", "device-plugin", types) == ([], "")
+    assert charts.kept_off("nvidia", "dra", ["p5.48xlarge"]) == ([], "")
+
+
+def test_family_node_settings_follow_the_pool() -> None:
+    from eks_devices.core.families.base import NodeFacts
+
+    nvidia, neuron = FAMILY["nvidia"], FAMILY["neuron"]
+    assert nvidia.node_labels and nvidia.bottlerocket_settings and neuron.bottlerocket_settings
+    dra = NodeFacts("dra", "karpenter", "bottlerocket", "none", None, True)
+    sliced = NodeFacts("device-plugin", "managed-node-groups", "al2023", "time-slicing", 4, True)
+    assert nvidia.node_labels(dra) == {"nvidia.com/gpu.present": "true"}
+    assert nvidia.node_labels(NodeFacts("dra", "auto-mode", "bottlerocket", "none", None, True)) == {}
+    assert nvidia.node_labels(sliced) == {"nvidia.com/device-plugin.config": "time-slicing-4"}
+    assert nvidia.bottlerocket_settings(dra) == {"kubelet-device-plugins": {"nvidia": {"enabled": False}}}
+    assert nvidia.bottlerocket_settings(sliced)["kubelet-device-plugins"]["nvidia"]["time-slicing"]["replicas"] == 4
+    assert neuron.bottlerocket_settings(dra) == {"kubernetes": {"device-ownership-from-security-context": True}}
+    assert neuron.bottlerocket_settings(NodeFacts("none", "karpenter", "bottlerocket", "none", None, False)) == {}

@@ -1,10 +1,10 @@
 """What the toolkit knows of a device family, as one record: the descriptor every family module fills in.
 
 Rules, derivation, manifests and components ask a family's descriptor (`families.FAMILY[name]`) for
-the facts it holds instead of naming the family. The aim is that adding a family takes a descriptor
-module, its vocabulary word and its tests; today the configuration models (one `devices` key per
-family), the catalogue's hardware fields and the family-specific rules (EFA layouts, GPU sharing) still
-name their families.
+the facts it holds instead of naming the family; the configuration's `devices` keys are built from the
+descriptors, and a family's own rules live in `core/rules/<family>.py`. The aim is that adding a family takes
+a descriptor module, its vocabulary word and its tests; today the claim short shape (gpus, neurons, efa), the
+catalogue's hardware fields and the simulated device inventory still name their families.
 """
 
 from __future__ import annotations
