@@ -49,7 +49,28 @@ ManagerChoice = Literal["dra", "device-plugin", "none", "auto", "inferred"]
 - inferred: Dynamic Auto Mode pools only (nvidia, efa): Auto Mode picks per node from the Pods it launches it for.
 """
 Family = Literal["nvidia", "efa", "neuron"]
-FAMILIES: tuple[Family, ...] = ("nvidia", "efa", "neuron")
+# Device families other distributions add: each is a module of the namespace package `eks_devices_families`
+# (its descriptor, `DESCRIPTOR`) with the chart descriptors of its releases in `eks_devices_charts` (`CHARTS`),
+# found by name here without importing them (core/families and core/knowledge/charts load them).
+FAMILY_PLUGINS, CHART_PLUGINS = "eks_devices_families", "eks_devices_charts"
+
+
+class PluginError(ImportError):
+    """An added family's module that is not one: what was found and what is accepted."""
+
+
+def plugin_modules(namespace: str) -> tuple[str, ...]:
+    """The module names in a namespace package that installed distributions contribute to (none: `()`)."""
+    import importlib.util
+    import pkgutil
+
+    spec = importlib.util.find_spec(namespace)
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(spec.submodule_search_locations)))
+
+
+FAMILIES: tuple[Family, ...] = ("nvidia", "efa", "neuron", *plugin_modules(FAMILY_PLUGINS))  # type: ignore[misc]
 NatGateways = Literal["one-per-az", "single", "none"]
 """NAT for the private subnets of a created VPC."""
 SubnetKind = Literal["private", "public"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def test_no_rule_module_builds_findings_or_repeats_a_slug() -> None:
             assert "Finding(" not in path.read_text(), path.name
     for slug, r in RULES.items():
         for check in (r.check, r.on_resources) if r.on_resources else (r.check,):
-            body = ast.parse(inspect.getsource(check)).body[0]
+            body = ast.parse(textwrap.dedent(inspect.getsource(check))).body[0]
             assert isinstance(body, ast.FunctionDef)
             strings = {n.value for stmt in body.body for n in ast.walk(stmt) if isinstance(n, ast.Constant)}
             assert slug not in strings, f"{slug}: the check spells its own slug"

@@ -20,7 +20,7 @@ from eks_devices.core.derive.fit import describe, fit_node, walk
 from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
-from eks_devices.core.knowledge.devices import Device, inventory
+from eks_devices.core.knowledge.devices import SIMULATED, Device, inventory
 from eks_devices.core.model import ClaimPlan, DeviceClassPlan, NodeFit, PoolFit, PoolPlan
 from eks_devices.core.names import CONSUMABLE_CAPACITY_ANNOTATION, manager_label
 
@@ -74,6 +74,11 @@ def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Seq
     blocked = _blocked(pool, built.families)
     if blocked:
         return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
+    unmodelled = [FAMILY[f].title for f in built.families if f not in SIMULATED]
+    if unmodelled:  # a family another distribution adds: what its driver publishes is not simulated
+        nodes = tuple(NodeFit(t, 0, f"what the {' and '.join(unmodelled)} DRA driver publishes is not modelled",
+                              "undetermined") for t in pool.instance_types)
+        return PoolFit(pool.name, nodes, describe(nodes, built.shared))
     inferred = any(pool.manager(f) == "inferred" for f in built.families)
     nodes = tuple((inferred and _not_launched(t))
                   or fit_node(built.devices, classes, node_devices(pool, t), t, built.shared)

@@ -27,7 +27,7 @@ from eks_devices.core.knowledge.device_classes import (
 )
 from eks_devices.core.model import DeviceClassPlan, PoolPlan, Release
 from eks_devices.core.names import PLUGIN_CONFIG_PREFIX, POOL_LABEL
-from eks_devices.core.values import dig
+from eks_devices.core.values import dig, merge, nested
 from eks_devices.core.vocabulary import PREFER_NO_SCHEDULE
 
 
@@ -172,7 +172,18 @@ def release_values(spec: Spec, key: str, scope: dict[str, str], pools: list[Pool
     if key == NEURON.releases["device-plugin"]:
         return {**common, "draDriver": {"enabled": False},
                 "devicePlugin": {"enabled": True, "nodeSelector": scope, "tolerations": _tolerations(pools)}}
-    raise KeyError(key)
+    return _scoped(charts.CHARTS[key], scope, pools)
+
+
+def _scoped(chart: charts.Chart, scope: dict[str, str], pools: list[PoolPlan]) -> dict[str, Any]:
+    """A chart the toolkit knows only by its descriptor (a family another distribution adds): each agent's
+    node selector and tolerations, so its DaemonSets reach exactly the pools that chose it."""
+    values: dict[str, Any] = {}
+    for agent in chart.agents:
+        values = merge(values, nested(agent.node_selector, scope))
+        if agent.tolerations:
+            values = merge(values, nested(agent.tolerations, _tolerations(pools)))
+    return values
 
 
 def _chart_classes(spec: Spec, releases: dict[str, Release]) -> list[DeviceClassPlan]:

@@ -1,18 +1,33 @@
 """One descriptor per device family (`base.DeviceFamily`): every family-specific fact, with its sources.
 
 `FAMILY[name]` is the descriptor for a family word of the vocabulary; code that needs a fact of a
-family asks it here instead of naming the family.
+family asks it here instead of naming the family. Families other distributions add (`vocabulary.FAMILY_PLUGINS`)
+are loaded here, after the built-in ones.
 """
 
 from __future__ import annotations
+
+import importlib
 
 from eks_devices.core.families.base import DeviceFamily
 from eks_devices.core.families.efa import EFA
 from eks_devices.core.families.neuron import NEURON
 from eks_devices.core.families.nvidia import NVIDIA
-from eks_devices.core.vocabulary import FAMILIES, Family
+from eks_devices.core.vocabulary import FAMILIES, FAMILY_PLUGINS, Family, PluginError, plugin_modules
 
-FAMILY: dict[Family, DeviceFamily] = {d.name: d for d in (NVIDIA, EFA, NEURON)}
+
+def _plugin(name: str) -> DeviceFamily:
+    """The descriptor of an added family's module, refused with the reason when it is not one."""
+    descriptor = getattr(importlib.import_module(f"{FAMILY_PLUGINS}.{name}"), "DESCRIPTOR", None)
+    if not isinstance(descriptor, DeviceFamily) or descriptor.name != name or name in (NVIDIA.name, EFA.name,
+                                                                                         NEURON.name):
+        raise PluginError(f"{FAMILY_PLUGINS}.{name}: given {descriptor!r:.80}; accepted: a module whose DESCRIPTOR "
+                          f"is a DeviceFamily named {name!r}, a family the toolkit does not ship")
+    return descriptor
+
+
+PLUGINS: tuple[DeviceFamily, ...] = tuple(_plugin(name) for name in plugin_modules(FAMILY_PLUGINS))
+FAMILY: dict[Family, DeviceFamily] = {d.name: d for d in (NVIDIA, EFA, NEURON, *PLUGINS)}
 DESCRIPTORS: tuple[DeviceFamily, ...] = tuple(FAMILY[f] for f in FAMILIES)  # in the vocabulary's order
 
 __all__ = ["DESCRIPTORS", "EFA", "FAMILY", "NEURON", "NVIDIA", "DeviceFamily"]

@@ -313,7 +313,10 @@ def compute_domain_devices() -> list[Device]:
             Device(COMPUTE_DOMAIN_DRIVER, "daemon-0", {"type": _s("daemon"), "id": _i(0)})]
 
 
-def inventory(itype: catalog.InstanceType | str, families: tuple[str, ...] = ("nvidia", "efa", "neuron"), *,
+SIMULATED: tuple[str, ...] = ("nvidia", "efa", "neuron")  # the families whose drivers' devices are modelled here
+
+
+def inventory(itype: catalog.InstanceType | str, families: tuple[str, ...] = SIMULATED, *,
               mig_profile: str | None = None, gpu_shares: int | None = None,
               compute_domains: bool = False, efa_interfaces: int | None = None) -> tuple[Device, ...]:
     """Every device the DRA drivers of `families` publish on one node of `itype`

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.families import DESCRIPTORS, EFA
+from eks_devices.core.families import DESCRIPTORS, DeviceFamily
 from eks_devices.core.knowledge import versions
 from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, rule
@@ -76,12 +76,23 @@ def _karpenter_kubernetes_compat(plan: Plan) -> Iterator[Verdict]:
                     f"set cluster.karpenter.version to {need} or later")
 
 
-@rule("efa-dra-kubernetes-version", "aws-dranet (EFA DRA) needs Kubernetes 1.35",
-      modes=("karpenter", "managed-node-groups"))
-def _efa_dra_version(plan: Plan) -> Iterator[Verdict]:
-    if plan.spec.cluster.kubernetes >= EFA.dra_kubernetes:
-        return
-    for pool, _ in dra_pools(plan, ("efa",)):
-        yield error(at(pool, "devices.efa"),
-                    f"aws-dranet requires Kubernetes 1.35 (cluster is {plan.spec.cluster.version})",
-                    'set cluster.version to "1.35" or later, or devices.efa: device-plugin')
+def _driver_version_rule(family: DeviceFamily) -> None:
+    """`<family>-dra-kubernetes-version`: a family whose DRA driver needs a later Kubernetes than DRA itself
+    (its descriptor's `dra_kubernetes`; aws-dranet needs 1.35: aws/eks-charts `stable/aws-dranet` README).
+    Auto Mode runs its own drivers (`auto-mode-dra-version`)."""
+    need, driver = ".".join(map(str, family.dra_kubernetes)), family.releases["dra"]
+
+    @rule(f"{family.name}-dra-kubernetes-version", f"{driver} ({family.title} DRA) needs Kubernetes {need}",
+          modes=("karpenter", "managed-node-groups"))
+    def _check(plan: Plan) -> Iterator[Verdict]:
+        if plan.spec.cluster.kubernetes >= family.dra_kubernetes:
+            return
+        for pool, _ in dra_pools(plan, (family.name,)):
+            yield error(at(pool, f"devices.{family.name}"),
+                        f"{driver} requires Kubernetes {need} (cluster is {plan.spec.cluster.version})",
+                        f'set cluster.version to "{need}" or later, or devices.{family.name}: device-plugin')
+
+
+for _family in DESCRIPTORS:
+    if _family.dra_kubernetes > versions.DRA_KUBERNETES:
+        _driver_version_rule(_family)

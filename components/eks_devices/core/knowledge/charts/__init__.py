@@ -10,6 +10,7 @@ the merged values alone: the chart's default affinity as data, or the terms its 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -45,11 +46,20 @@ from eks_devices.core.knowledge.charts.nvidia_dra_driver import (
     NVIDIA_DRA_AFFINITY,
 )
 from eks_devices.core.values import chart_value
-from eks_devices.core.vocabulary import Family
+from eks_devices.core.vocabulary import CHART_PLUGINS, Family, PluginError, plugin_modules
 
+# the charts of families other distributions add: `CHARTS` of each `eks_devices_charts.<family>` module
+PLUGIN_CHARTS: tuple[Chart, ...] = tuple(
+    chart for name in plugin_modules(CHART_PLUGINS)
+    for chart in importlib.import_module(f"{CHART_PLUGINS}.{name}").CHARTS)
 CHARTS: dict[str, Chart] = {c.key: c for c in (
     karpenter.KARPENTER_CRD, karpenter.KARPENTER, nvidia_dra_driver.CHART, nvidia_device_plugin.CHART,
-    eks_charts.DRANET, eks_charts.EFA_DEVICE_PLUGIN, neuron_helm_chart.DRA_DRIVER, neuron_helm_chart.DEVICE_PLUGIN)}
+    eks_charts.DRANET, eks_charts.EFA_DEVICE_PLUGIN, neuron_helm_chart.DRA_DRIVER, neuron_helm_chart.DEVICE_PLUGIN,
+    *PLUGIN_CHARTS)}
+_UNCHARTED = sorted(f"{d.name}: {key}" for d in DESCRIPTORS for key in d.releases.values() if key not in CHARTS)
+if _UNCHARTED:  # an added family whose charts are missing from `eks_devices_charts.<family>.CHARTS`
+    raise PluginError(f"{CHART_PLUGINS}: no chart descriptor for the releases {', '.join(_UNCHARTED)}; accepted: a "
+                      f"module {CHART_PLUGINS}.<family> whose CHARTS describe every release its family names")
 RELEASES: dict[str, Releases] = {key: c.releases for key, c in CHARTS.items()}
 REFUSALS: tuple[Refusal, ...] = tuple(r for c in CHARTS.values() for r in c.refusals)
 # custom resources the toolkit creates → the chart key whose release installs their CRD
