@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eks_devices.core.vocabulary import ChartKey, Family
+from eks_devices.core.vocabulary import AmiFamily, ChartKey, Family, GpuSharingStrategy, Mode
 
 
 @dataclass(frozen=True)
@@ -21,9 +21,9 @@ class NodeFacts:
     """What a family's node settings depend on: the pool's manager for the family and the rest of its shape."""
 
     manager: str
-    mode: str
-    ami: str
-    sharing: str
+    mode: Mode
+    ami: AmiFamily
+    sharing: GpuSharingStrategy
     """The pool's `gpuSharing.strategy`."""
     replicas: int | None
     has_devices: bool

@@ -23,7 +23,7 @@ from eks_devices.core.knowledge.device_classes import (
     NEURON_CLASS,
 )
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
-from eks_devices.core.rules.efa import ALIGNED, ALIGNMENT_WHY, GPU_ALIGNMENT, alignment_fix, not_dra
+from eks_devices.core.rules.efa import ALIGNED, ALIGNMENT_WHY, alignment_fix, not_dra
 from eks_devices.core.rules.registry import Blame, Verdict, dra_fix, error, on_resources, rule, warning
 from eks_devices.core.values import dig
 from eks_devices.core.vocabulary import FAMILIES
@@ -171,7 +171,7 @@ def _alignment_gaps(plan: Plan, claim: ClaimPlan, own: bool = False) -> list[tup
 def _claim_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
     for claim in stack_claims(plan):
         for pool, wrong in _alignment_gaps(plan, claim):
-            other = next((f for f in aligned_families(claim) if f in ALIGNED.values()), ALIGNED[GPU_ALIGNMENT])
+            other = next((f for f in aligned_families(claim) if f in ALIGNED.values()), next(iter(ALIGNED.values())))
             kinds = " and ".join(FAMILY[f].title for f in aligned_families(claim))
             yield error(claim_at(claim, "pools"),
                         f"claim {claim.name} aligns {kinds} devices, which needs DRA for both device types: "

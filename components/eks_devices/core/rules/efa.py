@@ -127,9 +127,8 @@ def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
                         f"here {not_dra(pool, wrong)}", alignment_fix(plan, pool, other, "remove efa.alignWith"))
 
 
-# The family whose devices each `alignWith` word aligns with EFA, and the word for GPUs (the claims' default).
+# The family whose devices each `alignWith` word aligns with EFA (the first, GPUs, is the claims' default).
 ALIGNED = {d.efa_alignment: d.name for d in DESCRIPTORS if d.efa_alignment}
-GPU_ALIGNMENT = "gpu"
 # EKS user guide, "Manage hardware devices on Amazon EKS" (How EKS Auto Mode keeps DRA and device plugins apart).
 ALIGNMENT_WHY = ("the alignment matches topology attributes, a PCIe root or a Neuron device group, that only DRA "
                  "drivers publish (the EFA device plugin publishes none)")
