@@ -67,7 +67,7 @@ def input_problems(args: NodePoolsArgs) -> list[Problem]:
         if pool.config.subnets == "public" and args.public_subnets_by_zone is None:
             found.append((f"nodePools.{pool.name}.subnets",
                           "public subnets were asked for, but publicSubnetsByZone is not given"))
-        if pool.manager("efa") != "none" and args.efa_security_group_id is None:
+        if manifests.uses_efa(pool) and args.efa_security_group_id is None:
             found.append((f"nodePools.{pool.name}.efa", "an EFA pool needs the EFA security group, "
                                                         "but efaSecurityGroupId is not given"))
     if plan.mode != "managed-node-groups" and plan.pools and args.k8s_provider is None:

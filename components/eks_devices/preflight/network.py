@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from eks_devices.core.knowledge import charts
+from eks_devices.core.manifests.nodes import uses_efa
 from eks_devices.core.model import PoolPlan
 from eks_devices.core.vocabulary import reserves
 from eks_devices.preflight.model import CheckResult, Context
@@ -32,10 +33,6 @@ REQUIRED_ENDPOINTS: dict[str, str] = {
 }
 ROUTE_TARGETS = ("TransitGatewayId", "NetworkInterfaceId", "InstanceId", "VpcPeeringConnectionId",
                  "LocalGatewayId", "CarrierGatewayId", "CoreNetworkArn", "GatewayId")
-
-
-def _efa(pool: PoolPlan) -> bool:
-    return pool.manager("efa") != "none"
 
 
 def route_table_for(subnet_id: str, tables: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -123,11 +120,11 @@ def _subnet(ctx: Context, subnet: dict[str, Any], kind: str, pools: list[PoolPla
     subject = _subject(subnet, pools)
     table = route_table_for(sid, tables)
     route, target = default_route(table)
-    efa = [p.name for p in pools if _efa(p)]
+    efa_pools = [p.name for p in pools if uses_efa(p)]
     if route == "igw":
-        if efa:
+        if efa_pools:
             return CheckResult(EGRESS, subject, "fail",
-                               f"EFA pool(s) {', '.join(efa)} would land on {sid}, whose default route goes to "
+                               f"EFA pool(s) {', '.join(efa_pools)} would land on {sid}, whose default route goes to "
                                f"internet gateway {target}: multi-interface EFA nodes get no public IP, so they "
                                "join but cannot pull images",
                                "put EFA pools on private subnets whose 0.0.0.0/0 route is a NAT gateway")

@@ -3,8 +3,9 @@
 Rules, derivation, manifests and components ask a family's descriptor (`families.FAMILY[name]`) for
 the facts it holds instead of naming the family; the configuration's `devices` keys are built from the
 descriptors, and a family's own rules live in `core/rules/<family>.py`. The aim is that adding a family takes
-a descriptor module, its vocabulary word and its tests; today the claim short shape (gpus, neurons, efa), the
-catalogue's hardware fields and the simulated device inventory still name their families.
+a descriptor module, its vocabulary word and its tests; today the claim short shape's keys, the pool
+sections of a family (GPU sharing, EFA layouts), the catalogue's hardware fields and the simulated device
+inventory still name their families.
 """
 
 from __future__ import annotations

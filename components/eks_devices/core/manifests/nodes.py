@@ -16,6 +16,7 @@ from typing import Any
 
 from eks_devices.core.config.bottlerocket import bottlerocket_toml
 from eks_devices.core.config.stack import FAMILIES
+from eks_devices.core.families import EFA
 from eks_devices.core.knowledge import amis, catalog
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import (
@@ -97,7 +98,8 @@ def pool_tags(cluster_tags: Mapping[str, str], pool: PoolPlan) -> dict[str, str]
 
 
 def uses_efa(pool: PoolPlan) -> bool:
-    return pool.manager("efa") != "none"
+    """Whether the pool runs EFA devices (any manager): its nodes need the EFA security group."""
+    return pool.manager(EFA.name) != "none"
 
 
 def uses_placement_group(mode: str, pool: PoolPlan) -> bool:

@@ -1,4 +1,4 @@
-"""Device-manager rules: one manager per node, instance types, GPU sharing."""
+"""Device-manager rules: one manager per node, every chosen manager served, installable releases, unused values."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""EFA rules: interface layouts, subnets, topology alignment."""
+"""EFA rules: instance types with EFA, interface layouts, subnets, topology alignment."""
 
 from __future__ import annotations
 
@@ -24,6 +24,18 @@ from eks_devices.core.rules.registry import (
     warning,
 )
 from eks_devices.core.vocabulary import reserves
+
+
+@rule("efa-unsupported-instance-type", "EFA managers need EFA-capable types")
+def _efa_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
+    for pool in plan.pools.values():
+        if pool.managers["efa"].requested not in ("dra", "device-plugin", "inferred") or not pool.has_hardware("efa"):
+            continue
+        bad = sorted(t.name for t in pool_types(pool) if not t.has_efa)
+        if bad:
+            yield error(at(pool, "instanceTypes"),
+                        f"devices.efa is {pool.manager('efa')} but {', '.join(bad)} have no EFA",
+                        "allow only EFA-capable instanceTypes in this pool, or set devices.efa: none")
 
 
 @rule("efa-interfaces-dynamic-aligned", "dynamic + static interface layout + aligned EFA is undefined")

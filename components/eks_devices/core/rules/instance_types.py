@@ -1,4 +1,4 @@
-"""Instance-type rules: DRA metadata, EFA capability, device presence, MIG."""
+"""Instance-type rules: DRA metadata and device presence."""
 
 from __future__ import annotations
 
@@ -25,18 +25,6 @@ def _dra_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
                         f"provisioning never launches them for {family} claims",
                         f"remove them from this pool's instanceTypes, make the pool static (provisioning: static "
                         f"with replicas), or use devices.{family}: device-plugin")
-
-
-@rule("efa-unsupported-instance-type", "EFA managers need EFA-capable types")
-def _efa_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
-    for pool in plan.pools.values():
-        if pool.managers["efa"].requested not in ("dra", "device-plugin", "inferred") or not pool.has_hardware("efa"):
-            continue
-        bad = sorted(t.name for t in pool_types(pool) if not t.has_efa)
-        if bad:
-            yield error(at(pool, "instanceTypes"),
-                        f"devices.efa is {pool.manager('efa')} but {', '.join(bad)} have no EFA",
-                        "allow only EFA-capable instanceTypes in this pool, or set devices.efa: none")
 
 
 @rule("device-family-absent", "an explicit manager needs the family's devices")

@@ -1,4 +1,4 @@
-"""Karpenter rules: DRA gates, static-only features, upgrades, time-slicing."""
+"""Karpenter rules: DRA gates, static capacity, labels, AMI pins, upgrades, shared instance types."""
 
 from __future__ import annotations
 

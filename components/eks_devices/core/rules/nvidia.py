@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eks_devices.core.families import NVIDIA
+from eks_devices.core.families import EFA, NVIDIA
 from eks_devices.core.knowledge import charts, versions
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES, GPU_CLASS
 from eks_devices.core.model import Plan, PoolPlan
@@ -175,7 +175,7 @@ def _gpu_sharing_needs_nvidia(plan: Plan) -> Iterator[Verdict]:
 
 
 GB200 = "p6e-gb200"
-EFA_PLUGIN_FOR_GB200 = (0, 5, 14)
+EFA_PLUGIN, EFA_PLUGIN_FOR_GB200 = EFA.releases["device-plugin"], (0, 5, 14)
 
 
 @rule("p6e-gb200-prerequisites", "p6e-gb200 pools: Capacity Blocks, AL2023, ComputeDomains, EFA plugin 0.5.14+")
@@ -194,12 +194,12 @@ def _p6e_gb200_prerequisites(plan: Plan) -> Iterator[Verdict]:
             yield error(at(pool, "computeDomains"),
                         "p6e-gb200 workloads use multi-node NVLink through NVIDIA ComputeDomains",
                         "set computeDomains: true (with devices.nvidia: dra)")
-        release = plan.releases.get(pool.releases.get("efa", ""))
-        if release is not None and release.key == "aws-efa-k8s-device-plugin" and (
+        release = plan.releases.get(pool.releases.get(EFA.name, ""))
+        if release is not None and release.key == EFA_PLUGIN and (
                 versions.semver(release.version) < EFA_PLUGIN_FOR_GB200):
-            yield error("chartVersions.aws-efa-k8s-device-plugin",
+            yield error(f"chartVersions.{EFA_PLUGIN}",
                         f"the EFA device plugin {release.version} predates p6e-gb200 support (0.5.14)",
-                        "use aws-efa-k8s-device-plugin 0.5.14 or later")
+                        f"use {EFA_PLUGIN} 0.5.14 or later")
 
 @rule("karpenter-compute-domains-static-only", "ComputeDomains only on static Karpenter pools", modes=("karpenter",))
 def _karpenter_compute_domains(plan: Plan) -> Iterator[Verdict]:

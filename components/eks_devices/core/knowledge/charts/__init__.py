@@ -23,7 +23,6 @@ from eks_devices.core.knowledge.charts import (
     nvidia_dra_driver,
 )
 from eks_devices.core.knowledge.charts.base import (
-    EKS_CHARTS_INSTANCE_KEYS,
     Agent,
     Chart,
     ManagerName,
@@ -34,6 +33,7 @@ from eks_devices.core.knowledge.charts.base import (
     required,
     truthy,
 )
+from eks_devices.core.knowledge.charts.eks_charts import EKS_CHARTS_INSTANCE_KEYS
 from eks_devices.core.knowledge.charts.neuron_helm_chart import (
     NEURON_AFFINITY,
     NEURON_INSTANCE_TYPE_KEY,

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from eks_devices.core.knowledge import versions
-from eks_devices.core.names import INSTANCE_TYPE_LABEL
 from eks_devices.core.values import dig
 from eks_devices.core.vocabulary import Family
 
@@ -230,9 +229,3 @@ def required(*terms: list[dict[str, Any]]) -> dict[str, Any]:
 
 def label_in(key: str, value: str) -> list[dict[str, Any]]:
     return [{"key": key, "operator": "In", "values": [value]}]
-
-
-# eks-charts aws-efa-k8s-device-plugin v0.5.30 and aws-dranet 1.0.0 (`values.yaml`
-# `supportedInstanceLabels.keys`): one term per key, `key In supportedInstanceLabels.values`; the
-# template appends `eks.amazonaws.com/compute-type NotIn [auto]` after the loop, so to the last term.
-EKS_CHARTS_INSTANCE_KEYS = (INSTANCE_TYPE_LABEL,)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from eks_devices.core.families import EFA
 from eks_devices.core.knowledge.charts.base import (
-    EKS_CHARTS_INSTANCE_KEYS,
     Agent,
     Chart,
     ChartClass,
@@ -21,9 +20,14 @@ from eks_devices.core.knowledge.charts.base import (
     series,
     truthy,
 )
+from eks_devices.core.names import INSTANCE_TYPE_LABEL
 from eks_devices.core.values import chart_value
 
 REPOSITORY = "https://aws.github.io/eks-charts"
+# eks-charts aws-efa-k8s-device-plugin v0.5.30 and aws-dranet 1.0.0 (`values.yaml`
+# `supportedInstanceLabels.keys`): one term per key, `key In supportedInstanceLabels.values`; the
+# template appends `eks.amazonaws.com/compute-type NotIn [auto]` after the loop, so to the last term.
+EKS_CHARTS_INSTANCE_KEYS = (INSTANCE_TYPE_LABEL,)
 
 
 def _agent(manager: str, image: str) -> Agent:
