@@ -31,6 +31,7 @@ from eks_devices.core.knowledge.node_labels import architecture_of
 from eks_devices.core.model import Plan
 from eks_devices.core.names import (
     AWS_NODE_IDENTITY_ANNOTATION,
+    CLUSTER_SECURITY_GROUP,
     CLUSTER_TYPE,
     DISCOVERY_TAG,
     KARPENTER_TYPE,
@@ -194,7 +195,7 @@ class Cluster(pulumi.ComponentResource):
         aws.ec2.Tag(f"{name}-cluster-sg-discovery", resource_id=self.cluster_security_group_id, key=DISCOVERY_TAG,
                     value=self._spec.name, opts=self._child)
         aws.ec2.Tag(f"{name}-cluster-sg-role", resource_id=self.cluster_security_group_id, key=SECURITY_GROUP_TAG,
-                    value="cluster", opts=self._child)
+                    value=CLUSTER_SECURITY_GROUP, opts=self._child)
         # nothing talks to the API server before the deployer's access exists: a new cluster has no bootstrap admin
         self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self._kubeconfig(),
                                          opts=pulumi.ResourceOptions(parent=self, depends_on=self._admins()))

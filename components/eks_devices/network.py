@@ -21,7 +21,7 @@ from eks_devices import answers, identity
 from eks_devices.core.config import stack as specs
 from eks_devices.core.config.errors import from_validation
 from eks_devices.core.config.subnets import pick_zones, subnet_layout
-from eks_devices.core.names import DISCOVERY_TAG, NETWORK_TYPE, SECURITY_GROUP_TAG
+from eks_devices.core.names import DISCOVERY_TAG, EFA_SECURITY_GROUP, NETWORK_TYPE, SECURITY_GROUP_TAG
 from eks_devices.inputs import reject
 
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
@@ -272,7 +272,7 @@ class Network(pulumi.ComponentResource):
             f"{self._name}-efa", vpc_id=self.vpc_id,
             description="EFA: all traffic between interfaces that carry this group",
             tags=self._tagged(f"{self._cluster_name}-efa",
-                              **{DISCOVERY_TAG: self._cluster_name, SECURITY_GROUP_TAG: "efa"}),
+                              **{DISCOVERY_TAG: self._cluster_name, SECURITY_GROUP_TAG: EFA_SECURITY_GROUP}),
             opts=self._child)
         aws.vpc.SecurityGroupIngressRule(f"{self._name}-efa-ingress-self", security_group_id=sg.id,
                                          ip_protocol="-1", referenced_security_group_id=sg.id,

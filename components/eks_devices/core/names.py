@@ -8,7 +8,8 @@ TOOLKIT_PREFIX = "eks-devices.io"
 POOL_LABEL = f"{TOOLKIT_PREFIX}/pool"
 CLUSTER_TAG = f"{TOOLKIT_PREFIX}/cluster"
 SYSTEM_LABEL = f"{TOOLKIT_PREFIX}/system"
-SECURITY_GROUP_TAG = f"{TOOLKIT_PREFIX}/security-group"  # cluster | efa: what NodeClasses select each group by
+SECURITY_GROUP_TAG = f"{TOOLKIT_PREFIX}/security-group"  # what NodeClasses select each group by: its role
+CLUSTER_SECURITY_GROUP, EFA_SECURITY_GROUP = "cluster", "efa"  # the roles: EKS's cluster group, the Network's EFA group
 MANAGED_BY = {"app.kubernetes.io/managed-by": "eks-devices"}
 
 # NVIDIA: the device plugin's per-node config label, and the label nodeadm sets on AL2023 NVIDIA nodes.

@@ -79,6 +79,7 @@ EfaAlignment = Literal["gpu", "neuron", "none"]
 """The devices a pool's EFA claims align with on one PCIe root or device group."""
 InterfaceType = Literal["interface", "efa", "efa-only"]
 """An EC2NodeClass network interface's type."""
+INTERFACE, EFA_INTERFACE, EFA_ONLY = get_args(InterfaceType)
 GpuSharingStrategy = Literal["none", "time-slicing", "mig", "shared-claim"]
 """How a pool's GPUs are shared."""
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]

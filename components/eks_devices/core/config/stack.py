@@ -34,7 +34,10 @@ from eks_devices.core.knowledge.device_classes import BASE_CLASSES, GPU_CLASS, U
 from eks_devices.core.names import toolkit_label
 from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the configuration's vocabulary)
     CHART_KEYS,
+    EFA_INTERFACE,
+    EFA_ONLY,
     FAMILIES,
+    INTERFACE,
     NAMESPACE,
     AmiFamily,
     Capacity,
@@ -326,9 +329,9 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             problems.extend(_layout_card_problems(f"{at}.efa.networkInterfaces", layout, pool.instance_types))
             if spec.mode != "managed-node-groups":
                 problems.extend(
-                    ConfigProblem(f"{at}.efa.networkInterfaces.{i}.interfaceType", "'efa'",
-                                  "'interface' or 'efa-only' (NodeClasses take no 'efa' interfaces)")
-                    for i, nic in enumerate(layout) if nic.interface_type == "efa")
+                    ConfigProblem(f"{at}.efa.networkInterfaces.{i}.interfaceType", repr(EFA_INTERFACE),
+                                  f"{INTERFACE!r} or {EFA_ONLY!r} (NodeClasses take no {EFA_INTERFACE!r} interfaces)")
+                    for i, nic in enumerate(layout) if nic.interface_type == EFA_INTERFACE)
         problems.extend(_zone_problems(f"{at}.availabilityZone", pool.availability_zone, spec))
         problems.extend(_inferred_problems(at, pool, spec))
         if provisioning == "static" and (pool.limits.cpu is not None or pool.limits.memory is not None):

@@ -16,7 +16,7 @@ from eks_devices.core.derive.software import (
     device_classes,
     release_values,
 )
-from eks_devices.core.families import DESCRIPTORS, FAMILY
+from eks_devices.core.families import DESCRIPTORS, EFA, FAMILY
 from eks_devices.core.families.base import NodeFacts
 from eks_devices.core.knowledge import catalog, charts
 from eks_devices.core.model import KarpenterPlan, Plan, PoolPlan, Release, Resolution
@@ -27,21 +27,21 @@ from eks_devices.core.names import (
     manager_label,
 )
 from eks_devices.core.values import merge
-from eks_devices.core.vocabulary import NO_SCHEDULE
+from eks_devices.core.vocabulary import EFA_ONLY, INTERFACE, NO_SCHEDULE
 
 
 def efa_interface_layout(itype: catalog.InstanceType) -> tuple[dict[str, Any], ...]:
     """The EKS-recommended launch-template interfaces for an EFA instance type: an ENA `interface`
-    at card 0 / device 0, then an `efa-only` interface on every EFA-capable card (device 1 on card 0,
+    at card 0 / device 0, then an EFA-only interface on every EFA-capable card (device 1 on card 0,
     which the primary interface holds). Where the sources do not say which cards take an EFA, the
     first `max_efa_interfaces` cards are assumed (EC2 user guide, "Maximize network bandwidth on
     Amazon EC2 instances with multiple network cards"; EKS user guide, EFA page)."""
     cards = (itype.efa_cards if itype.efa_cards is not None else tuple(range(itype.max_efa_interfaces))
              ) if itype.has_efa else ()
-    layout: list[dict[str, Any]] = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]
+    layout: list[dict[str, Any]] = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": INTERFACE}]
     for card in cards:
         layout.append({"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0,
-                       "interfaceType": "efa-only"})
+                       "interfaceType": EFA_ONLY})
     return tuple(layout)
 
 
@@ -55,7 +55,7 @@ def needs_efa_layout(spec: Spec, pool: NodePool, managers: dict[Family, Resoluti
     / `spec.networkInterfaces`) for static capacity. Managed node groups launch from the toolkit's
     template, which must list them too. Dynamic pools are left unset: Karpenter and Auto Mode put an
     EFA on every EFA-capable card for the pods that ask, which their DRA device metadata assumes."""
-    return managers["efa"].manager != "none" and spec.provisioning(pool) == "static"
+    return managers[EFA.name].manager != "none" and spec.provisioning(pool) == "static"
 
 
 def efa_layouts(types: list[catalog.InstanceType]) -> dict[tuple[tuple[int, int, str], ...], list[str]]:

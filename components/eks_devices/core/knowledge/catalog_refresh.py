@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from eks_devices.core.vocabulary import EFA_INTERFACE, EFA_ONLY
+
 SNAPSHOT = Path(__file__).parent / "data" / "instance_types.json"
 # A catalogued GPU model is EC2's GPU `Name` after this prefix (EC2 reports the manufacturer apart).
 NVIDIA_MODEL_PREFIX = "NVIDIA "
@@ -48,7 +50,7 @@ def _efa_cards(net: dict[str, Any]) -> list[int]:
     if not net.get("EfaSupported"):
         return []
     return sorted(c["NetworkCardIndex"] for c in net.get("NetworkCards", [])
-                  if {"efa", "efa-only"} & set(c.get("InterfaceTypes", [])))
+                  if {EFA_INTERFACE, EFA_ONLY} & set(c.get("InterfaceTypes", [])))
 
 
 def _entry(raw: dict[str, Any]) -> dict[str, Any]:

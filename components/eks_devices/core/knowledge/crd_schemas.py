@@ -22,7 +22,7 @@ from eks_devices.core.names import (
     KARPENTER_NODEPOOL_LABEL,
     NODE_POOL_API,
 )
-from eks_devices.core.vocabulary import TAINT_EFFECTS
+from eks_devices.core.vocabulary import EFA_ONLY, INTERFACE, TAINT_EFFECTS
 
 DNS_SUBDOMAIN = rf"^{names.DNS_SUBDOMAIN}$"
 QUALIFIED_NAME = rf"^{names.LABEL_KEY}$"
@@ -84,7 +84,7 @@ _NETWORK_INTERFACES = {
               "additionalProperties": False, "properties": {
                   "networkCardIndex": {"type": "integer", "minimum": 0},
                   "deviceIndex": {"type": "integer", "minimum": 0},
-                  "interfaceType": {"enum": ["interface", "efa-only"]}}},
+                  "interfaceType": {"enum": [INTERFACE, EFA_ONLY]}}},
     "contains": {"properties": {"networkCardIndex": {"const": 0}, "deviceIndex": {"const": 0},
                                 "interfaceType": {"const": "interface"}}},
 }
@@ -236,14 +236,14 @@ def validate(obj: dict[str, Any]) -> list[str]:
 
 
 def _layout_problems(layout: list[Any]) -> list[str]:
-    """The interface list's CEL rule: no card/device pair twice, at most one `efa-only` per card."""
+    """The interface list's CEL rule: no card/device pair twice, at most one EFA-only interface per card."""
     slots: dict[tuple[Any, Any], int] = {}
     efa_only: dict[Any, int] = {}
     for nic in layout:
         if isinstance(nic, dict):
             slot = (nic.get("networkCardIndex"), nic.get("deviceIndex"))
             slots[slot] = slots.get(slot, 0) + 1
-            if nic.get("interfaceType") == "efa-only":
+            if nic.get("interfaceType") == EFA_ONLY:
                 efa_only[slot[0]] = efa_only.get(slot[0], 0) + 1
     return ([f"card {c} device {d} appears {n} times" for (c, d), n in slots.items() if n > 1]
-            + [f"card {c} has {n} efa-only interfaces (at most one)" for c, n in efa_only.items() if n > 1])
+            + [f"card {c} has {n} {EFA_ONLY} interfaces (at most one)" for c, n in efa_only.items() if n > 1])

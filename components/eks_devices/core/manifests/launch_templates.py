@@ -73,7 +73,7 @@ def node_group_args(pool: PoolPlan, cluster_tags: Mapping[str, str] | None = Non
 
 def network_interfaces(pool: PoolPlan, security_groups: list[Any]) -> list[dict[str, Any]] | None:
     """The plan's interface layout as launch-template interfaces: the ENA `interface` at card 0 /
-    device 0, `efa-only` elsewhere (as the plan says), each with the given security groups and no
+    device 0, EFA-only elsewhere (as the plan says), each with the given security groups and no
     subnet (EKS takes subnets from the node group only)."""
     if pool.network_interfaces is None:
         return None

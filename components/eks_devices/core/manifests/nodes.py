@@ -22,8 +22,10 @@ from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import (
     ARCH_LABEL,
     AUTO_MODE_NODE_CLASS_API,
+    CLUSTER_SECURITY_GROUP,
     CLUSTER_TAG,
     DISCOVERY_TAG,
+    EFA_SECURITY_GROUP,
     HOSTNAME_LABEL,
     INSTANCE_TYPE_LABEL,
     KARPENTER_CAPACITY_TYPE_LABEL,
@@ -74,7 +76,7 @@ class ClusterFacts:
     ids are optional so that manifests can be rendered without a deployed cluster.
 
     `tagged_security_groups`: the cluster and EFA security groups carry the discovery tag and
-    `SECURITY_GROUP_TAG` (`cluster` / `efa`), as the toolkit's Cluster and Network tag them; the
+    `SECURITY_GROUP_TAG` (its role), as the toolkit's Cluster and Network tag them; the
     NodeClasses then select them by tag, so their spec names no id known only after deploy."""
 
     cluster_name: str
@@ -213,7 +215,7 @@ def security_group_terms(pool: PoolPlan, facts: ClusterFacts) -> list[dict[str, 
     EFA group on EFA pools only (both carry the discovery tag, so it alone would put the EFA group on
     every pool). Brought groups: whatever carries the discovery tag, plus the groups by id."""
     if facts.tagged_security_groups:
-        roles = ["cluster", "efa"] if uses_efa(pool) else ["cluster"]
+        roles = [CLUSTER_SECURITY_GROUP, EFA_SECURITY_GROUP] if uses_efa(pool) else [CLUSTER_SECURITY_GROUP]
         return [{"tags": {DISCOVERY_TAG: facts.discovery_tag, SECURITY_GROUP_TAG: role}} for role in roles]
     terms: list[dict[str, Any]] = [{"tags": {DISCOVERY_TAG: facts.discovery_tag}}]
     if facts.cluster_security_group_id:

@@ -23,7 +23,7 @@ from eks_devices.core.rules.registry import (
     rule,
     warning,
 )
-from eks_devices.core.vocabulary import reserves
+from eks_devices.core.vocabulary import EFA_INTERFACE, EFA_ONLY, reserves
 
 
 @rule("efa-unsupported-instance-type", "EFA managers need EFA-capable types")
@@ -52,7 +52,7 @@ def _efa_interfaces_dynamic_aligned(plan: Plan) -> Iterator[Verdict]:
 def efa_shortfall(interface_types: Iterable[str], types: Iterable[catalog.InstanceType]) -> tuple[int, int] | None:
     """(EFA interfaces in a layout, the most the instance types support) when the layout has fewer: the
     scheduler's DRA metadata assumes an EFA on every card."""
-    efas = sum(1 for t in interface_types if t in ("efa", "efa-only"))
+    efas = sum(1 for t in interface_types if t in (EFA_INTERFACE, EFA_ONLY))
     most = max((t.max_efa_interfaces for t in types), default=0)
     return (efas, most) if efas < most else None
 
