@@ -4,7 +4,7 @@ routes, or a VPC the user brings; and the EFA security group every EFA interface
 Nodes live in private subnets (multi-ENI EFA nodes get no public IP, EKS User Guide EFA page), whose default
 route goes through NAT. Private subnets and the EFA security group carry the discovery tag
 `karpenter.sh/discovery=<cluster>` that Auto Mode NodeClasses and Karpenter EC2NodeClasses select on;
-the EFA group also carries `eks-devices.io/security-group=efa`, so that only EFA pools select it.
+the EFA group also carries its role (`names.SECURITY_GROUP_TAG`), so that only EFA pools select it.
 """
 
 from __future__ import annotations
@@ -269,15 +269,15 @@ class Network(pulumi.ComponentResource):
         """All traffic to and from itself, both directions, as eksctl (`EFAIngressSelf`/`EFAEgressSelf`) and
         terraform-aws-eks v21.19.0 (`all_self_efa`) do: egress to 0.0.0.0/0 is not enough."""
         sg = aws.ec2.SecurityGroup(
-            f"{self._name}-efa", vpc_id=self.vpc_id,
+            f"{self._name}-{EFA_SECURITY_GROUP}", vpc_id=self.vpc_id,
             description="EFA: all traffic between interfaces that carry this group",
-            tags=self._tagged(f"{self._cluster_name}-efa",
+            tags=self._tagged(f"{self._cluster_name}-{EFA_SECURITY_GROUP}",
                               **{DISCOVERY_TAG: self._cluster_name, SECURITY_GROUP_TAG: EFA_SECURITY_GROUP}),
             opts=self._child)
-        aws.vpc.SecurityGroupIngressRule(f"{self._name}-efa-ingress-self", security_group_id=sg.id,
+        aws.vpc.SecurityGroupIngressRule(f"{self._name}-{EFA_SECURITY_GROUP}-ingress-self", security_group_id=sg.id,
                                          ip_protocol="-1", referenced_security_group_id=sg.id,
                                          description="EFA: all traffic from this group", opts=self._child)
-        aws.vpc.SecurityGroupEgressRule(f"{self._name}-efa-egress-self", security_group_id=sg.id,
+        aws.vpc.SecurityGroupEgressRule(f"{self._name}-{EFA_SECURITY_GROUP}-egress-self", security_group_id=sg.id,
                                         ip_protocol="-1", referenced_security_group_id=sg.id,
                                         description="EFA: all traffic to this group", opts=self._child)
         return sg.id

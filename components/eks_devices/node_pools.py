@@ -21,6 +21,7 @@ import pulumi_aws as aws
 from pulumi_kubernetes.apiextensions import CustomResource
 
 from eks_devices import identity
+from eks_devices.core.config.stack import FABRIC
 from eks_devices.core.manifests import launch_templates
 from eks_devices.core.manifests import nodes as manifests
 from eks_devices.core.model import Plan, PoolPlan
@@ -50,8 +51,8 @@ class NodePoolsArgs:
     efa_security_group_id: pulumi.Input[str] | None = None  # required when a pool runs EFA
     depends_on: Sequence[pulumi.Resource] = field(default_factory=list)  # CRDs / cluster readiness
     public_subnets_by_zone: pulumi.Input[dict[str, str]] | None = None  # only for `subnets: public` pools
-    # the security groups carry eks-devices.io/security-group=cluster|efa with the discovery tag (the
-    # toolkit's Cluster and Network tag theirs): NodeClasses select them by tag instead of by id
+    # the security groups carry their role (names.SECURITY_GROUP_TAG: the cluster's or EFA's) with the discovery
+    # tag (the toolkit's Cluster and Network tag theirs): NodeClasses select them by tag instead of by id
     tagged_security_groups: bool = False
     # routes that give the subnets their way out (Network.private_egress / public_egress): managed node
     # groups wait for them, since their nodes pull images and join through them
@@ -68,8 +69,8 @@ def input_problems(args: NodePoolsArgs) -> list[Problem]:
             found.append((f"nodePools.{pool.name}.subnets",
                           "public subnets were asked for, but publicSubnetsByZone is not given"))
         if manifests.uses_efa(pool) and args.efa_security_group_id is None:
-            found.append((f"nodePools.{pool.name}.efa", "an EFA pool needs the EFA security group, "
-                                                        "but efaSecurityGroupId is not given"))
+            found.append((f"nodePools.{pool.name}.{FABRIC}", "an EFA pool needs the EFA security group, "
+                                                             "but efaSecurityGroupId is not given"))
     if plan.mode != "managed-node-groups" and plan.pools and args.k8s_provider is None:
         found.append(("k8sProvider", f"{plan.mode} pools are Kubernetes objects: give the cluster's provider"))
     return found

@@ -20,7 +20,7 @@ DESCRIPTOR = DeviceFamily(
     name="widget", title="Widget", releases={"dra": "widget-dra-driver", "device-plugin": "widget-device-plugin"},
     extended_resource="example.com/widget", dra_driver="widget.example.com", device_class="widget.example.com",
     device_class_cel='device.driver == "widget.example.com"', dra_kubernetes=(1, 35), taint="example.com/widget",
-    short_key="widgets", catalog_count="gpu_count", sources=("a toy family of the test suite",))
+    short_key="widgets", claim_count_max=4, catalog_count="gpu_count", sources=("a toy family of the test suite",))
 '''
 CHARTS = '''
 from eks_devices.core.knowledge.charts.base import Agent, Chart, ChartClass, Releases
@@ -36,6 +36,7 @@ CHARTS = tuple(
 PROGRAM = '''
 import json
 from eks_devices.core import planner
+from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.config.stack import parse
 from eks_devices.core.families import FAMILY
 
@@ -45,9 +46,17 @@ pools = {
     "trn": {"instanceTypes": ["trn1.2xlarge"], "replicas": 1, "devices": {"widget": "device-plugin"}},
 }
 claims = {"one-widget": {"pools": ["w-dra"], "requests": [
-    {"name": "w", "exactly": {"deviceClassName": "widget.example.com", "count": 1}}]}}
+    {"name": "w", "exactly": {"deviceClassName": "widget.example.com", "count": 1}}]},
+          "two-widgets": {"pools": ["w-dra"], "widgets": {"count": 2}}}
+cluster = {"name": "t", "version": "1.34", "mode": "managed-node-groups"}
 plan = planner.build(parse({"aws:region": "us-west-2", "eks-devices:nodePools": pools, "eks-devices:claims": claims,
-                            "eks-devices:cluster": {"name": "t", "version": "1.34", "mode": "managed-node-groups"}}))
+                            "eks-devices:cluster": cluster}))
+try:
+    parse({"eks-devices:nodePools": pools, "eks-devices:cluster": cluster,
+           "eks-devices:claims": {"many": {"pools": ["w-dra"], "widgets": {"count": 5}}}})
+    refused = []
+except ConfigError as exc:
+    refused = [[p.path, p.given, p.accepted] for p in exc.problems]
 print(json.dumps({
     "families": list(FAMILY),
     "managers": {n: [p.managers["widget"].manager, p.managers["widget"].reason] for n, p in plan.pools.items()},
@@ -56,6 +65,8 @@ print(json.dumps({
     "releases": {k: [list(r.pools), r.values] for k, r in plan.releases.items()},
     "classes": [c.name for c in plan.device_classes],
     "findings": sorted([f.slug, f.path, f.severity] for f in plan.findings),
+    "claims": {c.name: c.built.devices for c in plan.claims},
+    "refused": refused,
 }))
 '''
 
@@ -112,6 +123,12 @@ def test_a_family_added_by_descriptors_is_planned_labelled_and_checked(tmp_path:
     # a claim on its class: its driver's devices are not simulated, so the fit is undecided, never refused
     assert ["claim-fit-undetermined", "claims.one-widget.pools", "warning"] in out["findings"]
     assert not any(slug == "claim-unsatisfiable" for slug, _, _ in out["findings"])
+    # its claim short shape, from the descriptor's short key and count limit: one request on its class
+    assert out["claims"]["two-widgets"]["requests"] == [
+        {"name": "widgets", "exactly": {"deviceClassName": "widget.example.com", "allocationMode": "ExactCount",
+                                        "count": 2}}]
+    assert ["claim-fit-undetermined", "claims.two-widgets.pools", "warning"] in out["findings"]
+    assert [path for path, _, _ in out["refused"]] == ["claims.many.widgets.count"]
 
 
 def test_the_program_deploys_a_family_added_by_descriptors(tmp_path: Path) -> None:

@@ -114,6 +114,21 @@ def test_claim_device_class_missing_is_quiet_when_a_chart_creates_it() -> None:
     assert findings(AUTO, {"x": {"pools": ["p5"], "gpus": {}}}, "claim-device-class-missing") == []
 
 
+def test_a_neuron_claim_in_auto_mode_is_told_to_drop_the_keys_it_uses() -> None:
+    """Auto Mode runs Neuron on the device plugin only: the fix names the claim's own device keys."""
+    trn = stacks.merge(AUTO, {"eks-devices:nodePools": {"trn": {"instanceTypes": ["trn2.48xlarge"],
+                                                                "provisioning": "static", "replicas": 1}}})
+    cases = {"x": ({"pools": ["trn"], "neurons": {"count": 1}}, "(drop neurons)"),
+             "y": ({"pools": ["trn"], "neurons": {"count": 4}, "efa": {"count": 4}, "alignWith": "neuron",
+                    "logicalNeuronCore": 2}, "(drop efa, neurons, logicalNeuronCore and alignWith)"),
+             "z": ({"pools": ["trn"], "requests": [{"name": "n", "exactly": {"deviceClassName": "neuron.aws.com"}}],
+                    "constraints": [{"requests": ["n"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]},
+                   "(drop requests and constraints)")}
+    for name, (entry, drop) in cases.items():
+        [found] = findings(trn, {name: entry}, "claim-device-class-missing")
+        assert drop in found.fix and "extendedResources {aws.amazon.com/neuron: N}" in found.fix, found.fix
+
+
 # --- claim-alignment-needs-dra ----------------------------------------------------------------
 
 ALIGNED = {"pools": ["p5"], "gpus": {}, "efa": {"count": 1}, "alignWith": "gpu"}

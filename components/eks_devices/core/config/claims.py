@@ -2,7 +2,7 @@
 
 Each entry names the node pool(s) meant to serve it, whether it is a ResourceClaimTemplate (one
 claim per Pod, the default), a shared ResourceClaim, or a plain extended-resource request, and the
-devices it asks for — as a short shape (`gpus`, `efa`, `alignWith`, `neurons`, `mig`, ...) or as
+devices it asks for — as a short shape (`gpus`, `mig`, a family's count, `alignWith`, ...) or as
 raw `resource.k8s.io/v1` requests. The models here only check form; `_problems` checks what needs
 several fields (the spec module reports both with config paths), and the fit check
 (`eks_devices.core.derive.fit`) decides whether the pools can allocate it.
@@ -14,11 +14,12 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, create_model, model_validator
 
 from eks_devices.core import names
 from eks_devices.core.config.base import Model
-from eks_devices.core.families import DESCRIPTORS, NEURON, NVIDIA
+from eks_devices.core.config.keys import snake_case
+from eks_devices.core.families import DESCRIPTORS, EFA, NEURON, NVIDIA, DeviceFamily
 from eks_devices.core.vocabulary import EfaAlignment
 
 DNS_LABEL = rf"^{names.DNS_LABEL_63}$"
@@ -41,7 +42,7 @@ class Gpus(Model):
 
 
 class _CountOrAll(Model):
-    count: int | None = Field(default=None, ge=1, le=32)
+    count: int | None = Field(default=None, ge=1)
     all_: bool = Field(default=False, alias="all")
 
     @model_validator(mode="after")
@@ -51,14 +52,17 @@ class _CountOrAll(Model):
         return self
 
 
-class Efa(_CountOrAll):
-    """EFA devices: a count, or every EFA on the node (`all: true`)."""
+def _counted_shape(family: DeviceFamily) -> type[_CountOrAll]:
+    """The short shape of a family whose claims count its devices (`<short_key>: {count: N} | {all: true}`)."""
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        family.short_key.capitalize(), __base__=_CountOrAll, __module__=__name__,
+        __doc__=f"{family.title} devices: a count, or every {family.title} device on the node (`all: true`).",
+        count=(int | None, Field(default=None, ge=1, le=family.claim_count_max)))
 
 
-class Neurons(_CountOrAll):
-    """Neuron devices: a count, or every device on the node (`all: true`)."""
-
-    count: int | None = Field(default=None, ge=1, le=16)
+COUNTED: tuple[DeviceFamily, ...] = tuple(d for d in DESCRIPTORS if d.claim_count_max)
+"""The families whose claim short shape is a count (their descriptors' `claim_count_max`)."""
+COUNTED_SHAPES = {d.name: _counted_shape(d) for d in COUNTED}
 
 
 class Mig(Model):
@@ -115,8 +119,8 @@ class DeviceClaimConfig(Model):
     opaque: OpaqueConfig
 
 
-class Claim(Model):
-    """One named claim: where it should fit, what object it is, and the devices it asks for."""
+class _ClaimDevices(Model):
+    """What a claim is and where it fits, and the devices of the short shape that come before the counted ones."""
 
     pools: list[str] = Field(min_length=1)
     kind: Literal["template", "claim", "extended-resource"] = "template"
@@ -125,8 +129,16 @@ class Claim(Model):
     gpus: Gpus | None = None
     mig: Mig | None = None
     time_slicing: TimeSlicing | None = None
-    efa: Efa | None = None
-    neurons: Neurons | None = None
+
+
+_Counted = create_model(  # one optional key per counted family, named by its descriptor's short key
+    "_Counted", __base__=_ClaimDevices, __module__=__name__,
+    **{snake_case(d.short_key): (COUNTED_SHAPES[d.name] | None, None) for d in COUNTED})  # type: ignore[call-overload]
+
+
+class Claim(_Counted):  # type: ignore[misc,valid-type]
+    """One named claim: where it should fit, what object it is, and the devices it asks for."""
+
     logical_neuron_core: Literal[1, 2] | None = None
     align_with: EfaAlignment = "none"
     compute_domain_channel: ComputeDomainChannel | None = None
@@ -135,12 +147,23 @@ class Claim(Model):
     config: list[DeviceClaimConfig] = Field(default_factory=list, max_length=32)
     extended_resources: dict[str, int] = Field(default_factory=dict)
 
+    def shape(self, family: DeviceFamily) -> Any:
+        """The short shape's entry for a family (`gpus`, a count), or None when the claim does not ask for it."""
+        return getattr(self, snake_case(family.short_key), None)
+
+    def count(self, family: DeviceFamily) -> int | str | None:
+        """How many devices of a counted family the short shape asks for: a number, "all", or None."""
+        shape = self.shape(family)
+        if shape is None:
+            return None
+        return "all" if shape.all_ else int(shape.count or 1)
+
     @property
     def shorthand(self) -> tuple[str, ...]:
         """The short-shape keys this claim uses, in config spelling."""
-        keys = {"gpus": self.gpus, "mig": self.mig, "timeSlicing": self.time_slicing, "efa": self.efa,
-                "neurons": self.neurons, "logicalNeuronCore": self.logical_neuron_core,
-                "computeDomainChannel": self.compute_domain_channel}
+        keys = {"gpus": self.gpus, "mig": self.mig, "timeSlicing": self.time_slicing,
+                **{d.short_key: self.shape(d) for d in COUNTED},
+                "logicalNeuronCore": self.logical_neuron_core, "computeDomainChannel": self.compute_domain_channel}
         out = tuple(k for k, v in keys.items() if v is not None)
         return out + (("alignWith",) if self.align_with != "none" else ())
 
@@ -150,6 +173,7 @@ Problem = tuple[str, str, str]  # (config path, what was given, what is accepted
 # The opaque config each known driver decodes: its apiVersion and kinds (each family's descriptor).
 DRIVER_CONFIG_KINDS = {driver: kinds for d in DESCRIPTORS for driver, kinds in d.opaque_configs.items()}
 TIME_SLICE_INTERVALS = ("Default", "Short", "Medium", "Long")
+DEVICE_KEYS = ("gpus", "mig", *(d.short_key for d in COUNTED))  # the short-shape keys that ask for devices
 
 
 def problems(name: str, claim: Claim, pools: set[str]) -> list[Problem]:
@@ -203,8 +227,8 @@ def _short_problems(at: str, claim: Claim, short: tuple[str, ...]) -> list[Probl
         if claim.kind != "template":
             out.append((f"{at}.kind", repr(claim.kind), "'template': the ComputeDomain creates a claim template"))
         return out
-    if not {"gpus", "mig", "efa", "neurons"} & set(short):
-        out.append((at, "no devices", "gpus, mig, efa, neurons, computeDomainChannel, requests or extendedResources"))
+    if not set(DEVICE_KEYS) & set(short):
+        out.append((at, "no devices", f"{', '.join(DEVICE_KEYS)}, computeDomainChannel, requests or extendedResources"))
     if claim.gpus and claim.mig:
         out.append((f"{at}.mig", "mig together with gpus", "either whole GPUs (gpus) or MIG devices (mig)"))
     if (claim.gpus or claim.mig) and claim.neurons:
@@ -213,24 +237,28 @@ def _short_problems(at: str, claim: Claim, short: tuple[str, ...]) -> list[Probl
         out.append((f"{at}.timeSlicing", "time-slicing without gpus", "timeSlicing together with gpus"))
     if claim.logical_neuron_core and not claim.neurons:
         out.append((f"{at}.logicalNeuronCore", repr(claim.logical_neuron_core), "logicalNeuronCore with neurons"))
-    if claim.align_with == NVIDIA.efa_alignment:
-        if not (claim.gpus and claim.efa):
-            out.append((f"{at}.alignWith", repr(claim.align_with),
-                        f"alignWith: {claim.align_with} together with gpus and efa"))
-        elif claim.efa.count is not None:
-            low, high = sorted((claim.gpus.count, claim.efa.count))
-            if high % low:
-                out.append((f"{at}.efa.count", repr(claim.efa.count),
-                            f"a multiple or divisor of gpus.count ({claim.gpus.count}): aligned devices are "
-                            "split evenly over PCIe roots"))
-    elif claim.align_with == NEURON.efa_alignment:
-        if not (claim.neurons and claim.efa):
-            out.append((f"{at}.alignWith", repr(claim.align_with),
-                        f"alignWith: {claim.align_with} together with neurons and efa"))
-        elif claim.neurons.count is not None and claim.neurons.count not in NEURON_GROUP_SIZES:
-            out.append((f"{at}.neurons.count", repr(claim.neurons.count),
-                        "1, 4, 8 or 16 connected devices (the Neuron device groups) when aligned with EFA"))
-    return out
+    return out + _alignment_problems(at, claim)
+
+
+def _alignment_problems(at: str, claim: Claim) -> list[Problem]:
+    """`alignWith` names the family aligned with EFA: the claim asks for both, in counts that can be aligned."""
+    partner = next((d for d in DESCRIPTORS if d.efa_alignment and d.efa_alignment == claim.align_with), None)
+    if partner is None:
+        return []
+    fabric = claim.shape(EFA)
+    if claim.shape(partner) is None or fabric is None:
+        return [(f"{at}.alignWith", repr(claim.align_with),
+                 f"alignWith: {claim.align_with} together with {partner.short_key} and {EFA.short_key}")]
+    if partner is NVIDIA and fabric.count is not None:
+        low, high = sorted((claim.gpus.count, fabric.count))
+        if high % low:
+            return [(f"{at}.{EFA.short_key}.count", repr(fabric.count),
+                     f"a multiple or divisor of gpus.count ({claim.gpus.count}): aligned devices are "
+                     "split evenly over PCIe roots")]
+    if partner is NEURON and claim.neurons.count is not None and claim.neurons.count not in NEURON_GROUP_SIZES:
+        return [(f"{at}.neurons.count", repr(claim.neurons.count),
+                 "1, 4, 8 or 16 connected devices (the Neuron device groups) when aligned with EFA")]
+    return []
 
 
 def _raw_problems(at: str, claim: Claim) -> list[Problem]:

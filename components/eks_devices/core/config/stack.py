@@ -81,6 +81,11 @@ class Efa(Model):
     network_interfaces: list[NetworkInterface] | None = None
 
 
+FABRIC = EFA.name
+"""The pool section of EFA alignment and the interface layout (`Efa`) is keyed by the EFA family's name."""
+LAYOUT = f"{FABRIC}.networkInterfaces"  # the interface layout's path in a pool
+
+
 class GpuSharing(Model):
     """GPU sharing: time-slicing (replicas), MIG (profile) or one shared claim."""
 
@@ -115,8 +120,8 @@ class Limits(Model):
     memory: str | None = Field(default=None, pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)$")
 
 
-class NodePool(Model):
-    """One node pool: an Auto Mode / Karpenter NodePool or an EKS managed node group."""
+class _PoolShape(Model):
+    """A node pool's provisioning, capacity, image and device managers: the fields before its EFA section."""
 
     provisioning: Provisioning | None = None
     replicas: int | None = Field(default=None, ge=0, le=1000)
@@ -129,7 +134,15 @@ class NodePool(Model):
     ami_version: str | None = None
     """This pool's AMI release (unset: the cluster's amiVersion)."""
     devices: Devices = Devices()
-    efa: Efa = Efa()
+
+
+_PoolFabric = create_model(  # the EFA section, keyed by the family's name from its descriptor
+    "_PoolFabric", __base__=_PoolShape, __module__=__name__, **{FABRIC: (Efa, Efa())})  # type: ignore[call-overload]
+
+
+class NodePool(_PoolFabric):  # type: ignore[misc,valid-type]
+    """One node pool: an Auto Mode / Karpenter NodePool or an EKS managed node group."""
+
     gpu_sharing: GpuSharing = GpuSharing()
     compute_domains: bool = False
     labels: dict[str, str] = Field(default_factory=dict)
@@ -142,6 +155,11 @@ class NodePool(Model):
     """The pool's previous name: its resources keep their identity (aliases), nothing is replaced."""
     bottlerocket_settings: dict[str, Any] = Field(default_factory=dict)
     """Bottlerocket settings tables, as in the stack file."""
+
+    @property
+    def fabric(self) -> Efa:
+        """The pool's EFA section: its alignment and interface layout."""
+        return getattr(self, FABRIC)  # type: ignore[no-any-return]
 
     @field_validator("instance_types")
     @classmethod
@@ -323,13 +341,13 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             if not LABEL_VALUE.fullmatch(value):
                 problems.append(ConfigProblem(f"{at}.labels.{key}", repr(value),
                                               "a Kubernetes label value (63 characters of [A-Za-z0-9_.-])"))
-        layout = pool.efa.network_interfaces
+        layout = pool.fabric.network_interfaces
         if layout is not None:
-            problems.extend(_layout_problems(f"{at}.efa.networkInterfaces", layout))
-            problems.extend(_layout_card_problems(f"{at}.efa.networkInterfaces", layout, pool.instance_types))
+            problems.extend(_layout_problems(f"{at}.{LAYOUT}", layout))
+            problems.extend(_layout_card_problems(f"{at}.{LAYOUT}", layout, pool.instance_types))
             if spec.mode != "managed-node-groups":
                 problems.extend(
-                    ConfigProblem(f"{at}.efa.networkInterfaces.{i}.interfaceType", repr(EFA_INTERFACE),
+                    ConfigProblem(f"{at}.{LAYOUT}.{i}.interfaceType", repr(EFA_INTERFACE),
                                   f"{INTERFACE!r} or {EFA_ONLY!r} (NodeClasses take no {EFA_INTERFACE!r} interfaces)")
                     for i, nic in enumerate(layout) if nic.interface_type == EFA_INTERFACE)
         problems.extend(_zone_problems(f"{at}.availabilityZone", pool.availability_zone, spec))
@@ -484,16 +502,15 @@ def _registry_problems(spec: Spec) -> list[ConfigProblem]:
     is refused, unless its helmValues name the image of both charts."""
     if registries.eks_registry(spec.region) is not None or spec.mode == "auto-mode":
         return []
-    efa = any(getattr(pool.devices, EFA.name) != "none"
-              and any(catalog.instance_types()[t].has(EFA.name) for t in pool.instance_types)
-              for pool in spec.node_pools.values())
-    if not efa or all(isinstance(spec.helm_values.get(key, {}).get("image"), dict)
+    efas = any(getattr(pool.devices, EFA.name) != "none"
+               and any(catalog.instance_types()[t].has(EFA.name) for t in pool.instance_types)
+               for pool in spec.node_pools.values())
+    if not efas or all(isinstance(spec.helm_values.get(key, {}).get("image"), dict)
                       and spec.helm_values[key]["image"].get("repository") for key in EFA_CHARTS):
         return []
     return [ConfigProblem("aws:region", repr(spec.region),
                           "a region with a known EKS add-on image registry (" + ", ".join(registries.known_regions())
-                          + "), or helmValues.<aws-dranet|aws-efa-k8s-device-plugin>.image.repository for both "
-                          "EFA charts")]
+                          + f"), or helmValues.<{'|'.join(EFA_CHARTS)}>.image.repository for both EFA charts")]
 
 
 def _region_zone(zone: str, region: str) -> bool:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from eks_devices.core.config.claims import EXTENDED_RESOURCES, Claim
+from eks_devices.core.config.claims import COUNTED, EXTENDED_RESOURCES, Claim
 from eks_devices.core.config.stack import FAMILIES, Family
-from eks_devices.core.families import DESCRIPTORS, NEURON, NVIDIA
+from eks_devices.core.families import DESCRIPTORS, EFA, NEURON, NVIDIA
 from eks_devices.core.knowledge.device_classes import (
     CHANNEL_CLASS,
     CLASS_DRIVERS,
@@ -153,7 +153,7 @@ def mig_claim(name: str, profile: str, count: int = 1, *, shared: bool = False,
 
 def efa_claim(name: str, count: int | str = 1, *, namespace: str = "default") -> BuiltClaim:
     """EFA devices (never shared: one Pod per EFA, so always a template)."""
-    return build(name, [exact("efa", EFA_CLASS, count)], namespace=namespace)
+    return build(name, [exact(EFA.short_key, EFA_CLASS, count)], namespace=namespace)
 
 
 def gpu_efa_aligned_claim(name: str, gpus: int = 1, efas: int | str = 1, *, model: str | None = None,
@@ -161,8 +161,8 @@ def gpu_efa_aligned_claim(name: str, gpus: int = 1, efas: int | str = 1, *, mode
                           shared: bool = False, namespace: str = "default") -> BuiltClaim:
     """GPUs and EFAs aligned on `resource.kubernetes.io/pcieRoot`.
 
-    The devices split into `min(gpus, efas)` units, each its own request pair and constraint
-    (`gpu-<i>`/`efa-<i>`; just `gpu`/`efa` for one unit): 8 GPUs + 32 EFAs are 8 units of 1 GPU + 4
+    The devices split into `min(gpus, efas)` units, each its own request pair and constraint (`gpu-<i>` and
+    the EFA short key with `-<i>`; just `gpu` and the key for one unit): 8 GPUs + 32 EFAs are 8 units of 1 GPU + 4
     EFAs, 8 GPUs + 4 EFAs are 4 units of 2 GPUs + 1 EFA. `efas="all"` is one unit: the GPUs plus
     every EFA on the node, all on one PCIe root (the EKS User Guide EFA page's `allocationMode: All` variant)."""
     selectors = gpu_selectors(model, min_memory_gib)
@@ -171,10 +171,10 @@ def gpu_efa_aligned_claim(name: str, gpus: int = 1, efas: int | str = 1, *, mode
         raise ValueError(f"{gpus} GPUs and {efas} EFAs do not split evenly over PCIe roots")
     requests, constraints = [], []
     for u in range(units):
-        gpu, efa = ("gpu", "efa") if units == 1 else (f"gpu-{u}", f"efa-{u}")
+        gpu, fabric = ("gpu", EFA.short_key) if units == 1 else (f"gpu-{u}", f"{EFA.short_key}-{u}")
         requests += [exact(gpu, GPU_CLASS, gpus // units, selectors),
-                     exact(efa, EFA_CLASS, "all" if efas == "all" else int(efas) // units)]
-        constraints.append(match(PCIE_ROOT, [gpu, efa]))
+                     exact(fabric, EFA_CLASS, "all" if efas == "all" else int(efas) // units)]
+        constraints.append(match(PCIE_ROOT, [gpu, fabric]))
     gpu_names = [r["name"] for r in requests if r["name"].startswith("gpu")]
     config = [time_slicing_config(gpu_names, time_slicing)] if time_slicing else []
     return build(name, requests, constraints, config, shared=shared, namespace=namespace)
@@ -195,12 +195,12 @@ def neuron_claim(name: str, count: int | str = 1, *, logical_neuron_core: int | 
 def neuron_efa_aligned_claim(name: str, neurons: int | str = 4, efas: int | str = 4, *,
                              logical_neuron_core: int | None = None, shared: bool = False,
                              namespace: str = "default") -> BuiltClaim:
-    """Connected Neuron devices and EFAs in one Neuron device group: `devicegroup<N>_id` with N
-    the Neuron count (16 for every device), as the EKS User Guide EFA page's `aligned-efa-neuron` template."""
+    """Connected Neuron devices and EFAs in one Neuron device group: `devicegroup<N>_id` with N the Neuron
+    count (16 for every device), as the EKS User Guide EFA page's template aligning Neuron devices with EFAs."""
     group = 16 if neurons == "all" else int(neurons)
-    requests = [exact("neurons", NEURON_CLASS, neurons), exact("efa", EFA_CLASS, efas)]
+    requests = [exact("neurons", NEURON_CLASS, neurons), exact(EFA.short_key, EFA_CLASS, efas)]
     config = [neuron_config(["neurons"], logical_neuron_core)] if logical_neuron_core else []
-    return build(name, requests, [match(device_group(group), ["neurons", "efa"])], config, shared=shared,
+    return build(name, requests, [match(device_group(group), ["neurons", EFA.short_key])], config, shared=shared,
                  namespace=namespace)
 
 
@@ -241,12 +241,7 @@ def from_config(name: str, claim: Claim, class_drivers: Mapping[str, str] | None
     if claim.compute_domain_channel is not None:
         return compute_domain_channel(name, claim.compute_domain_channel.allocation_mode, namespace=ns)
     slicing = claim.time_slicing.interval if claim.time_slicing else None
-    efas: int | str | None = None
-    if claim.efa is not None:
-        efas = "all" if claim.efa.all_ else int(claim.efa.count or 1)
-    neurons: int | str | None = None
-    if claim.neurons is not None:
-        neurons = "all" if claim.neurons.all_ else int(claim.neurons.count or 1)
+    efas, neurons = claim.count(EFA), claim.count(NEURON)
     if claim.align_with == NVIDIA.efa_alignment and claim.gpus and efas is not None:
         return gpu_efa_aligned_claim(name, claim.gpus.count, efas, model=claim.gpus.model,
                                      min_memory_gib=claim.gpus.min_memory_gib, time_slicing=slicing,
@@ -270,6 +265,7 @@ def from_config(name: str, claim: Claim, class_drivers: Mapping[str, str] | None
         requests.append(exact("neurons", NEURON_CLASS, neurons))
         if claim.logical_neuron_core:
             config.append(neuron_config(["neurons"], claim.logical_neuron_core))
-    if efas is not None:
-        requests.append(exact("efa", EFA_CLASS, efas))
+    for family in COUNTED:  # EFA and any added family: one request named by its short key on its class
+        if family is not NEURON and (count := claim.count(family)) is not None:
+            requests.append(exact(family.short_key, family.device_class, count))
     return build(name, requests, constraints, config, shared=shared, namespace=ns)

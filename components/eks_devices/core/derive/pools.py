@@ -47,9 +47,9 @@ def efa_interface_layout(itype: catalog.InstanceType) -> tuple[dict[str, Any], .
 
 def needs_efa_layout(spec: Spec, pool: NodePool, managers: dict[Family, Resolution]) -> bool:
     """Whether the toolkit must list the pool's interfaces: every static pool whose EFA is managed.
-    Karpenter and Auto Mode attach EFA interfaces only for pods requesting `vpc.amazonaws.com/efa`
+    Karpenter and Auto Mode attach EFA interfaces only for pods requesting EFA's extended resource
     or when the NodeClass lists them (karpenter-provider-aws v1.14.1 `pkg/providers/instance/
-    instance.go` ~706, `designs/efa-for-static-capacity.md`); a static NodeClaim carries no pod
+    instance.go` ~706, and its design for EFA on static capacity); a static NodeClaim carries no pod
     requests, so without a list its node gets one ENA interface and no EFA. The EKS page "Manage
     hardware devices on Amazon EKS" keeps the static layout (`advancedNetworking.networkInterfaces`
     / `spec.networkInterfaces`) for static capacity. Managed node groups launch from the toolkit's
@@ -122,10 +122,10 @@ def _pool_plan(spec: Spec, name: str, pool: NodePool) -> PoolPlan:
     managers = resolve_pool(spec, pool)
     types = [catalog.instance_types()[t] for t in pool.instance_types]
     layout: tuple[dict[str, Any], ...] | None = None
-    if pool.efa.network_interfaces is not None:
-        layout = tuple(n.model_dump(by_alias=True) for n in pool.efa.network_interfaces)
+    if pool.fabric.network_interfaces is not None:
+        layout = tuple(n.model_dump(by_alias=True) for n in pool.fabric.network_interfaces)
     elif needs_efa_layout(spec, pool, managers):
-        # one layout per pool; types needing another are refused by `efa-static-layout-uniform`
+        # one layout per pool; types needing another are refused by the EFA rule on uniform static layouts
         layout = efa_interface_layout(min(types, key=lambda t: t.max_efa_interfaces))
     annotations = {}
     if _uses_consumable_capacity(spec, pool, managers):

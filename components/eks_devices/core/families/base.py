@@ -3,9 +3,10 @@
 Rules, derivation, manifests and components ask a family's descriptor (`families.FAMILY[name]`) for
 the facts it holds instead of naming the family; the configuration's `devices` keys are built from the
 descriptors, and a family's own rules live in `core/rules/<family>.py`. The aim is that adding a family takes
-a descriptor module, its vocabulary word and its tests; today the claim short shape's keys, the pool
-sections of a family (GPU sharing, EFA layouts), the catalogue's hardware fields and the simulated device
-inventory still name their families.
+a descriptor module, its vocabulary word and its tests. A family whose short shape is a count gets its claim
+key from its descriptor; the claim shapes of their own (NVIDIA's `gpus`, `mig`), the pool sections (GPU
+sharing, the EFA section keyed by its family's name), the catalogue's hardware fields and the simulated device
+inventory are written for the shipped families.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eks_devices.core.vocabulary import AmiFamily, ChartKey, Family, GpuSharingStrategy, Mode
+
+DROP = "<the claim's device keys>"
+"""Where a fix of `auto_mode_claims` names the keys a claim must drop; the rule fills in the claim's own."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,9 @@ class DeviceFamily:
     """The `dra_driver` attributes Karpenter knows before a node exists (selectors on others are undecided)."""
     short_key: str = ""
     """The claim short shape's key that asks for its devices (`claims.<name>.<short_key>`)."""
+    claim_count_max: int | None = None
+    """The most devices a claim's short shape counts under `short_key` (`{count: N}` or `{all: true}`), for a
+    family whose short shape is a count; None where the family's short shape is its own (NVIDIA's `gpus`)."""
     efa_alignment: str | None = None
     """The `alignWith` word that aligns its devices with EFA on one PCIe root or device group, if any."""
     interfaces: bool = False
@@ -88,7 +95,7 @@ class DeviceFamily:
     """Whether a pool's `gpuSharing` (time-slicing, MIG, a shared claim) applies to its devices."""
     auto_mode_claims: tuple[str, str] | None = None
     """Where Auto Mode runs its devices on the device plugin only: why a claim on its DRA class finds no devices
-    there, and how to ask for them instead."""
+    there, and how to ask for them instead; the rule puts the keys the claim must drop where `DROP` stands."""
     catalog_count: str = ""
     """The instance catalogue field that counts its devices on a type (`catalog.InstanceType`)."""
     node_labels: Callable[[NodeFacts], dict[str, str]] | None = None

@@ -19,6 +19,7 @@ EFA = DeviceFamily(
     karpenter_gate="draEFA",
     karpenter_selectable=frozenset({"pciDevice", "pciVendor", "pciSubsystem", "rdma", "numaNode"}),
     short_key="efa",
+    claim_count_max=32,  # the most EFA interfaces a type has (p5.48xlarge, EC2 User Guide: EFA-supported types)
     interfaces=True,
     catalog_count="max_efa_interfaces",
     sources=("EKS user guide, Manage hardware devices on Amazon EKS (aws-dranet, Kubernetes 1.35)",

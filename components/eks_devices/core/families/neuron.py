@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eks_devices.core.families.base import DeviceFamily, NodeFacts
+from eks_devices.core.families.base import DROP, DeviceFamily, NodeFacts
 
 
 def _bottlerocket(node: NodeFacts) -> dict[str, Any]:
@@ -27,13 +27,14 @@ NEURON = DeviceFamily(
     al2023_architectures=("x86_64",),  # AL2023_x86_64_NEURON only
     opaque_configs={"neuron.aws.com": ("neuron.aws.com/v1", ("NeuronConfig",))},  # aws-neuron-sdk deploy/eks/dra.rst
     short_key="neurons",
+    claim_count_max=16,  # the most Neuron devices a type has (trn1.32xlarge, trn2.48xlarge: 16)
     efa_alignment="neuron",
     catalog_count="neuron_count",
     auto_mode_claims=("Auto Mode runs Trainium and Inferentia on the Neuron device plugin only: no Neuron DRA driver "
                       "publishes neuron.aws.com devices there",
                       "request them from the device plugin: make the claim kind: extended-resource with "
-                      "extendedResources {aws.amazon.com/neuron: N} (drop neurons, efa, alignWith and "
-                      "logicalNeuronCore), or use a static Karpenter pool or a managed node group (cluster.mode) for "
+                      "extendedResources {aws.amazon.com/neuron: N} (drop "
+                      f"{DROP}), or use a static Karpenter pool or a managed node group (cluster.mode) for "
                       "Neuron DRA"),
     bottlerocket_settings=_bottlerocket,
     # Auto Mode runs Neuron devices with the device plugin only, and has no label to choose otherwise

@@ -56,8 +56,8 @@ KARPENTER_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
 TEMPLATE_LABEL_EXCEPTIONS = (KARPENTER_CAPACITY_TYPE_LABEL,)
 TEMPLATE_LABELS_KARPENTER_SETS = (KARPENTER_NODEPOOL_LABEL, HOSTNAME_LABEL)
 # The tag that tells the toolkit's two security groups apart: both carry the discovery tag, but only
-# EFA pools may select the EFA group. The Network tags its EFA group `efa`, the Cluster tags the EKS
-# cluster security group `cluster`.
+# EFA pools may select the EFA group. The Network tags its EFA group with the EFA role, the Cluster tags the EKS
+# cluster security group with the cluster role (`names`).
 
 
 def refused_template_label(key: str) -> bool:

@@ -12,32 +12,19 @@ from typing import Any
 
 from eks_devices.core.derive.claims import DRIVER_FAMILIES
 from eks_devices.core.derive.fit import walk
-from eks_devices.core.derive.resources import Facts
 from eks_devices.core.families import DESCRIPTORS, FAMILY
+from eks_devices.core.families.base import DROP
 from eks_devices.core.knowledge.device_classes import (
     AUTO_MODE_CLASSES,
     CHANNEL_CLASS,
     CLASS_DRIVERS,
-    EFA_CLASS,
     MIG_CLASS,
     NEURON_CLASS,
 )
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
 from eks_devices.core.rules.efa import ALIGNED, ALIGNMENT_WHY, alignment_fix, not_dra
-from eks_devices.core.rules.registry import Blame, Verdict, dra_fix, error, on_resources, rule, warning
-from eks_devices.core.values import dig
+from eks_devices.core.rules.registry import Verdict, claim_at, dra_fix, error, rule, stack_claims, warning
 from eks_devices.core.vocabulary import FAMILIES
-
-EFA_DRIVER = "dra.net"
-
-
-def claim_at(claim: ClaimPlan, field: str = "") -> str:
-    return f"claims.{claim.name}" + (f".{field}" if field else "")
-
-
-def stack_claims(plan: Plan) -> Iterator[ClaimPlan]:
-    yield from plan.claims
-
 
 CHANNEL_DRIVER = CLASS_DRIVERS[CHANNEL_CLASS]  # the ComputeDomain classes' driver
 
@@ -67,41 +54,6 @@ def _claim_distinct_attribute_version(plan: Plan) -> Iterator[Verdict]:
                         'use cluster.version "1.36" or later, or express the claim with matchAttribute')
 
 
-@rule("efa-not-shareable", "no shared ResourceClaim with EFA devices (one Pod per EFA)")
-def _efa_not_shareable(plan: Plan) -> Iterator[Verdict]:
-    for claim in stack_claims(plan):
-        if claim.shared and "efa" in claim.families:
-            yield error(claim_at(claim, "kind"),
-                        "a shared ResourceClaim includes EFA devices, but an EFA is allocated to one Pod at a "
-                        "time: the second Pod naming the claim never starts",
-                        "use kind: template (one claim per Pod), or move the EFA request to its own template")
-
-
-@on_resources("efa-not-shareable")
-def _efa_not_shareable_resources(facts: Facts) -> Iterator[Blame]:
-    """ResourceClaims (shared by every Pod naming them) that request the upstream EFA class or a program's
-    own class selecting DRANET's EFA devices."""
-    efa = {EFA_CLASS} | {str(dig(c.props, "metadata.name")) for c in facts.device_classes if _selects_efa(c.props)}
-    for claim in facts.claims:
-        requests = [r for r in dig(claim.props, "spec.devices.requests") or [] if isinstance(r, dict)]
-        if any(c in efa for r in requests for c in _request_classes(r)):
-            yield Blame(claim.urn, f"ResourceClaim {dig(claim.props, 'metadata.name') or claim.name} includes EFA "
-                        "devices, but an EFA is allocated to one Pod at a time: the second Pod naming the claim "
-                        "never starts. Use a ResourceClaimTemplate (one claim per Pod)")
-
-
-def _selects_efa(device_class: dict[str, Any]) -> bool:
-    cel = " ".join(str(dig(s, "cel.expression") or "") for s in dig(device_class, "spec.selectors") or [])
-    return "dra.net" in cel and "efa" in cel.lower()
-
-
-def _request_classes(request: dict[str, Any]) -> list[str]:
-    """A request's DeviceClass names: `exactly` (v1), the flat form (v1beta1), each `firstAvailable`."""
-    found = [request.get("deviceClassName"), dig(request, "exactly.deviceClassName")]
-    found += [s.get("deviceClassName") for s in request.get("firstAvailable") or [] if isinstance(s, dict)]
-    return [str(c) for c in found if c]
-
-
 @rule("extended-resource-not-dra",
       "extended-resource requests (a device plugin's resources) on Karpenter DRA pools are not DRA requests (warning)",
       modes=("karpenter",))
@@ -120,7 +72,8 @@ def _extended_resource_not_dra(plan: Plan) -> Iterator[Verdict]:
                               f"{names} is requested as an extended resource on pool {pool_name}, whose "
                               f"{'/'.join(dra)} devices are managed by DRA: Karpenter does not treat such a Pod "
                               "as a DRA Pod and will not provision nodes for it",
-                              "declare the devices as a claim (gpus/efa/neurons) and reference it from the Pod, "
+                              f"declare the devices as a claim ({'/'.join(d.short_key for d in DESCRIPTORS)}) and "
+                              "reference it from the Pod, "
                               "or target a device-plugin pool")
 
 
@@ -151,12 +104,13 @@ def aligned_families(claim: ClaimPlan) -> tuple[str, ...]:
 
 def _alignment_gaps(plan: Plan, claim: ClaimPlan, own: bool = False) -> list[tuple[PoolPlan, list[str]]]:
     """(pool, families it does not serve with DRA) for the claim's aligned families on each target pool
-    that has the devices; pools whose own `efa.alignWith` fails too are left to that rule unless `own`."""
+    that has the devices; pools whose own alignment (`alignWith` of their EFA section) fails too are left to that
+    rule unless `own`."""
     families = aligned_families(claim)
     out = []
     for name in claim.config.pools:
         pool = plan.pools.get(name)
-        if pool is None or not families or (pool.config.efa.align_with != "none" and not own):
+        if pool is None or not families or (pool.config.fabric.align_with != "none" and not own):
             continue
         if plan.mode == "auto-mode" and any(not FAMILY[f].auto_mode_dra for f in families):  # type: ignore[index]
             continue  # no Neuron DRA at all: claim-device-class-missing says so, with the plugin's way
@@ -189,6 +143,13 @@ def _request_of(claim: ClaimPlan, family: str) -> str:
     return FAMILY[family].short_key + (" and alignWith" if claim.config.align_with != "none" else "")
 
 
+def _device_keys(claim: ClaimPlan) -> str:
+    """The keys that ask for a claim's devices, in its own config words ("neurons, efa and alignWith")."""
+    config = claim.config
+    keys = list(config.shorthand) or ["requests"] + [k for k in ("constraints", "config") if getattr(config, k)]
+    return ", ".join(keys[:-1]) + " and " + keys[-1] if len(keys) > 1 else keys[0]
+
+
 def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple[str, str]:
     """Why a DeviceClass the claim names will not exist, and the fix, by what would create it."""
     family = class_family(device_class)
@@ -201,7 +162,7 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
     if plan.mode == "auto-mode":
         plugin_only = FAMILY[family].auto_mode_claims  # type: ignore[index]
         if plugin_only:
-            return plugin_only
+            return plugin_only[0], plugin_only[1].replace(DROP, _device_keys(claim))
         if device_class not in AUTO_MODE_CLASSES:
             return (f"Auto Mode's built-in drivers offer only {', '.join(AUTO_MODE_CLASSES)} (no MIG, VFIO, "
                     "ComputeDomains or Neuron through DRA)",

@@ -1,28 +1,33 @@
-"""EFA rules: instance types with EFA, interface layouts, subnets, topology alignment."""
+"""EFA rules: instance types with EFA, interface layouts, subnets, topology alignment, unshared claims."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from eks_devices.core.derive import shape_scope
 from eks_devices.core.derive.pools import efa_layouts
 from eks_devices.core.derive.resources import Facts
-from eks_devices.core.families import DESCRIPTORS, FAMILY
+from eks_devices.core.families import DESCRIPTORS, EFA, FAMILY
 from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge.device_classes import EFA_CLASS
 from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.rules.registry import (
     Blame,
     Verdict,
     at,
+    claim_at,
     dra_fix,
     dra_pools,
     error,
     on_resources,
     pool_types,
     rule,
+    stack_claims,
     warning,
 )
+from eks_devices.core.values import dig
 from eks_devices.core.vocabulary import EFA_INTERFACE, EFA_ONLY, reserves
 
 
@@ -41,8 +46,8 @@ def _efa_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
 @rule("efa-interfaces-dynamic-aligned", "dynamic + static interface layout + aligned EFA is undefined")
 def _efa_interfaces_dynamic_aligned(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
-        if (pool.provisioning == "dynamic" and pool.config.efa.network_interfaces is not None
-                and pool.config.efa.align_with != "none"):
+        if (pool.provisioning == "dynamic" and pool.config.fabric.network_interfaces is not None
+                and pool.config.fabric.align_with != "none"):
             yield error(at(pool, "efa.networkInterfaces"),
                         "dynamic provisioning with a static network-interface layout and topology-aligned "
                         "EFA is undefined: nodes launch but aligned pods stay Pending",
@@ -60,7 +65,7 @@ def efa_shortfall(interface_types: Iterable[str], types: Iterable[catalog.Instan
 @rule("efa-partial-interfaces", "dynamic EFA DRA pools should have an EFA on every card (warning)")
 def _efa_partial_interfaces(plan: Plan) -> Iterator[Verdict]:
     for pool, _ in dra_pools(plan, ("efa",)):
-        layout = pool.config.efa.network_interfaces
+        layout = pool.config.fabric.network_interfaces
         if pool.provisioning != "dynamic" or layout is None:
             continue
         shortfall = efa_shortfall([n.interface_type for n in layout], pool_types(pool))
@@ -95,7 +100,7 @@ def _efa_static_layout_uniform(plan: Plan) -> Iterator[Verdict]:
     and a type with more EFA-capable cards than the layout names launches with fewer EFAs than it has."""
     for pool in plan.pools.values():
         if (pool.provisioning != "static" or pool.manager("efa") == "none"
-                or pool.config.efa.network_interfaces is not None):
+                or pool.config.fabric.network_interfaces is not None):
             continue
         groups = efa_layouts(pool_types(pool))
         if len(groups) > 1:
@@ -127,7 +132,7 @@ def _efa_private_subnets(plan: Plan) -> Iterator[Verdict]:
 @rule("topology-alignment-needs-dra", "aligned GPU/Neuron + EFA needs DRA for both families")
 def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
     for pool in plan.pools.values():
-        align = pool.config.efa.align_with
+        align = pool.config.fabric.align_with
         if align == "none":
             continue
         other = ALIGNED[align]
@@ -176,3 +181,38 @@ def _placement_group_with_reservation(plan: Plan) -> Iterator[Verdict]:
                           f"a {pool.capacity} pool with an auto-created cluster placement group can hit "
                           "insufficient-capacity errors: the reservation already places its instances",
                           "set placementGroup: false on this pool")
+
+
+@rule("efa-not-shareable", "no shared ResourceClaim with EFA devices (one Pod per EFA)")
+def _efa_not_shareable(plan: Plan) -> Iterator[Verdict]:
+    for claim in stack_claims(plan):
+        if claim.shared and "efa" in claim.families:
+            yield error(claim_at(claim, "kind"),
+                        "a shared ResourceClaim includes EFA devices, but an EFA is allocated to one Pod at a "
+                        "time: the second Pod naming the claim never starts",
+                        "use kind: template (one claim per Pod), or move the EFA request to its own template")
+
+
+@on_resources("efa-not-shareable")
+def _efa_not_shareable_resources(facts: Facts) -> Iterator[Blame]:
+    """ResourceClaims (shared by every Pod naming them) that request the upstream EFA class or a program's
+    own class selecting DRANET's EFA devices."""
+    efa = {EFA_CLASS} | {str(dig(c.props, "metadata.name")) for c in facts.device_classes if _selects_efa(c.props)}
+    for claim in facts.claims:
+        requests = [r for r in dig(claim.props, "spec.devices.requests") or [] if isinstance(r, dict)]
+        if any(c in efa for r in requests for c in _request_classes(r)):
+            yield Blame(claim.urn, f"ResourceClaim {dig(claim.props, 'metadata.name') or claim.name} includes EFA "
+                        "devices, but an EFA is allocated to one Pod at a time: the second Pod naming the claim "
+                        "never starts. Use a ResourceClaimTemplate (one claim per Pod)")
+
+
+def _selects_efa(device_class: dict[str, Any]) -> bool:
+    cel = " ".join(str(dig(s, "cel.expression") or "") for s in dig(device_class, "spec.selectors") or [])
+    return EFA.dra_driver in cel and "efa" in cel.lower()
+
+
+def _request_classes(request: dict[str, Any]) -> list[str]:
+    """A request's DeviceClass names: `exactly` (v1), the flat form (v1beta1), each `firstAvailable`."""
+    found = [request.get("deviceClassName"), dig(request, "exactly.deviceClassName")]
+    found += [s.get("deviceClassName") for s in request.get("firstAvailable") or [] if isinstance(s, dict)]
+    return [str(c) for c in found if c]

@@ -17,8 +17,18 @@ from eks_devices.core.names import (
     eks_manager_label,
     manager_label,
 )
-from eks_devices.core.rules.claims import claim_at, mig_dynamic_pools, stack_claims
-from eks_devices.core.rules.registry import Verdict, at, dra_pools, error, pool_types, rule, warning
+from eks_devices.core.rules.claims import mig_dynamic_pools
+from eks_devices.core.rules.registry import (
+    Verdict,
+    at,
+    claim_at,
+    dra_pools,
+    error,
+    pool_types,
+    rule,
+    stack_claims,
+    warning,
+)
 from eks_devices.core.values import dig
 
 

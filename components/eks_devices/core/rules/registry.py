@@ -20,7 +20,7 @@ from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.derive.resources import Facts, Resource, read
 from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge import catalog, charts, versions
-from eks_devices.core.model import Finding, Plan, PoolPlan, Severity
+from eks_devices.core.model import ClaimPlan, Finding, Plan, PoolPlan, Severity
 from eks_devices.core.vocabulary import MODES, Mode
 
 
@@ -185,6 +185,14 @@ markdown_table = REGISTRY.markdown_table
 
 def at(pool: PoolPlan, field: str) -> str:
     return f"nodePools.{pool.name}.{field}"
+
+
+def claim_at(claim: ClaimPlan, field: str = "") -> str:
+    return f"claims.{claim.name}" + (f".{field}" if field else "")
+
+
+def stack_claims(plan: Plan) -> Iterator[ClaimPlan]:
+    yield from plan.claims
 
 
 def dra_pools(plan: Plan, families: Iterable[str] = FAMILIES, inferred: bool = False) -> Iterator[
