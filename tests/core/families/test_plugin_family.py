@@ -50,7 +50,9 @@ claims = {"one-widget": {"pools": ["w-dra"], "requests": [
           "two-widgets": {"pools": ["w-dra"], "widgets": {"count": 2}}}
 cluster = {"name": "t", "version": "1.34", "mode": "managed-node-groups"}
 plan = planner.build(parse({"aws:region": "us-west-2", "eks-devices:nodePools": pools, "eks-devices:claims": claims,
-                            "eks-devices:cluster": cluster}))
+                            "eks-devices:cluster": cluster,
+                            "eks-devices:helmValues": {"widget-dra-driver": {"driver": {"logLevel": 4}}},
+                            "eks-devices:chartVersions": {"widget-device-plugin": "1.0.0"}}))
 try:
     parse({"eks-devices:nodePools": pools, "eks-devices:cluster": cluster,
            "eks-devices:claims": {"many": {"pools": ["w-dra"], "widgets": {"count": 5}}}})
@@ -62,7 +64,7 @@ print(json.dumps({
     "managers": {n: [p.managers["widget"].manager, p.managers["widget"].reason] for n, p in plan.pools.items()},
     "labels": {n: p.labels for n, p in plan.pools.items()},
     "taints": {n: list(p.taints) for n, p in plan.pools.items()},
-    "releases": {k: [list(r.pools), r.values] for k, r in plan.releases.items()},
+    "releases": {k: [list(r.pools), r.values, r.version] for k, r in plan.releases.items()},
     "classes": [c.name for c in plan.device_classes],
     "findings": sorted([f.slug, f.path, f.severity] for f in plan.findings),
     "claims": {c.name: c.built.devices for c in plan.claims},
@@ -108,15 +110,17 @@ def test_a_family_added_by_descriptors_is_planned_labelled_and_checked(tmp_path:
     assert out["labels"]["w-auto"]["eks-devices.io/device-manager-widget"] == "device-plugin"
     assert {"key": "example.com/widget", "value": "true", "effect": "NoSchedule"} in out["taints"]["w-dra"]
     # each release scoped by its agent's value paths to exactly the pools that chose it
-    dra_pools, dra_values = out["releases"]["widget-dra-driver"]
+    dra_pools, dra_values, _ = out["releases"]["widget-dra-driver"]
     assert dra_pools == ["w-dra"]
     assert dra_values["driver"]["nodeSelector"] == {"eks-devices.io/device-manager-widget": "dra"}
     assert {"key": "example.com/widget", "operator": "Exists", "effect": "NoSchedule"} in dra_values["driver"][
         "tolerations"]
-    plugin_pools, plugin_values = out["releases"]["widget-device-plugin"]
+    plugin_pools, plugin_values, plugin_version = out["releases"]["widget-device-plugin"]
     assert plugin_pools == ["w-auto"]
     assert plugin_values["driver"]["nodeSelector"] == {"eks-devices.io/device-manager-widget": "device-plugin"}
     assert "widget.example.com" in out["classes"]
+    # its charts take the stack's helmValues and chartVersions like the toolkit's own
+    assert dra_values["driver"]["logLevel"] == 4 and plugin_version == "1.0.0"
     # checked: the generic rules and the family's own version rule, generated from its descriptor
     assert ["device-family-absent", "nodePools.trn.devices.widget", "error"] in out["findings"]
     assert ["widget-dra-kubernetes-version", "nodePools.w-dra.devices.widget", "error"] in out["findings"]

@@ -30,6 +30,7 @@ from eks_devices.core.config.subnets import subnet_layout
 from eks_devices.core.config.values import value_problems
 from eks_devices.core.families import EFA, FAMILY
 from eks_devices.core.knowledge import amis, catalog, registries, versions
+from eks_devices.core.knowledge.charts import SETTING_KEYS
 from eks_devices.core.knowledge.device_classes import BASE_CLASSES, GPU_CLASS, UPSTREAM_DEVICE_CLASSES
 from eks_devices.core.names import toolkit_label
 from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the configuration's vocabulary)
@@ -238,9 +239,9 @@ class Spec(Model):
     """The EKS cluster: name, version, mode and settings."""
     node_pools: dict[str, NodePool] = Field(default_factory=dict)
     """Node pools by name."""
-    helm_values: dict[ChartKey, dict[str, Any]] = Field(default_factory=dict)
+    helm_values: dict[Literal[SETTING_KEYS], dict[str, Any]] = Field(default_factory=dict)  # type: ignore[valid-type]
     """Per-chart value overrides (free-form), merged last and re-checked by the rules."""
-    chart_versions: dict[ChartKey, str] = Field(default_factory=dict)
+    chart_versions: dict[Literal[SETTING_KEYS], str] = Field(default_factory=dict)  # type: ignore[valid-type]
     """Per-chart version overrides."""
     digests: Digests = Digests()
     """Charts and container images pinned by digest (`core/config/digests.py`)."""

@@ -46,7 +46,7 @@ from eks_devices.core.knowledge.charts.nvidia_dra_driver import (
     NVIDIA_DRA_AFFINITY,
 )
 from eks_devices.core.values import chart_value
-from eks_devices.core.vocabulary import CHART_PLUGINS, Family, PluginError, plugin_modules
+from eks_devices.core.vocabulary import CHART_KEYS, CHART_PLUGINS, Family, PluginError, plugin_modules
 
 # the charts of families other distributions add: `CHARTS` of each `eks_devices_charts.<family>` module
 PLUGIN_CHARTS: tuple[Chart, ...] = tuple(
@@ -61,6 +61,8 @@ if _UNCHARTED:  # an added family whose charts are missing from `eks_devices_cha
     raise PluginError(f"{CHART_PLUGINS}: no chart descriptor for the releases {', '.join(_UNCHARTED)}; accepted: a "
                       f"module {CHART_PLUGINS}.<family> whose CHARTS describe every release its family names")
 RELEASES: dict[str, Releases] = {key: c.releases for key, c in CHARTS.items()}
+SETTING_KEYS: tuple[str, ...] = (*CHART_KEYS, *(c.key for c in PLUGIN_CHARTS))
+"""The keys of per-chart settings (`helmValues`, `chartVersions`): the toolkit's releases, then added families'."""
 REFUSALS: tuple[Refusal, ...] = tuple(r for c in CHARTS.values() for r in c.refusals)
 # custom resources the toolkit creates → the chart key whose release installs their CRD
 CRD_CHARTS: dict[str, str] = {crd: key for key, c in CHARTS.items() for crd in c.crds}
@@ -97,5 +99,6 @@ def runs_deployment(chart_key: str, values: dict[str, Any]) -> bool:
 
 __all__ = ["CHARTS", "CONSUMABLE_SHARES_SINCE", "CRD_CHARTS", "DYNAMIC_MIG_GPU_MODELS", "EKS_CHARTS_INSTANCE_KEYS",
            "NEURON_AFFINITY", "NEURON_INSTANCES", "NEURON_INSTANCE_TYPE_KEY", "NVIDIA_DRA_AFFINITY",
-           "NVIDIA_PLUGIN_AFFINITY", "REFUSALS", "RELEASES", "RELEASE_FOR", "Agent", "Chart", "ManagerName",
-           "Refusal", "Releases", "Toleration", "kept_off", "refusals", "required", "runs_deployment", "truthy"]
+           "NVIDIA_PLUGIN_AFFINITY", "REFUSALS", "RELEASES", "RELEASE_FOR", "SETTING_KEYS", "Agent", "Chart",
+           "ManagerName", "Refusal", "Releases", "Toleration", "kept_off", "refusals", "required", "runs_deployment",
+           "truthy"]
