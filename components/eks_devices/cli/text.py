@@ -59,7 +59,8 @@ def lines(text: str, width: int, indent: str = "", hanging: str | None = None) -
 
 
 def say(console: Console, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
-    """Print plain `text` (no markup read from it) wrapped to the console's width."""
-    for line in lines(text, console.width, indent, hanging):
-        console.print(f"[{style}]{escape(line)}[/{style}]" if style else escape(line), overflow="ignore",
-                      crop=False, highlight=False, soft_wrap=True)
+    """Print plain `text` (no markup read from it) wrapped to the console's width, in one print: a finding
+    that lists a thousand pools is one call, not one per line."""
+    wrapped = [escape(line) for line in lines(text, console.width, indent, hanging)]
+    console.print("\n".join(f"[{style}]{line}[/{style}]" for line in wrapped) if style else "\n".join(wrapped),
+                  overflow="ignore", crop=False, highlight=False, soft_wrap=True)
