@@ -154,18 +154,27 @@ def test_the_program_deploys_a_family_added_by_descriptors(tmp_path: Path) -> No
 
 
 def test_an_added_family_that_is_not_one_stops_the_command_with_the_reason(tmp_path: Path) -> None:
-    """A module without a descriptor of its own name, or a family without the charts its releases name:
-    exit 2 and what is accepted, no traceback."""
-    cases = {"gizmo": ("eks_devices_families", "DESCRIPTOR = None\n",
+    """A module without a descriptor of its own name, a family without the charts its releases name, or one
+    whose claim short key is taken: exit 2 and what is accepted, no traceback."""
+    families, charts = "eks_devices_families", "eks_devices_charts"
+    cases = {"gizmo": ({families: "DESCRIPTOR = None\n"},
                        "eks_devices_families.gizmo: given None; accepted: a module whose DESCRIPTOR is a "
                        "DeviceFamily named 'gizmo'"),
-             "widget": ("eks_devices_families", FAMILY,
+             "widget": ({families: FAMILY},
                         "eks_devices_charts: no chart descriptor for the releases widget: widget-device-plugin, "
-                        "widget: widget-dra-driver")}
-    for name, (package, source, message) in cases.items():
-        plugins = tmp_path / name / package
-        plugins.mkdir(parents=True)
-        (plugins / f"{name}.py").write_text(source)
+                        "widget: widget-dra-driver"),
+             # claims are keyed by short keys: one another family has, or one every claim has, is refused
+             "gpus": ({families: FAMILY.replace('short_key="widgets"', 'short_key="gpus"'), charts: CHARTS},
+                      "eks_devices_families.widget: given short_key 'gpus'; accepted: a camelCase word that no "
+                      "other family's short_key is (gpus, efa, neurons are taken)"),
+             "pools": ({families: FAMILY.replace('short_key="widgets"', 'short_key="pools"'), charts: CHARTS},
+                       "claims short keys: given pools; accepted: a short key no claim key has")}
+    for case, (modules, message) in cases.items():
+        name = "gizmo" if case == "gizmo" else "widget"
+        for package, source in modules.items():
+            plugins = tmp_path / case / package
+            plugins.mkdir(parents=True)
+            (plugins / f"{name}.py").write_text(source)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugins.parent), os.environ.get("PYTHONPATH", "")])}
         result = subprocess.run([sys.executable, "-m", "eks_devices", "check", "dev", "--project-dir", str(ROOT)],
                                 capture_output=True, text=True, env=env, check=False)

@@ -20,7 +20,7 @@ from eks_devices.core import names
 from eks_devices.core.config.base import Model
 from eks_devices.core.config.keys import snake_case
 from eks_devices.core.families import DESCRIPTORS, EFA, NEURON, NVIDIA, DeviceFamily
-from eks_devices.core.vocabulary import EfaAlignment
+from eks_devices.core.vocabulary import EfaAlignment, PluginError
 
 DNS_LABEL = rf"^{names.DNS_LABEL_63}$"
 DNS_SUBDOMAIN = re.compile(rf"^{names.DNS_SUBDOMAIN}$")  # and at most 253 characters
@@ -167,6 +167,12 @@ class Claim(_Counted):  # type: ignore[misc,valid-type]
         out = tuple(k for k, v in keys.items() if v is not None)
         return out + (("alignWith",) if self.align_with != "none" else ())
 
+
+_TAKEN = sorted(d.short_key for d in COUNTED
+                if snake_case(d.short_key) in {*_ClaimDevices.model_fields, *Claim.__annotations__})
+if _TAKEN:  # an added family's short key would replace a key every claim has
+    raise PluginError(f"claims short keys: given {', '.join(_TAKEN)}; accepted: a short key no claim key has "
+                      f"({', '.join(sorted({*_ClaimDevices.model_fields, *Claim.__annotations__}))} are taken)")
 
 Problem = tuple[str, str, str]  # (config path, what was given, what is accepted)
 

@@ -8,6 +8,7 @@ are loaded here, after the built-in ones.
 from __future__ import annotations
 
 import importlib
+import re
 
 from eks_devices.core.families.base import DeviceFamily
 from eks_devices.core.families.efa import EFA
@@ -26,7 +27,19 @@ def _plugin(name: str) -> DeviceFamily:
     return descriptor
 
 
-PLUGINS: tuple[DeviceFamily, ...] = tuple(_plugin(name) for name in plugin_modules(FAMILY_PLUGINS))
+def _keyed(plugins: tuple[DeviceFamily, ...]) -> tuple[DeviceFamily, ...]:
+    """Added families, refused unless each claim short key is a camelCase word of its own (claims are keyed by it)."""
+    taken = [NVIDIA.short_key, EFA.short_key, NEURON.short_key]
+    for d in plugins:
+        if not SHORT_KEY.fullmatch(d.short_key) or d.short_key in taken:
+            raise PluginError(f"{FAMILY_PLUGINS}.{d.name}: given short_key {d.short_key!r}; accepted: a camelCase word "
+                              f"that no other family's short_key is ({', '.join(taken)} are taken)")
+        taken.append(d.short_key)
+    return plugins
+
+
+SHORT_KEY = re.compile(r"[a-z][a-zA-Z0-9]*")
+PLUGINS: tuple[DeviceFamily, ...] = _keyed(tuple(_plugin(name) for name in plugin_modules(FAMILY_PLUGINS)))
 FAMILY: dict[Family, DeviceFamily] = {d.name: d for d in (NVIDIA, EFA, NEURON, *PLUGINS)}
 DESCRIPTORS: tuple[DeviceFamily, ...] = tuple(FAMILY[f] for f in FAMILIES)  # in the vocabulary's order
 
