@@ -9,7 +9,9 @@ POOL_LABEL = f"{TOOLKIT_PREFIX}/pool"
 CLUSTER_TAG = f"{TOOLKIT_PREFIX}/cluster"
 SYSTEM_LABEL = f"{TOOLKIT_PREFIX}/system"
 SECURITY_GROUP_TAG = f"{TOOLKIT_PREFIX}/security-group"  # what NodeClasses select each group by: its role
-CLUSTER_SECURITY_GROUP, EFA_SECURITY_GROUP = "cluster", "efa"  # the roles: EKS's cluster group, the Network's EFA group
+# The roles: EKS's cluster group, the Network's EFA group. The EFA group's resource names end in its role word too:
+# changing that word renames (and so replaces) every deployed EFA security group.
+CLUSTER_SECURITY_GROUP, EFA_SECURITY_GROUP = "cluster", "efa"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "eks-devices"}
 
 # NVIDIA: the device plugin's per-node config label, and the label nodeadm sets on AL2023 NVIDIA nodes.

@@ -27,6 +27,9 @@ def _plugin(name: str) -> DeviceFamily:
     return descriptor
 
 
+SHORT_KEY = re.compile(r"[a-z][a-zA-Z0-9]*")  # a claim short key: a camelCase config word
+
+
 def _keyed(plugins: tuple[DeviceFamily, ...]) -> tuple[DeviceFamily, ...]:
     """Added families, refused unless each claim short key is a camelCase word of its own (claims are keyed by it)."""
     taken = [NVIDIA.short_key, EFA.short_key, NEURON.short_key]
@@ -38,7 +41,6 @@ def _keyed(plugins: tuple[DeviceFamily, ...]) -> tuple[DeviceFamily, ...]:
     return plugins
 
 
-SHORT_KEY = re.compile(r"[a-z][a-zA-Z0-9]*")
 PLUGINS: tuple[DeviceFamily, ...] = _keyed(tuple(_plugin(name) for name in plugin_modules(FAMILY_PLUGINS)))
 FAMILY: dict[Family, DeviceFamily] = {d.name: d for d in (NVIDIA, EFA, NEURON, *PLUGINS)}
 DESCRIPTORS: tuple[DeviceFamily, ...] = tuple(FAMILY[f] for f in FAMILIES)  # in the vocabulary's order
