@@ -168,11 +168,11 @@ class Claim(_Counted):  # type: ignore[misc,valid-type]
         return out + (("alignWith",) if self.align_with != "none" else ())
 
 
-_TAKEN = sorted(d.short_key for d in COUNTED
-                if snake_case(d.short_key) in {*_ClaimDevices.model_fields, *Claim.__annotations__})
+_CLAIM_KEYS = {*_ClaimDevices.model_fields, *Claim.__annotations__}  # the keys every claim has
+_TAKEN = sorted(d.short_key for d in COUNTED if snake_case(d.short_key) in _CLAIM_KEYS)
 if _TAKEN:  # an added family's short key would replace a key every claim has
     raise PluginError(f"claims short keys: given {', '.join(_TAKEN)}; accepted: a short key no claim key has "
-                      f"({', '.join(sorted({*_ClaimDevices.model_fields, *Claim.__annotations__}))} are taken)")
+                      f"({', '.join(sorted(_CLAIM_KEYS))} are taken)")
 
 Problem = tuple[str, str, str]  # (config path, what was given, what is accepted)
 
