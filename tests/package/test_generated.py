@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from eks_devices import config_types
 from eks_devices.core import vocabulary
@@ -79,9 +79,7 @@ def test_member_descriptions_come_from_the_vocabulary_docstrings() -> None:
 
 
 class Toy(BaseModel):
-    """A toy section."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    """A toy section (its fields' docstrings are read from this file, as the configuration models' are)."""
 
     mode: vocabulary.Mode
     """The toy's mode."""

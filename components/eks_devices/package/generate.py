@@ -23,7 +23,6 @@ their camelCase aliases) and the Spec's fields are named as `Platform` takes the
 
 from __future__ import annotations
 
-import ast
 import inspect
 import json
 import subprocess
@@ -40,9 +39,11 @@ from pydantic.fields import FieldInfo
 
 from eks_devices.core import vocabulary
 from eks_devices.core.config import schema as stack_schema
+from eks_devices.core.config.base import description
 from eks_devices.core.config.keys import count_key, property_name, snake_case, stack_key
 from eks_devices.core.config.schema import GENERATED_NOTE, GENERATOR
 from eks_devices.core.config.stack import Spec
+from eks_devices.core.docstrings import module_docs
 
 COMPONENTS = Path(__file__).resolve().parents[2]
 ROOT = COMPONENTS.parent
@@ -63,18 +64,6 @@ PLATFORM_ARGS_DOC = ("The stack configuration as arguments: every `eks-devices:<
 
 class GenerateError(Exception):
     """A model field the generator cannot express as a type the analyzer reads."""
-
-
-def alias_docs(module: types.ModuleType) -> dict[str, str]:
-    """Docstrings of a module's type aliases (`Mode = Literal[...]` followed by a string)."""
-    tree = ast.parse(inspect.getsource(module))
-    docs: dict[str, str] = {}
-    for stmt, after in zip(tree.body, tree.body[1:], strict=False):
-        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
-                and isinstance(after.value.value, str)):
-            docs[stmt.targets[0].id] = inspect.cleandoc(after.value.value)
-    return docs
 
 
 def vocabulary_words() -> dict[Any, str]:
@@ -106,7 +95,7 @@ class Generator:
 
     def __init__(self) -> None:
         self.words = vocabulary_words()
-        self.docs = alias_docs(vocabulary)
+        self.docs = module_docs(vocabulary)
         self.blocks: dict[str, list[str]] = {}
         self.enums: list[str] = []
         self.dicts: list[str] = []
@@ -172,7 +161,7 @@ class Generator:
         where = f"{model.__name__}.{name}"
         key = snake_case(property_name(stack_key(name))) if model is Spec else name
         required = field.is_required()
-        doc = field.description or ""
+        doc = description(model, name) or ""
         args = [a for a in get_args(field.annotation) if a is not type(None)]
         if get_origin(field.annotation) in (typing.Union, types.UnionType) and set(args) == {int, list[str]}:
             counted = f"{doc} This key takes the count; `{key}` the names."
@@ -192,9 +181,9 @@ class Generator:
         doc = PLATFORM_ARGS_DOC if model is Spec else inspect.cleandoc(model.__doc__ or "")
         lines = [f"class {name}(TypedDict):", *docstring(doc, "    "), ""]
         for field_name, field in model.model_fields.items():
-            for key, annotation, required, description in self.fields(model, field_name, field):
+            for key, annotation, required, field_doc in self.fields(model, field_name, field):
                 lines.append(f"    {key}: {annotation if required else f'NotRequired[{annotation}]'}")
-                lines.extend(docstring(description, "    "))
+                lines.extend(docstring(field_doc, "    "))
         self.blocks[name] = lines
         self.dicts.append(name)
         return name

@@ -1,22 +1,27 @@
 """The base of every stack-configuration model: camelCase keys in YAML, unknown keys rejected,
 instances immutable, and a field's docstring as its description (the stack file's JSON Schema and
-the component package's types are generated from the models and carry it)."""
+the component package's types are generated from the models and carry it; `description`)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
 from eks_devices.core.config.keys import camel_case
+from eks_devices.core.docstrings import attribute_doc
 
 
 class Model(BaseModel):
     """Base: camelCase keys in YAML, unknown keys rejected, instances immutable, fields described
-    by their docstrings."""
+    by their docstrings (read by `description` when a schema is generated, not at import)."""
 
     model_config = ConfigDict(
         extra="forbid", frozen=True, alias_generator=camel_case, validate_by_name=False, validate_by_alias=True,
-        use_attribute_docstrings=True,
     )
+
+
+def description(model: type[BaseModel], name: str) -> str | None:
+    """A field's description: the one its `Field` gives, else the docstring under it."""
+    return model.model_fields[name].description or attribute_doc(model, name)
 
 
 def known_keys() -> set[str]:
