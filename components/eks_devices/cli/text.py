@@ -14,6 +14,7 @@ from rich.markup import escape
 
 # A citation names an upstream file (`pkg/apis/v1/labels.go`, `templates/validation.yaml`) or a URL.
 _SOURCE = re.compile(r"https?://|[\w.-]+/[\w./-]*\.(?:go|md|ya?ml|tpl|py|ts|json|txt)\b")
+_PAREN = re.compile(r"[()]")
 
 
 def value(v: Any) -> str:
@@ -24,23 +25,22 @@ def value(v: Any) -> str:
 def without_citations(text: str) -> str:
     """`text` without the parenthesised groups (nested ones included) that cite an upstream source."""
     out: list[str] = []
-    depth, start = 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
+    depth, start, kept = 0, 0, 0  # kept: where the text outside the groups resumes
+    for paren in _PAREN.finditer(text):
+        i = paren.start()
+        if paren.group() == "(":
             if depth == 0:
+                out.append(text[kept:i])
                 start = i
             depth += 1
-        elif ch == ")" and depth:
+        elif depth:
             depth -= 1
             if depth == 0:
                 group = text[start:i + 1]
                 if not _SOURCE.search(group):
                     out.append(group)
-            continue
-        if depth == 0:
-            out.append(ch)
-    if depth:  # unbalanced: keep the rest as written
-        out.append(text[start:])
+                kept = i + 1
+    out.append(text[start:] if depth else text[kept:])  # unbalanced: keep the rest as written
     return re.sub(r" +([,.;:])", r"\1", re.sub(r"  +", " ", "".join(out))).strip()
 
 
@@ -60,7 +60,11 @@ def lines(text: str, width: int, indent: str = "", hanging: str | None = None) -
 
 def say(console: Console, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
     """Print plain `text` (no markup read from it) wrapped to the console's width, in one print: a finding
-    that lists a thousand pools is one call, not one per line."""
+    that lists a thousand pools is one call, not one per line; straight to the file when the console
+    styles nothing (not a terminal, NO_COLOR), as rich would print it."""
+    if console.color_system is None and not console.record:  # nothing to style: rich would pass the lines through
+        console.file.write("\n".join(lines(text, console.width, indent, hanging)) + "\n")
+        return
     wrapped = [escape(line) for line in lines(text, console.width, indent, hanging)]
     console.print("\n".join(f"[{style}]{line}[/{style}]" for line in wrapped) if style else "\n".join(wrapped),
                   overflow="ignore", crop=False, highlight=False, soft_wrap=True)

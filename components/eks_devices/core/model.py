@@ -273,6 +273,9 @@ class Plan:
     karpenter: KarpenterPlan | None
     findings: tuple[Finding, ...] = field(default=())
     claims: tuple[ClaimPlan, ...] = field(default=())  # per declared claim, with its fit per pool
+    derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """What the proofs derive from this plan once and share (derive/scope.py's nodes per pool); not
+    part of the plan: a plan made with `replace` starts without it."""
 
     @property
     def mode(self) -> str:

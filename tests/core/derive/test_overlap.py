@@ -345,3 +345,20 @@ def test_placement_is_remembered_only_for_what_it_reads() -> None:
     assert len(ds._placed) == 5  # pools one and two share a verdict
     assert ds.lands_on(base, ({"key": "gpu", "value": ["odd"], "effect": "NoSchedule"},))  # unhashable: judged afresh
     assert len(ds._placed) == 5
+
+
+def test_both_sides_of_the_proof_place_a_plans_nodes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`overlaps` and `unserved` (two rules) share the nodes placed for the plan's own releases; a plan
+    made with `replace`, or other releases, are placed afresh."""
+    p = build(MIXED["karpenter-nvidia-dra-and-plugin"])
+    made: list[str] = []
+    pool_nodes = scope.pool_nodes
+    monkeypatch.setattr(scope, "pool_nodes", lambda p, pool, *a: made.append(pool.name) or pool_nodes(p, pool, *a))
+    fresh = dataclasses.replace(p, findings=())
+    assert scope.overlaps(fresh) == [] and scope.unserved(fresh) == [] and scope.unserved(fresh, fresh.releases) == []
+    assert sorted(made) == sorted(p.pools)
+    unscoped = with_values(fresh, "nvidia-device-plugin", {"nodeSelector": None, "affinity": None})
+    assert scope.overlaps(fresh, unscoped) != []  # other releases: judged on their own placement
+    assert scope.overlaps(fresh) == []  # the plan's own placement is unchanged
+    assert scope.overlaps(dataclasses.replace(fresh, findings=())) == []
+    assert sorted(made) == sorted([*p.pools, *p.pools])  # the replaced plan placed its nodes again

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from eks_devices.core.config.stack import FAMILIES, Family
 from eks_devices.core.derive import daemonsets
@@ -89,6 +89,39 @@ def pool_nodes(plan: Plan, pool: PoolPlan, instance_type: str | None = None) -> 
                       **_mode_labels(plan, pool, itype), **node_labels.image(pool.ami, itype)}
             out.append(Node(pool.name, name, labels, (*pool.taints, *bottlerocket_taints(pool))))
     return out
+
+
+def _planned_nodes(plan: Plan) -> dict[str, list[Node]]:
+    """`pool_nodes` of every pool, made once per plan: both sides of the proof walk them."""
+    made: dict[str, list[Node]] = plan.derived.setdefault("scope.nodes", {})
+    if not made and plan.pools:
+        made.update((name, pool_nodes(plan, pool)) for name, pool in plan.pools.items())
+    return made
+
+
+class _Placed(NamedTuple):
+    node: Node
+    on: list[Running]  # every agent whose DaemonSet lands on the node
+    managing: list[Running]  # of them, those that manage a device the node has, and what its image bundles
+
+
+def _placed(plan: Plan, releases: dict[str, Release] | None) -> dict[str, list[_Placed]]:
+    """Each pool's nodes with the agents placed on each: made once per plan for its own releases (both
+    sides of the proof ask), afresh for others."""
+    if releases is None and "scope.placed" in plan.derived:
+        known: dict[str, list[_Placed]] = plan.derived["scope.placed"]
+        return known
+    agents = rendered(plan, releases)
+    made: dict[str, list[_Placed]] = {}
+    for name, nodes in _planned_nodes(plan).items():
+        made[name] = []
+        for node in nodes:
+            on = agents_on(plan, node, agents=agents)
+            made[name].append(_Placed(node, on, [r for r in on if node.has(r.family)]
+                                      + _bundled(plan.pools[name], node.instance_type)))
+    if releases is None:
+        plan.derived["scope.placed"] = made
+    return made
 
 
 def bottlerocket_taints(pool: PoolPlan) -> tuple[dict[str, str], ...]:
@@ -195,12 +228,6 @@ def running_on(plan: Plan, pool: PoolPlan, releases: dict[str, Release] | None =
     return out + _bundled(pool, instance_type)
 
 
-def _managing(plan: Plan, pool: PoolPlan, node: Node, agents: list[tuple[Running, daemonsets.DaemonSet]]
-              ) -> list[Running]:
-    return [r for r in agents_on(plan, node, agents=agents) if node.has(r.family)] + _bundled(
-        pool, node.instance_type)
-
-
 @dataclass(frozen=True)
 class Overlap:
     """A pool (`pool`) or a release (`pool` is "*") that breaks one-manager-per-node for a family."""
@@ -280,12 +307,13 @@ def _strays(plan: Plan, releases: dict[str, Release] | None) -> list[Overlap]:
     """Agents that land where no pool chose them: on a pool's nodes without the device when the pool
     chose `none` for the family (with the device it is an overlap), or on the system nodes."""
     out = []
-    agents = rendered(plan, releases)
+    placed = _placed(plan, releases)
     for pool in plan.pools.values():
-        for node in pool_nodes(plan, pool):
-            for r in agents_on(plan, node, agents=agents):
+        for node, on, _ in placed[pool.name]:
+            for r in on:
                 if pool.manager(r.family) == "none" and not node.has(r.family):
                     out.append(Overlap(pool.name, r.family, "none", (r,), instance_type=node.instance_type))
+    agents = rendered(plan, releases)
     for node in system_nodes(plan):
         for r in agents_on(plan, node, agents=agents):
             out.append(Overlap("*", r.family, "none", (r,),
@@ -319,13 +347,12 @@ def overlaps(plan: Plan, releases: dict[str, Release] | None = None) -> list[Ove
     if plan.mode == "auto-mode":
         return _auto_mode_overlaps(plan)
     out = []
-    agents = rendered(plan, releases)
+    placed = _placed(plan, releases)
     for pool in plan.pools.values():
-        nodes = [(node, _managing(plan, pool, node, agents)) for node in pool_nodes(plan, pool)]  # once per pool
         for family in FAMILIES:
             expected = pool.manager(family)
             seen: set[tuple[Running, ...]] = set()
-            for node, managing in nodes:
+            for node, _, managing in placed[pool.name]:
                 if not node.has(family):
                     continue
                 mine = tuple(r for r in managing if r.family == family)
@@ -367,16 +394,15 @@ def unserved(plan: Plan, releases: dict[str, Release] | None = None) -> list[Uns
     if plan.mode == "auto-mode":
         return []
     releases = releases if releases is not None else plan.releases
-    agents = rendered(plan, releases)
+    placed = _placed(plan, None if releases is plan.releases else releases)
     out: list[Unserved] = []
     reported: set[tuple[str, str, str]] = set()  # (pool, family, instance type): each once
     for pool in plan.pools.values():
-        nodes = [(node, _managing(plan, pool, node, agents)) for node in pool_nodes(plan, pool)]  # once per pool
         for family in FAMILIES:
             expected, key = pool.manager(family), pool.releases.get(family)
             if expected == "none" or key is None:
                 continue
-            for node, managing in nodes:
+            for node, _, managing in placed[pool.name]:
                 if not node.has(family):
                     continue
                 if any(r.family == family for r in managing):
