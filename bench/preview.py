@@ -113,6 +113,30 @@ def probe_program(stack_file: str) -> None:
     print(json.dumps({"runs": runs, "modules": loaded}))
 
 
+def probe_scaling(stacks: str, size: int) -> None:
+    """(Child process.) As `eks-devices preview` does its work once the modules are loaded: the 0-pool
+    stack first (it loads them), then `size` pools; print the second's CPU seconds. Without the
+    imports, whose noise dwarfs a small stack's cost in a fresh process, the per-pool figures of two
+    sizes compare the program's own growth."""
+    import gc
+
+    from eks_devices.core import planner
+    from eks_devices.core.config import stack_file
+    from eks_devices.offline.preview import resources_data, run_program
+
+    gc.freeze()  # as the CLI runs the program (`cli/app.py`, `_collector_off`)
+    gc.disable()
+    directory = Path(stacks)
+    seconds = 0.0
+    for name in ("bench0", f"bench{size}"):
+        started = time.process_time()
+        config = stack_file.read_config(directory / f"Pulumi.{name}.yaml")
+        plan = planner.build(stack_file.load(name, directory))
+        json.dumps(resources_data(run_program(directory.parent, name, config, plan).recording))
+        seconds = time.process_time() - started
+    print(json.dumps(seconds))
+
+
 def probe_modules(modules: list[str]) -> None:
     """(Child process.) The bare import, then each module loaded in turn; print each one's seconds."""
     import importlib
@@ -152,9 +176,12 @@ def main() -> None:
                         "per-pool figures are above it)")
     parser.add_argument("--probe-program", help=argparse.SUPPRESS)
     parser.add_argument("--probe-modules", help=argparse.SUPPRESS)
+    parser.add_argument("--probe-scaling", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe_program:
         return probe_program(args.probe_program)
+    if args.probe_scaling:
+        return probe_scaling(args.probe_scaling[0], int(args.probe_scaling[1]))
     if args.probe_modules:
         return probe_modules(json.loads(args.probe_modules))
     exe = Path(sys.executable)
@@ -209,6 +236,19 @@ def main() -> None:
                   f"{per_pool:>12.1f} {peak:>9.0f} {kib_per_pool:>9.0f} {check_median:>11.2f} {check_cpu:>10.2f}")
         print(f"10 pools in one process: first run {first:.2f}s, second run {second:.2f}s "
               f"(SDK modules loaded on first use: {first - second:.2f}s)")
+        in_process(args.sizes, args.repeat, project)
+
+
+def in_process(sizes: list[int], repeat: int, project: Path) -> None:
+    """CPU per pool with the modules already loaded (`probe_scaling`), medians of `repeat` paired runs."""
+    cpu: dict[int, list[float]] = {size: [] for size in sizes}
+    for _ in range(repeat):
+        for size in sizes:
+            cpu[size].append(float(child("--probe-scaling", str(project / "stacks"), str(size), cwd=project)))
+    fixed = statistics.median(cpu[0]) if 0 in cpu else 0.0
+    figures = [f"{size} pools {1000 * (statistics.median(cpu[size]) - fixed) / size:.1f}"
+               for size in sizes if size]
+    print(f"preview CPU ms per pool with the modules loaded (above 0 pools {fixed:.2f}s): {', '.join(figures)}")
 
 
 if __name__ == "__main__":
