@@ -11,7 +11,9 @@ The Pulumi SDKs load their resource modules lazily, on first use, so the bare im
 almost none of them. The benchmark therefore also times the floor any program using these SDK
 classes pays: a fresh process doing the bare import and then loading the SDK modules the 10-pool
 program loads (found by running it), and how much each of them costs. Both that process and
-`eks-devices` end without interpreter teardown.
+`eks-devices` end without interpreter teardown. Last, it prints the CPU per pool of a preview's work
+(load, plan, program, JSON) in a process that has already loaded the modules with the 0-pool stack:
+the growth with the stack's size, without the imports' run-to-run noise.
 
     .venv/bin/python bench/preview.py [--repeat N]
 
