@@ -1,12 +1,18 @@
 """The `eks-devices` command: preview, render, preflight, catalog. Nothing imports this package."""
 
+import gc
 import sys
-
-from eks_devices.core.vocabulary import PluginError
 
 
 def main() -> None:
-    """Run the command; an installed device family that is not one stops it with the reason (exit 2)."""
+    """Run the command; an installed device family that is not one stops it with the reason (exit 2).
+
+    The cyclic garbage collector is off from the first import: each command is one short process
+    (`cli/app.py`, `_collector_off`), and its passes over the modules being imported cost every command
+    about 3% of its CPU (docs/performance.md)."""
+    gc.disable()
+    from eks_devices.core.vocabulary import PluginError
+
     try:
         from eks_devices.cli.app import main as run
     except PluginError as exc:
