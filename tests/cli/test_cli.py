@@ -176,7 +176,7 @@ def test_the_program_does_not_repeat_the_warnings_the_verb_reports(verb: tuple[s
 
 def test_the_command_imports_its_modules_with_the_collector_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """`eks-devices` switches the cyclic collector off before it imports the verbs' modules (each command
-    is one short process; the collector's passes over the modules being imported cost ~3% of its CPU)."""
+    is one short process; the collector's passes over the modules being imported cost 3–6% of its CPU)."""
     import gc
     import sys
 

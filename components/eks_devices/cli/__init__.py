@@ -9,7 +9,7 @@ def main() -> None:
 
     The cyclic garbage collector is off from the first import: each command is one short process
     (`cli/app.py`, `_collector_off`), and its passes over the modules being imported cost every command
-    about 3% of its CPU (docs/performance.md)."""
+    3–6% of its CPU (docs/performance.md)."""
     gc.disable()
     from eks_devices.core.vocabulary import PluginError
 
