@@ -93,10 +93,10 @@ def pool_nodes(plan: Plan, pool: PoolPlan, instance_type: str | None = None) -> 
 
 def _planned_nodes(plan: Plan) -> dict[str, list[Node]]:
     """`pool_nodes` of every pool, made once per plan: both sides of the proof walk them."""
-    made: dict[str, list[Node]] = plan.derived.setdefault("scope.nodes", {})
-    if not made and plan.pools:
-        made.update((name, pool_nodes(plan, pool)) for name, pool in plan.pools.items())
-    return made
+    if "scope.nodes" not in plan.derived:
+        plan.derived["scope.nodes"] = {name: pool_nodes(plan, pool) for name, pool in plan.pools.items()}
+    nodes: dict[str, list[Node]] = plan.derived["scope.nodes"]
+    return nodes
 
 
 class _Placed(NamedTuple):
