@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from eks_devices.core import planner
+from eks_devices.core.config import stack_file
 from eks_devices.offline.preview import resources_data, run_program
 from eks_devices.program import _HANDED
-from support import stacks
+from support import stacks, verbs
 
 
 def _counted(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -50,3 +52,23 @@ def test_a_plan_for_another_configuration_is_not_taken(monkeypatch: pytest.Monke
         again = run_program(stacks.ROOT, "dev", config)
     assert len(calls) == base + 1  # dev was planned: staging's plan does not fit its configuration
     assert resources_data(again.recording) == resources_data(run.recording)
+
+
+@pytest.mark.parametrize("verb", ["preview", "render"])
+def test_a_verb_running_the_program_reads_and_plans_the_stack_file_once(
+        verb: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = verbs.project(tmp_path)
+    verbs.write(folder, stacks.shipped("dev"))
+    reads: list[Path] = []
+    original = stack_file.read_config
+
+    def read_config(path: Path) -> dict[str, Any]:
+        reads.append(path)
+        return original(path)
+
+    monkeypatch.setattr(stack_file, "read_config", read_config)
+    calls = _counted(monkeypatch)
+    outcome = verbs.run(verb, folder)
+    assert (outcome.code, outcome.crash) == (0, None)
+    assert reads == [folder / "stacks" / f"Pulumi.{verbs.STACK}.yaml"]  # the program runs with the configuration read
+    assert len(calls) == 1

@@ -85,12 +85,13 @@ def _stacks_dir(project_dir: Path | None) -> Path:
     return stack_file.stacks_dir(stack_file.find_project(project_dir))
 
 
-def load_plan(stack: str, project_dir: Path | None, as_json: bool, program: bool = False) -> planning.Plan:
+def load_plan(stack: str, project_dir: Path | None, as_json: bool,
+              program: bool = False) -> tuple[dict[str, Any], planning.Plan]:
     """Load and plan a stack, or exit 2 with every configuration problem; with `program` (the verb runs
     the project's program), also exit 2 for a stack describing an existing cluster, which that program
-    would create."""
+    would create. The stack file's configuration comes back too: the program runs with it as read."""
     try:
-        spec = stack_file.load(stack, _stacks_dir(project_dir))
+        config, spec = stack_file.load_with_config(stack, _stacks_dir(project_dir))
     except stack_file.StackNotFound as exc:
         _fail(2, str(exc), as_json, {"stacks": exc.existing})
     except ConfigError as exc:
@@ -100,7 +101,7 @@ def load_plan(stack: str, project_dir: Path | None, as_json: bool, program: bool
         _fail(2, f"stack {stack} describes an existing cluster (cluster.existing: true), which the project's program "
                  f"would create: `eks-devices check {stack}` checks its pools against what it runs, and a program "
                  "using eks_devices.ClusterDevices adds them (docs/reuse.md)", as_json, {})
-    return planning.build(spec)
+    return config, planning.build(spec)
 
 
 def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoReturn:
@@ -120,18 +121,17 @@ def _collector_off() -> None:
     gc.disable()
 
 
-def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: dict[str, Any] | None = None,
-                 label: str = "", plan: planning.Plan | None = None) -> ProgramRun:
-    """Run the project's program for a stack (its stack file, or `config`) under the mock engine,
-    with progress on stderr; `plan`, already built from that configuration, is handed to the program."""
+def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: dict[str, Any],
+                 plan: planning.Plan, label: str = "") -> ProgramRun:
+    """Run the project's program for a stack with `config` (its stack file's, as read, or a baseline's)
+    under the mock engine, with progress on stderr; `plan`, built from that configuration, is handed to
+    the program."""
     from eks_devices.offline.preview import run_program  # Pulumi loads only for the verbs that run the program
 
     _collector_off()
     started = time.monotonic()
     err.print(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…",
               highlight=False, markup=False)
-    if config is None:  # load_plan checked the name
-        config = stack_file.read_config(_stacks_dir(project_dir) / f"Pulumi.{stack}.yaml")
     try:
         run = run_program(stack_file.find_project(project_dir), stack, config, plan)
     except FileNotFoundError as exc:
@@ -162,8 +162,8 @@ def preview(
     With `--against BASELINE`, warns about every pool and family whose device manager flips
     compared with the baseline (an upgrade resolving `auto` differently replaces those nodes)."""
     flips = _flips(stack, against, project_dir, as_json) if against is not None else None
-    plan = load_plan(stack, project_dir, as_json, program=True)
-    run = _run_offline(stack, project_dir, as_json, plan=plan)
+    config, plan = load_plan(stack, project_dir, as_json, program=True)
+    run = _run_offline(stack, project_dir, as_json, config, plan)
     if as_json:
         from eks_devices.offline.preview import resources_data
 
@@ -186,16 +186,18 @@ def preview(
 
 
 def _load_both(stack: str, against: str, project_dir: Path | None,
-               as_json: bool) -> tuple[planning.Plan, Any, planning.Plan]:
-    """The stack's plan, the baseline (see `offline.baseline`) and its plan; or exit 2 naming every
-    problem of both at once."""
+               as_json: bool) -> tuple[dict[str, Any], planning.Plan, Any, planning.Plan]:
+    """The stack's configuration and plan, the baseline (see `offline.baseline`) and its plan; or exit 2
+    naming every problem of both at once."""
     from eks_devices.core.config.stack import parse
     from eks_devices.offline import baseline as baselines
 
     problems: list[dict[str, str]] = []
+    config: dict[str, Any] = {}
     plan = base = None
     try:
-        plan = planning.build(stack_file.load(stack, _stacks_dir(project_dir)))
+        config, spec = stack_file.load_with_config(stack, _stacks_dir(project_dir))
+        plan = planning.build(spec)
     except stack_file.StackNotFound as exc:
         _fail(2, str(exc), as_json, {"stacks": exc.existing})
     except ConfigError as exc:
@@ -211,14 +213,14 @@ def _load_both(stack: str, against: str, project_dir: Path | None,
         lines = "\n".join(f"  - {p['in']}: {p['path']}: {p['given']} (accepted: {p['accepted']})" for p in problems)
         _fail(2, f"stack {stack} against {against!r}: {len(problems)} problem(s), nothing compared\n{lines}",
               as_json, {"problems": problems})
-    return plan, found, base
+    return config, plan, found, base
 
 
 def _flips(stack: str, against: str, project_dir: Path | None,
            as_json: bool) -> tuple[str, list[dict[str, str]]]:
     from eks_devices.offline.diff import manager_flips
 
-    plan, found, base = _load_both(stack, against, project_dir, as_json)
+    _, plan, found, base = _load_both(stack, against, project_dir, as_json)
     flips = manager_flips(report.plan_data(base), report.plan_data(plan))
     return found.source, [{"pool": p, "family": f, "before": b, "after": a} for p, f, b, a in flips]
 
@@ -252,7 +254,7 @@ def diff_command(
     2 on unusable input."""
     from eks_devices.offline import diff as differ
 
-    plan, found, base = _load_both(stack, against, project_dir, as_json)
+    config, plan, found, base = _load_both(stack, against, project_dir, as_json)
     if base.errors:
         lines = "\n".join(f"  - {f.slug} at {f.path}: {f.message}" for f in base.errors)
         _fail(2, f"baseline {found.source} has {len(base.errors)} error finding(s) under this toolkit version: "
@@ -265,9 +267,8 @@ def diff_command(
             report.print_findings(out, list(plan.findings), verbose)
             out.print("Nothing compared: pulumi up refuses stacks with error findings.")
         raise typer.Exit(1)
-    before = _run_offline(stack, project_dir, as_json, config=found.config, label=f"baseline {found.source}",
-                          plan=base)
-    after = _run_offline(stack, project_dir, as_json, plan=plan)
+    before = _run_offline(stack, project_dir, as_json, found.config, base, label=f"baseline {found.source}")
+    after = _run_offline(stack, project_dir, as_json, config, plan)
     changes = differ.compare(before.recording, after.recording)
     story = differ.device_story(report.plan_data(base), report.plan_data(plan), changes,
                                 (before.recording, after.recording))
@@ -303,7 +304,7 @@ def preflight_command(
     `--allow-not-run`)."""
     from eks_devices import preflight as pf  # boto3 loads only for this verb
 
-    plan = load_plan(stack, project_dir, as_json)
+    _, plan = load_plan(stack, project_dir, as_json)
     if region is not None and region != plan.spec.region:
         _fail(2, f"--region {region} differs from the stack's aws:region {plan.spec.region}: preflight checks "
                  "the region the stack deploys to (change aws:region in the stack file instead)", as_json, {})
@@ -343,7 +344,7 @@ def render(
     only after deploy are written as `<known after deploy: ...>`. The folder is render's: a later
     render replaces what it wrote there, and a non-empty folder it did not write is refused (exit 2), as is a
     stack describing an existing cluster (the project's program would create one)."""
-    plan = load_plan(stack, project_dir, as_json, program=True)
+    config, plan = load_plan(stack, project_dir, as_json, program=True)
     if plan.errors:
         if as_json:
             _emit({"stack": stack, "written": [], "findings": [f.as_dict() for f in plan.findings]})
@@ -357,7 +358,7 @@ def render(
         rendering.check_out_dir(out_dir)
     except rendering.OutputFolderError as exc:
         _fail(2, str(exc), as_json, {"written": []})
-    recording = _run_offline(stack, project_dir, as_json, plan=plan).recording
+    recording = _run_offline(stack, project_dir, as_json, config, plan).recording
     items = rendering.objects(recording)
     version = rendering.schema_version(plan.spec.cluster.kubernetes)
     invalid = {item.path: found for item in items if (found := rendering.problems(item, version))}

@@ -201,13 +201,20 @@ def _refuse_bombs(text: str) -> None:
 
 def load(stack: str, directory: Path) -> Spec:
     """Parse `Pulumi.<stack>.yaml` in `directory` into a Spec."""
+    return load_with_config(stack, directory)[1]
+
+
+def load_with_config(stack: str, directory: Path) -> tuple[dict[str, Any], Spec]:
+    """The stack file's `config:` mapping and the Spec parsed from it, from one read of the file: for
+    the verbs that also run the program with that configuration."""
     if not STACK_NAME.fullmatch(stack):
         raise ConfigError([ConfigProblem("stack", repr(stack), "a Pulumi stack name: letters, digits, '-', '_' "
                                                                "and '.', at most 100 characters")], "stack name")
     path = directory / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         raise StackNotFound(stack, directory, stack_names(directory))
-    return parse(read_config(path), source=str(path))
+    config = read_config(path)
+    return config, parse(config, source=str(path))
 
 
 def line_of(path: Path, config_path: str) -> int:
