@@ -10,9 +10,8 @@ The peer command is given as a path (it is not part of this repository); it is c
 The SDK floor is a Python program with none of the toolkit in it (`replay`): it loads the SDK modules
 the toolkit's program loads for the stack and registers the resources the preview listed (their types,
 names, parents and inputs) as the SDK's generic resources under Pulumi's own mocks. It passes no
-resource options and no outputs from one resource to another, so it is less than any program
-registering those resources pays: peer/floor is the most peer/ours could be for a program built on
-these SDKs.
+resource options and no outputs from one resource to another, which a real program needs and pays
+for: peer/floor is about the most peer/ours could be for any program built on these SDKs.
 """
 
 from __future__ import annotations
