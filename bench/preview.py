@@ -139,10 +139,15 @@ def probe_scaling(stacks: str, size: int) -> None:
     print(json.dumps(seconds))
 
 
-def probe_modules(modules: list[str]) -> None:
-    """(Child process.) The bare import, then each module loaded in turn; print each one's seconds."""
+def load_module(name: str) -> None:
+    """Import `name` and load it, if the SDK made it lazy (reading an attribute loads a lazy module)."""
     import importlib
 
+    getattr(importlib.import_module(name), "__all__", None)
+
+
+def probe_modules(modules: list[str]) -> None:
+    """(Child process.) The bare import, then each module loaded in turn; print each one's seconds."""
     import pulumi  # noqa: F401
     import pulumi_aws  # noqa: F401
     import pulumi_eks  # noqa: F401
@@ -151,7 +156,7 @@ def probe_modules(modules: list[str]) -> None:
     costs = {}
     for name in modules:
         started = time.perf_counter()
-        getattr(importlib.import_module(name), "__all__", None)  # reading an attribute loads a lazy module
+        load_module(name)
         costs[name] = time.perf_counter() - started
     print(json.dumps(costs))
 
