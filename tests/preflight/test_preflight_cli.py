@@ -234,7 +234,7 @@ def test_text_fits_the_terminal_and_never_breaks_a_word(session: boto3.Session, 
     from eks_devices.cli import app as cli_app
 
     aws.reservations(session, [])
-    monkeypatch.setattr(cli_app.out, "_width", columns)
+    monkeypatch.setattr(cli_app.out(), "_width", columns)
     code, stdout, _ = invoke("prod", "--project-dir", str(ROOT))
     data = json.loads(invoke("prod", "--json", "--project-dir", str(ROOT))[1])
     assert code == 1 and data["summary"]["fail"] >= 1

@@ -17,10 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from eks_devices.cli import report
+from eks_devices.cli import terminal
 from eks_devices.cli.text import cited, say
 from eks_devices.core import planner as planning
 from eks_devices.core.config import stack_file
@@ -29,6 +27,8 @@ from eks_devices.core.knowledge import catalog
 from eks_devices.core.rules import RULES
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from eks_devices.offline.preview import ProgramRun
 
 
@@ -52,8 +52,16 @@ class _Group(_FlagHelp, typer.core.TyperGroup):
 
 app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode="markdown")
-out = Console(soft_wrap=False)  # the terminal's width, or COLUMNS; 80 when neither says
-err = Console(stderr=True, soft_wrap=True)
+
+
+def out() -> Console:
+    """stdout's rich Console, made on first use: wraps at the terminal's width, or COLUMNS; 80 when neither says."""
+    return terminal.rich_console()
+
+
+def err() -> Console:
+    """stderr's rich Console, made on first use: lines kept whole."""
+    return terminal.rich_console(stderr=True)
 
 
 def _show_version(show: bool) -> None:
@@ -108,7 +116,7 @@ def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoRe
     if as_json:
         _emit({"error": message.splitlines()[0], **extra})
     else:
-        err.print(message, markup=False, highlight=False)
+        err().print(message, markup=False, highlight=False)
     raise typer.Exit(code)
 
 
@@ -130,7 +138,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
 
     _collector_off()
     started = time.monotonic()
-    err.print(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…",
+    err().print(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…",
               highlight=False, markup=False)
     try:
         run = run_program(stack_file.find_project(project_dir), stack, config, plan)
@@ -142,7 +150,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         _fail(1, f"the Pulumi program failed for stack {stack}: {reason} "
                  "(EKS_DEVICES_TRACEBACK=1 shows where)", as_json, {})
-    err.print(f"program finished in {time.monotonic() - started:.1f}s: "
+    err().print(f"program finished in {time.monotonic() - started:.1f}s: "
               f"{len(run.recording.resources)} resources", highlight=False)
     return run
 
@@ -161,6 +169,8 @@ def preview(
     Needs no AWS account and no Pulumi CLI.
     With `--against BASELINE`, warns about every pool and family whose device manager flips
     compared with the baseline (an upgrade resolving `auto` differently replaces those nodes)."""
+    from eks_devices.cli import report
+
     flips = _flips(stack, against, project_dir, as_json) if against is not None else None
     config, plan = load_plan(stack, project_dir, as_json, program=True)
     run = _run_offline(stack, project_dir, as_json, config, plan)
@@ -173,15 +183,15 @@ def preview(
     else:
         from eks_devices.offline.preview import print_tree
 
-        report.print_plan(out, plan, f"Stack {stack}", verbose)
-        print_tree(out, run.recording, f"Stack {stack}")
+        report.print_plan(out(), plan, f"Stack {stack}", verbose)
+        print_tree(out(), run.recording, f"Stack {stack}")
         if run.rejected:
-            out.print("Nothing would be deployed: the program refuses stacks with error findings.")
+            out().print("Nothing would be deployed: the program refuses stacks with error findings.")
     if flips is not None and not as_json:
         from eks_devices.cli.diff_view import flip_warnings
 
         for line in flip_warnings(flips[1], flips[0]) or [f"no device manager flips compared with {flips[0]}"]:
-            err.print(line, markup=False, highlight=False)
+            err().print(line, markup=False, highlight=False)
     raise typer.Exit(1 if plan.errors else 0)
 
 
@@ -218,6 +228,7 @@ def _load_both(stack: str, against: str, project_dir: Path | None,
 
 def _flips(stack: str, against: str, project_dir: Path | None,
            as_json: bool) -> tuple[str, list[dict[str, str]]]:
+    from eks_devices.cli import report
     from eks_devices.offline.diff import manager_flips
 
     _, plan, found, base = _load_both(stack, against, project_dir, as_json)
@@ -252,6 +263,7 @@ def diff_command(
     `--fail-on replace` when a stateful resource would be replaced or deleted or an update would fail,
     with `--fail-on roll-reserved` when a reserved-capacity pool's nodes would be rolled or replaced;
     2 on unusable input."""
+    from eks_devices.cli import report
     from eks_devices.offline import diff as differ
 
     config, plan, found, base = _load_both(stack, against, project_dir, as_json)
@@ -264,8 +276,8 @@ def diff_command(
         if as_json:
             _emit({"stack": stack, "baseline": found.source, "findings": [f.as_dict() for f in plan.findings]})
         else:
-            report.print_findings(out, list(plan.findings), verbose)
-            out.print("Nothing compared: pulumi up refuses stacks with error findings.")
+            report.print_findings(out(), list(plan.findings), verbose)
+            out().print("Nothing compared: pulumi up refuses stacks with error findings.")
         raise typer.Exit(1)
     before = _run_offline(stack, project_dir, as_json, found.config, base, label=f"baseline {found.source}")
     after = _run_offline(stack, project_dir, as_json, config, plan)
@@ -281,7 +293,7 @@ def diff_command(
     else:
         from eks_devices.cli.diff_view import print_diff
 
-        print_diff(out, f"Stack {stack} against {found.source}", changes, story, counts, verbose)
+        print_diff(out(), f"Stack {stack} against {found.source}", changes, story, counts, verbose)
     stop = {FailOn.replace: bool(losses), FailOn.roll_reserved: bool(story["reservedCapacityRolled"])}
     raise typer.Exit(1 if stop.get(fail_on) else 0)
 
@@ -303,6 +315,7 @@ def preflight_command(
     failures, 2 when the stack or the credentials cannot be used, 3 when checks could not run (unless
     `--allow-not-run`)."""
     from eks_devices import preflight as pf  # boto3 loads only for this verb
+    from eks_devices.cli import report
 
     _, plan = load_plan(stack, project_dir, as_json)
     if region is not None and region != plan.spec.region:
@@ -315,19 +328,19 @@ def preflight_command(
         if as_json:
             _emit({"error": f"preflight: {exc}"})
         else:
-            err.print(f"preflight: {exc}", markup=False, highlight=False, soft_wrap=True)
+            err().print(f"preflight: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     failed = any(r.status == "fail" for r in results)
     blocked = any(r.blocked for r in results)
     if as_json:
         _emit({"stack": stack, "region": target, "planErrors": len(plan.errors), **pf.results_data(results)})
     else:
-        report.print_preflight(out, results, f"Preflight of stack {stack} in {target}", verbose)
+        report.print_preflight(out(), results, f"Preflight of stack {stack} in {target}", verbose)
         if plan.errors:
-            out.print(f"The plan itself has {len(plan.errors)} error finding(s): run `eks-devices preview {stack}`.")
+            out().print(f"The plan itself has {len(plan.errors)} error finding(s): run `eks-devices preview {stack}`.")
     if blocked and not as_json:
         names = ", ".join(dict.fromkeys(r.check for r in results if r.blocked))
-        out.print(f"Some checks could not run ({names}): exit 3; --allow-not-run accepts that.")
+        out().print(f"Some checks could not run ({names}): exit 3; --allow-not-run accepts that.")
     raise typer.Exit(1 if failed else 3 if blocked and not allow_not_run else 0)
 
 
@@ -344,13 +357,17 @@ def render(
     only after deploy are written as `<known after deploy: ...>`. The folder is render's: a later
     render replaces what it wrote there, and a non-empty folder it did not write is refused (exit 2), as is a
     stack describing an existing cluster (the project's program would create one)."""
+    from rich.table import Table
+
+    from eks_devices.cli import report
+
     config, plan = load_plan(stack, project_dir, as_json, program=True)
     if plan.errors:
         if as_json:
             _emit({"stack": stack, "written": [], "findings": [f.as_dict() for f in plan.findings]})
         else:
-            report.print_findings(out, list(plan.findings))
-            out.print("Nothing rendered: the program refuses stacks with error findings.")
+            report.print_findings(out(), list(plan.findings))
+            out().print("Nothing rendered: the program refuses stacks with error findings.")
         raise typer.Exit(1)
     from eks_devices.offline import render as rendering
 
@@ -376,18 +393,18 @@ def render(
                "findings": [f.as_dict() for f in plan.findings]})
         return
     if plan.findings:  # warnings only: error findings rendered nothing above
-        report.print_findings(out, list(plan.findings))
+        report.print_findings(out(), list(plan.findings))
     counts: dict[str, int] = {}
     for item in items:
         folder = item.path.split("/", 1)[0]
         counts[folder] = counts.get(folder, 0) + 1
-    out.print(f"{len(written)} files written to {out_dir}, validated against Kubernetes {version}")
+    out().print(f"{len(written)} files written to {out_dir}, validated against Kubernetes {version}")
     table = Table()
     table.add_column("folder")
     table.add_column("files", justify="right")
     for folder, count in sorted(counts.items()):
         table.add_row(folder, str(count))
-    out.print(table)
+    out().print(table)
 
 
 class Format(StrEnum):
@@ -418,21 +435,24 @@ def check_command(
     elif output is Format.github:
         sys.stdout.write("".join(line + "\n" for line in checking.github_annotations(checked, project)))
     else:
+        shown = terminal.unstyled()  # check styles nothing: its fast path needs rich's width, not rich
         for s in checked.stacks:
             if s.missing:
-                err.print(f"{s.name}: no stack file {s.path}", markup=False)
+                err().print(f"{s.name}: no stack file {s.path}", markup=False)
             for p in s.problems:
-                out.print(f"{s.name}: {p}", markup=False, highlight=False)
+                say(shown, f"{s.name}: {p}", hanging="    ")
             for f in s.findings:
-                say(out, f"{s.name}: {f.severity} {f.slug} at {f.path}: {cited(f.message, verbose)} "
+                say(shown, f"{s.name}: {f.severity} {f.slug} at {f.path}: {cited(f.message, verbose)} "
                     f"(fix: {cited(f.fix, verbose)})", hanging="    ")
-            say(out, f"{s.name}: {s.verdict}")
+            say(shown, f"{s.name}: {s.verdict}")
     raise typer.Exit(checked.code)
 
 
 @app.command(cls=_Command)
 def rules(as_json: JsonFlag = False) -> None:
     """List the rule catalogue: every check run before deploy."""
+    from rich.table import Table
+
     if as_json:
         _emit([{"slug": r.slug, "summary": r.summary} for r in RULES.values()])
         return
@@ -441,7 +461,7 @@ def rules(as_json: JsonFlag = False) -> None:
     table.add_column("checks")
     for r in RULES.values():
         table.add_row(r.slug, r.summary)
-    out.print(table)
+    out().print(table)
 
 
 @app.command("catalog", cls=_Command)
@@ -452,16 +472,18 @@ def show_catalog(
     region: Annotated[str, typer.Option(help="Region to describe when refreshing.")] = "us-east-1",
 ) -> None:
     """List the accelerated instance types the toolkit knows."""
+    from rich.table import Table
+
     if refresh:
         from eks_devices.preflight.catalogue import refresh as do_refresh
 
         try:
             count = do_refresh(region)
         except Exception as exc:  # botocore raises many kinds; all mean the same to the user here
-            err.print(f"catalog refresh failed: {exc}", markup=False)
+            err().print(f"catalog refresh failed: {exc}", markup=False)
             raise typer.Exit(1) from None
         catalog.instance_types.cache_clear()
-        err.print(f"wrote {count} instance types")
+        err().print(f"wrote {count} instance types")
     types = catalog.instance_types()
     if as_json:
         _emit([{**t.__dict__, "migCapable": t.mig_capable, "karpenterDraMetadata": t.karpenter_dra_metadata,
@@ -476,7 +498,7 @@ def show_catalog(
         table.add_row(t.name, t.architecture, gpus, neurons, str(t.max_efa_interfaces) if t.has_efa else "-",
                       "yes" if t.mig_capable else "-",
                       f"{'yes' if t.karpenter_dra_metadata else 'no'} / {'yes' if t.auto_mode_dra_metadata else 'no'}")
-    out.print(table)
+    out().print(table)
 
 
 def main() -> NoReturn:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from eks_devices.cli.terminal import Plain
 
 # A citation names an upstream file (`pkg/apis/v1/labels.go`, `templates/validation.yaml`) or a URL.
 _SOURCE = re.compile(r"https?://|[\w.-]+/[\w./-]*\.(?:go|md|ya?ml|tpl|py|ts|json|txt)\b")
@@ -58,13 +60,15 @@ def lines(text: str, width: int, indent: str = "", hanging: str | None = None) -
     return out
 
 
-def say(console: Console, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
+def say(console: Console | Plain, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
     """Print plain `text` (no markup read from it) wrapped to the console's width, in one print: a finding
     that lists a thousand pools is one call, not one per line; straight to the file when the console
     styles nothing (not a terminal, NO_COLOR), as rich would print it."""
     if console.color_system is None and not console.record:  # nothing to style: rich would pass the lines through
         console.file.write("\n".join(lines(text, console.width, indent, hanging)) + "\n")
         return
+    from rich.markup import escape  # rich is loaded only where it styles (cli/terminal.py)
+
     wrapped = [escape(line) for line in lines(text, console.width, indent, hanging)]
     console.print("\n".join(f"[{style}]{line}[/{style}]" for line in wrapped) if style else "\n".join(wrapped),
                   overflow="ignore", crop=False, highlight=False, soft_wrap=True)
