@@ -61,18 +61,14 @@ def width(stream: IO[str], environ: Mapping[str, str]) -> int:
 
 
 class Plain:
-    """Writes unstyled text to stdout at rich's width: what `text.say` needs of a console."""
+    """Writes unstyled text to stdout at rich's width, as it was when made: what `text.say` needs of a console."""
 
     color_system = None
     record = False
 
-    @property
-    def file(self) -> IO[str]:
-        return sys.stdout  # looked up per write, as rich does: tests swap sys.stdout
-
-    @property
-    def width(self) -> int:
-        return width(sys.stdout, os.environ)
+    def __init__(self) -> None:
+        self.file = sys.stdout
+        self.width = width(self.file, os.environ)
 
 
 @functools.cache

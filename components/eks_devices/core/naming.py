@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cache
 
 from eks_devices.core.families import DESCRIPTORS
 from eks_devices.core.model import PoolPlan
@@ -61,4 +62,11 @@ def node_pool_name(pool: PoolPlan) -> str:
     NodePool cannot change in place. A node's device manager is fixed for its life, and the API
     rejects moving a NodePool between static and dynamic; a new name lets Pulumi create the
     replacement before deleting the old pool (or after, for reserved capacity)."""
-    return f"{pool.stem}-{digest(pool.identity, pool.provisioning)}"
+    return _stem_and_digest(pool.stem, pool.identity, pool.provisioning)
+
+
+@cache
+def _stem_and_digest(stem: str, *fixed: str) -> str:
+    """`stem-<digest of fixed>`, made once per distinct value: a plan asks for each NodePool's name once
+    per node and per rule that names it."""
+    return f"{stem}-{digest(*fixed)}"

@@ -45,6 +45,7 @@ class _BadTag(Exception):
         self.line, self.tag, self.value, self.why = line, tag, value, why
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
 _TAG_ERRORS = (ValueError, TypeError, OverflowError, KeyError, AttributeError, IndexError)
 
 
@@ -73,7 +74,9 @@ class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue  # `<<: *anchor` merges keys; the base class flattens it, an override is no duplicate
-            key = self.construct_object(key_node, deep=deep)
+            # a plain text key is its node's value (SafeConstructor.construct_yaml_str): not constructed twice
+            key = (key_node.value if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode)
+                   else self.construct_object(key_node, deep=deep))
             if not isinstance(key, Hashable):
                 raise yaml.constructor.ConstructorError(
                     None, None, f"mapping keys that are text or numbers (found a {type(key).__name__} as a key)",
@@ -99,7 +102,7 @@ def stacks_dir(project: Path) -> Path:
     """Where the project keeps its stack files: Pulumi.yaml's `stackConfigDir`, else beside it (as
     the Pulumi CLI does)."""
     try:
-        settings = yaml.safe_load((project / "Pulumi.yaml").read_text(encoding="utf-8"))
+        settings = yaml.load((project / "Pulumi.yaml").read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, *_TAG_ERRORS):
         return project
     folder = settings.get("stackConfigDir") if isinstance(settings, dict) else None

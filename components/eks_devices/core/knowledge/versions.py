@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # The Kubernetes minors DRA needs: DRA is GA from 1.34 (kubernetes/api `resource/v1`), where the EKS user guide
 # recommends it; Auto Mode's built-in NVIDIA DRA driver and DRANET need 1.36 (EKS user guide, "Manage hardware
@@ -20,6 +21,7 @@ KUBERNETES_VERSION = re.compile(r"^([0-9]+)\.([0-9]+)$")
 SEMVER = re.compile(r"^v?([0-9]+)\.([0-9]+)\.([0-9]+)(?:[-+].*)?$")
 
 
+@cache  # a plan asks once per pool and rule for the same one or two versions
 def kubernetes(text: str) -> tuple[int, int]:
     """`"1.36"` → `(1, 36)`; raises ValueError for anything else."""
     match = KUBERNETES_VERSION.fullmatch(text)
@@ -28,6 +30,7 @@ def kubernetes(text: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
+@cache
 def semver(text: str) -> tuple[int, int, int]:
     """`"1.15.0"` → `(1, 15, 0)`; raises ValueError for anything else."""
     match = SEMVER.fullmatch(text)
