@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import Field, create_model, model_validator
 
 from eks_devices.core import names
-from eks_devices.core.config.base import Model
+from eks_devices.core.config.base import Model, empty_list
 from eks_devices.core.config.keys import snake_case
 from eks_devices.core.families import DESCRIPTORS, EFA, NEURON, NVIDIA, DeviceFamily
 from eks_devices.core.vocabulary import EfaAlignment, PluginError
@@ -88,7 +88,7 @@ class DeviceSelector(Model):
 
 class ExactDeviceRequest(Model):
     device_class_name: str = Field(pattern=DNS_SUBDOMAIN.pattern)
-    selectors: list[DeviceSelector] = Field(default_factory=list, max_length=32)
+    selectors: list[DeviceSelector] = Field(default_factory=empty_list, max_length=32)
     allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
     count: int | None = Field(default=None, ge=1)
 
@@ -104,7 +104,7 @@ class DeviceRequest(Model):
 
 
 class DeviceConstraint(Model):
-    requests: list[str] = Field(default_factory=list)
+    requests: list[str] = Field(default_factory=empty_list)
     match_attribute: str | None = None
     distinct_attribute: str | None = None
 
@@ -115,7 +115,7 @@ class OpaqueConfig(Model):
 
 
 class DeviceClaimConfig(Model):
-    requests: list[str] = Field(default_factory=list)
+    requests: list[str] = Field(default_factory=empty_list)
     opaque: OpaqueConfig
 
 
@@ -143,8 +143,8 @@ class Claim(_Counted):  # type: ignore[misc,valid-type]
     align_with: EfaAlignment = "none"
     compute_domain_channel: ComputeDomainChannel | None = None
     requests: list[DeviceRequest] | None = Field(default=None, min_length=1, max_length=32)
-    constraints: list[DeviceConstraint] = Field(default_factory=list, max_length=32)
-    config: list[DeviceClaimConfig] = Field(default_factory=list, max_length=32)
+    constraints: list[DeviceConstraint] = Field(default_factory=empty_list, max_length=32)
+    config: list[DeviceClaimConfig] = Field(default_factory=empty_list, max_length=32)
     extended_resources: dict[str, int] = Field(default_factory=dict)
 
     def shape(self, family: DeviceFamily) -> Any:

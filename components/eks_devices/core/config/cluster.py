@@ -20,7 +20,7 @@ from eks_devices.core.config.aws_inputs import (
     public_cidr_problems,
     tag_text_ok,
 )
-from eks_devices.core.config.base import Model
+from eks_devices.core.config.base import Model, empty_list
 from eks_devices.core.knowledge import versions
 from eks_devices.core.vocabulary import LogType, Mode, NatGateways
 
@@ -38,9 +38,9 @@ class Network(Model):
     """NAT for private subnets: one-per-az (default), single or none."""
     vpc_id: str | None = None
     """A VPC to bring instead of creating one."""
-    private_subnet_ids: list[str] = Field(default_factory=list)
+    private_subnet_ids: list[str] = Field(default_factory=empty_list)
     """The brought VPC's private subnets."""
-    public_subnet_ids: list[str] = Field(default_factory=list)
+    public_subnet_ids: list[str] = Field(default_factory=empty_list)
     """The brought VPC's public subnets."""
 
     @field_validator("cidr")
@@ -96,7 +96,7 @@ class Endpoint(Model):
     """API server endpoint access. The public endpoint is off unless CIDRs are listed."""
 
     private_access: bool = True
-    public_access_cidrs: list[str] = Field(default_factory=list)
+    public_access_cidrs: list[str] = Field(default_factory=empty_list)
 
     @field_validator("public_access_cidrs")
     @classmethod
@@ -185,7 +185,7 @@ class Cluster(Model):
     ssm_access: bool = False
     """AmazonSSMManagedInstanceCore on the node role (karpenter, managed-node-groups; default false): SSM
     sessions on every node."""
-    admins: list[str] = Field(default_factory=list)
+    admins: list[str] = Field(default_factory=empty_list)
     """IAM role or user ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy),
     besides the principal running `pulumi up`, which always is."""
     # KEP-5004 (DRAExtendedResource; beta and on from Kubernetes 1.36): whether the GPU family's DeviceClass

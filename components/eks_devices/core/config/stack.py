@@ -17,7 +17,7 @@ from pydantic.alias_generators import to_camel
 
 from eks_devices.core import names
 from eks_devices.core.config.aws_inputs import KMS_KEY_ARN
-from eks_devices.core.config.base import Model
+from eks_devices.core.config.base import Model, empty_list
 from eks_devices.core.config.bottlerocket import bottlerocket_toml
 from eks_devices.core.config.claims import MIG_PROFILE, Claim
 from eks_devices.core.config.claims import problems as claim_problems
@@ -130,7 +130,7 @@ class _PoolShape(Model):
     instance_types: list[str] = Field(min_length=1)
     """Catalogued accelerated instance types."""
     capacity: Capacity = "on-demand"
-    capacity_reservation_ids: list[str] = Field(default_factory=list)
+    capacity_reservation_ids: list[str] = Field(default_factory=empty_list)
     ami: AmiFamily = "al2023"
     ami_version: str | None = None
     """This pool's AMI release (unset: the cluster's amiVersion)."""
@@ -147,7 +147,7 @@ class NodePool(_PoolFabric):  # type: ignore[misc,valid-type]
     gpu_sharing: GpuSharing = GpuSharing()
     compute_domains: bool = False
     labels: dict[str, str] = Field(default_factory=dict)
-    taints: list[Taint] = Field(default_factory=list)
+    taints: list[Taint] = Field(default_factory=empty_list)
     subnets: SubnetKind = "private"
     availability_zone: str | None = None
     placement_group: bool = True
