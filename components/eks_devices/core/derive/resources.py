@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -139,6 +138,8 @@ def _types_from_requirements(requirements: list[Any]) -> tuple[str, ...]:
 
 def _bottlerocket_toml(user_data: Any, encoded: bool) -> dict[str, Any]:
     """Bottlerocket's `settings` table from user data (TOML; base64 in a launch template)."""
+    import tomllib  # here: the plan and `check` never read TOML, and its parser compiles regexes on import
+
     if not isinstance(user_data, str) or not user_data:
         return {}
     text = user_data
