@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from eks_devices.core.config.claims import Claim
@@ -229,7 +230,7 @@ class PoolPlan:
         (`renamedFrom`), so that a rename keeps every resource and physical name, else its name."""
         return self.config.renamed_from or self.name
 
-    @property
+    @cached_property  # asked per node and per rule that names the pool; the instance is immutable
     def identity(self) -> str:
         """The pool's device-manager identity; a change must replace its nodes."""
         return ",".join(f"{f}={self.manager(f)}" for f in FAMILIES)

@@ -36,6 +36,9 @@ affinity that needs them cannot be proven to admit the node.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from functools import cache
+from types import MappingProxyType
 
 from eks_devices.core.knowledge.catalog import InstanceType
 from eks_devices.core.knowledge.catalog_refresh import NVIDIA_MODEL_PREFIX
@@ -85,9 +88,11 @@ def kebab(text: str) -> str:
     return text.replace(" ", "-").lower()
 
 
-def instance(prefix: str, itype: InstanceType) -> dict[str, str]:
+@cache
+def instance(prefix: str, itype: InstanceType) -> Mapping[str, str]:
     """The instance labels Karpenter (`karpenter.k8s.aws/instance-`) and Auto Mode
-    (`eks.amazonaws.com/instance-`) derive from the instance type: name parts and GPUs."""
+    (`eks.amazonaws.com/instance-`) derive from the instance type: name parts and GPUs. Made once per
+    prefix and type, read-only: every node of a type carries the same."""
     labels = {f"{prefix}family": itype.family, f"{prefix}size": itype.name.split(".", 1)[1]}
     if match := _SCHEME.match(itype.name):
         labels[f"{prefix}category"] = match.group(1)
@@ -98,7 +103,7 @@ def instance(prefix: str, itype: InstanceType) -> dict[str, str]:
         labels[f"{prefix}gpu-count"] = str(itype.gpu_count)
         if itype.gpu_memory_mib:
             labels[f"{prefix}gpu-memory"] = str(itype.gpu_memory_mib)
-    return labels
+    return MappingProxyType(labels)
 
 
 def karpenter(itype: InstanceType, node_pool: str | None, capacity_type: str) -> dict[str, str]:
