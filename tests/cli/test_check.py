@@ -153,3 +153,18 @@ def test_text_cites_upstream_sources_only_when_verbose() -> None:
         assert "warning karpenter-ami-latest at nodePools.trn-static.amiVersion" in " ".join(text.split())
         assert "fix: pin the AMI" in " ".join(text.split())
     assert source not in " ".join(plain.split()) and source in " ".join(verbose.split())
+
+
+def test_configuration_problems_wrap_at_spaces_like_findings(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A problem longer than the line wraps at spaces, continued four columns in; a path longer than the
+    line stays whole (it is copied into the stack file), as findings do."""
+    long = "pool-" + "x" * 60
+    (project / "stacks" / "Pulumi.long.yaml").write_text(
+        f'config:\n  eks-devices:cluster: {{name: ml, version: "1.99", mode: karpenter}}\n'
+        f"  eks-devices:nodePools:\n    {long}: {{instanceTypes: [p5.48xlarge]}}\n")
+    monkeypatch.setenv("COLUMNS", "40")
+    code, stdout = check("long", "--project-dir", str(project))
+    lines = stdout.splitlines()
+    assert code == 2 and f"nodePools.{long}:" in stdout.split()
+    assert all(len(line) <= 40 or len(line.split()) == 1 for line in lines), lines
+    assert all(line.startswith(("long:", "    ")) and line == line.rstrip() for line in lines), lines
