@@ -358,8 +358,6 @@ def render(
     only after deploy are written as `<known after deploy: ...>`. The folder is render's: a later
     render replaces what it wrote there, and a non-empty folder it did not write is refused (exit 2), as is a
     stack describing an existing cluster (the project's program would create one)."""
-    from rich.table import Table
-
     from eks_devices.cli import report
 
     config, plan = load_plan(stack, project_dir, as_json, program=True)
@@ -400,6 +398,8 @@ def render(
         folder = item.path.split("/", 1)[0]
         counts[folder] = counts.get(folder, 0) + 1
     out().print(f"{len(written)} files written to {out_dir}, validated against Kubernetes {version}")
+    from rich.table import Table
+
     table = Table()
     table.add_column("folder")
     table.add_column("files", justify="right")
@@ -452,11 +452,11 @@ def check_command(
 @app.command(cls=_Command)
 def rules(as_json: JsonFlag = False) -> None:
     """List the rule catalogue: every check run before deploy."""
-    from rich.table import Table
-
     if as_json:
         _emit([{"slug": r.slug, "summary": r.summary} for r in RULES.values()])
         return
+    from rich.table import Table
+
     table = Table(title=f"{len(RULES)} rules")
     table.add_column("slug")
     table.add_column("checks")
@@ -473,8 +473,6 @@ def show_catalog(
     region: Annotated[str, typer.Option(help="Region to describe when refreshing.")] = "us-east-1",
 ) -> None:
     """List the accelerated instance types the toolkit knows."""
-    from rich.table import Table
-
     if refresh:
         from eks_devices.preflight.catalogue import refresh as do_refresh
 
@@ -490,6 +488,8 @@ def show_catalog(
         _emit([{**t.__dict__, "migCapable": t.mig_capable, "karpenterDraMetadata": t.karpenter_dra_metadata,
                 "autoModeDraMetadata": t.auto_mode_dra_metadata} for t in types.values()])
         return
+    from rich.table import Table
+
     table = Table(title=f"{len(types)} instance types")
     for column in ("type", "arch", "GPUs", "Neuron", "EFA", "MIG", "DRA metadata (Karpenter / Auto Mode)"):
         table.add_column(column)
