@@ -1,6 +1,6 @@
 """`cli/terminal.py` against rich itself: for every stream and environment that changes rich's answer, the
 width and the terminal test agree with rich's Console, and `check` prints its text as rich did without
-loading it."""
+loading it (nor does any `--json`)."""
 
 from __future__ import annotations
 
@@ -75,11 +75,13 @@ def test_check_prints_what_rich_printed(monkeypatch: pytest.MonkeyPatch) -> None
     assert ours.getvalue() == theirs.getvalue() and len(ours.getvalue().splitlines()) > 3
 
 
-def test_check_never_loads_rich() -> None:
-    """`check`'s text (never styled) comes without rich, even where rich would style: FORCE_COLOR set."""
+@pytest.mark.parametrize(("verb", "lines"), [(["check", "staging"], 3), (["preview", "dev", "--json"], 0)])
+def test_unstyled_output_never_loads_rich(verb: list[str], lines: int) -> None:
+    """`check`'s text (never styled) and any `--json` come without rich, even where rich would style:
+    FORCE_COLOR set. `lines`: `check`'s two warnings and its verdict."""
     script = ("import sys\nfrom eks_devices.cli.app import app\nfrom typer.testing import CliRunner\n"
-              f"r = CliRunner().invoke(app, ['check', 'staging', '--project-dir', {str(ROOT)!r}])\n"
+              f"r = CliRunner().invoke(app, [*{verb!r}, '--project-dir', {str(ROOT)!r}])\n"
               "print(r.exit_code, 'rich' in sys.modules, r.stdout.count('staging: '))")
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                          env={**os.environ, "FORCE_COLOR": "1"})
-    assert ran.stdout.split() == ["0", "False", "3"]  # two warnings and the verdict
+    assert ran.stdout.split() == ["0", "False", str(lines)]

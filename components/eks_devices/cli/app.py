@@ -60,9 +60,9 @@ def out() -> "Console":
     return terminal.rich_console()
 
 
-def err() -> "Console":
-    """stderr's rich Console, made on first use: lines kept whole."""
-    return terminal.rich_console(stderr=True)
+def err(line: str) -> None:
+    """A line on stderr as written: progress and errors are never styled nor wrapped (scripts grep them)."""
+    sys.stderr.write(line + "\n")
 
 
 def _show_version(show: bool) -> None:
@@ -117,7 +117,7 @@ def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoRe
     if as_json:
         _emit({"error": message.splitlines()[0], **extra})
     else:
-        err().print(message, markup=False, highlight=False)
+        err(message)
     raise typer.Exit(code)
 
 
@@ -139,8 +139,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
 
     _collector_off()
     started = time.monotonic()
-    err().print(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…",
-              highlight=False, markup=False)
+    err(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…")
     try:
         run = run_program(stack_file.find_project(project_dir), stack, config, plan)
     except FileNotFoundError as exc:
@@ -151,8 +150,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         _fail(1, f"the Pulumi program failed for stack {stack}: {reason} "
                  "(EKS_DEVICES_TRACEBACK=1 shows where)", as_json, {})
-    err().print(f"program finished in {time.monotonic() - started:.1f}s: "
-              f"{len(run.recording.resources)} resources", highlight=False)
+    err(f"program finished in {time.monotonic() - started:.1f}s: {len(run.recording.resources)} resources")
     return run
 
 
@@ -192,7 +190,7 @@ def preview(
         from eks_devices.cli.diff_view import flip_warnings
 
         for line in flip_warnings(flips[1], flips[0]) or [f"no device manager flips compared with {flips[0]}"]:
-            err().print(line, markup=False, highlight=False)
+            err(line)
     raise typer.Exit(1 if plan.errors else 0)
 
 
@@ -329,7 +327,7 @@ def preflight_command(
         if as_json:
             _emit({"error": f"preflight: {exc}"})
         else:
-            err().print(f"preflight: {exc}", markup=False, highlight=False, soft_wrap=True)
+            err(f"preflight: {exc}")
         raise typer.Exit(2) from None
     failed = any(r.status == "fail" for r in results)
     blocked = any(r.blocked for r in results)
@@ -439,7 +437,7 @@ def check_command(
         shown = terminal.unstyled()  # check styles nothing: its fast path needs rich's width, not rich
         for s in checked.stacks:
             if s.missing:
-                err().print(f"{s.name}: no stack file {s.path}", markup=False)
+                err(f"{s.name}: no stack file {s.path}")
             for p in s.problems:
                 say(shown, f"{s.name}: {p}", hanging="    ")
             for f in s.findings:
@@ -479,10 +477,10 @@ def show_catalog(
         try:
             count = do_refresh(region)
         except Exception as exc:  # botocore raises many kinds; all mean the same to the user here
-            err().print(f"catalog refresh failed: {exc}", markup=False)
+            err(f"catalog refresh failed: {exc}")
             raise typer.Exit(1) from None
         catalog.instance_types.cache_clear()
-        err().print(f"wrote {count} instance types")
+        err(f"wrote {count} instance types")
     types = catalog.instance_types()
     if as_json:
         _emit([{**t.__dict__, "migCapable": t.mig_capable, "karpenterDraMetadata": t.karpenter_dra_metadata,

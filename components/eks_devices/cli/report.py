@@ -1,4 +1,5 @@
-"""The device plan as data (for `--json`) and as text (for people), shared by the CLI verbs."""
+"""The device plan as data (for `--json`) and as text (for people), shared by the CLI verbs. rich loads in
+the functions that draw text, so `--json` never loads it."""
 
 from __future__ import annotations
 
@@ -6,18 +7,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.measure import Measurement
-from rich.table import Table
-
 from eks_devices.cli.text import cited, say, value
 from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Finding, Plan
 
 if TYPE_CHECKING:  # the preflight package loads boto3: only its verb imports it at run time
+    from rich.console import Console
+
     from eks_devices.preflight.model import CheckResult
 
 
@@ -117,6 +114,11 @@ def _noted(res: Any) -> bool:
 def print_plan(console: Console, plan: Plan, title: str, verbose: bool = False) -> None:
     """Findings first, then the pools x families matrix of managers, the reasons that are not the
     default, the releases, DeviceClasses, Karpenter settings and claims."""
+    from rich import box
+    from rich.markup import escape
+    from rich.measure import Measurement
+    from rich.table import Table
+
     console.print(f"[bold]{escape(title)}[/bold]  mode {plan.mode}, Kubernetes {plan.spec.cluster.version}")
     print_findings(console, list(plan.findings), verbose)
     families = [f for f in FAMILIES if any(p.managers[f].manager != "none" or p.managers[f].requested not in
@@ -201,6 +203,8 @@ PREFLIGHT_STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "not-run":
 def print_preflight(console: Console, results: Sequence[CheckResult], title: str, verbose: bool = False) -> None:
     """Each preflight verdict as wrapped lines (status, check, subject, detail, then its fix and the IAM
     action it lacked), fitting the terminal; citations only when `verbose`; then the counts."""
+    from rich.markup import escape
+
     console.print(f"[bold]{escape(title)}[/bold]")
     for r in results:
         say(console, f"{r.status} {r.check} {r.subject}: {cited(r.detail, verbose)}", indent="  ", hanging="    ",

@@ -72,11 +72,11 @@ class Plain:
 
 
 @functools.cache
-def rich_console(stderr: bool = False) -> Console:
-    """The process's rich Console for stdout (wrapping at the width) or stderr (lines kept whole)."""
+def rich_console() -> Console:
+    """The process's rich Console for stdout, wrapping at the width (stderr's lines are written as they are)."""
     from rich.console import Console
 
-    return Console(stderr=stderr, soft_wrap=stderr)
+    return Console(soft_wrap=False)
 
 
 def unstyled() -> Console | Plain:

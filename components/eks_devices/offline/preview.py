@@ -10,14 +10,14 @@ from __future__ import annotations
 import runpy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.tree import Tree
+from typing import TYPE_CHECKING, Any
 
 from eks_devices.core.model import Plan
 from eks_devices.offline import engine as offline
 from eks_devices.program import PlanRejected, handed_plan
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 REMOTE_NOTE = "remote component: its provider expands it into more resources at deploy time"
 
@@ -86,6 +86,8 @@ def _children(recording: offline.Recording) -> dict[str, list[offline.Registered
 
 def print_tree(console: Console, recording: offline.Recording, title: str) -> None:
     """Components as branches, their resources counted per type, like `pulumi preview`."""
+    from rich.tree import Tree  # rich loads for the text report only, not for `--json`
+
     children = _children(recording)
     root = Tree(f"[bold]{title}[/bold]: {len(recording.resources)} resources")
 
