@@ -4,6 +4,7 @@ inputs as sent (special values made plain, nulls kept, integral numbers as integ
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from google.protobuf import json_format, struct_pb2
 
@@ -49,3 +50,62 @@ def test_one_walk_makes_special_values_plain() -> None:
     assert plain["resource"] == "urn:pulumi:dev::p::t::r"
     assert plain["other_sig"] == {SIG: "not-a-special-value", "kept": 1}
     assert plain["nested"] == {"items": [{"a": 1}, [2, None]], "empty": {}, "none": []}
+
+
+def _exporting(exports: Callable[[], dict]) -> engine.Recording:
+    """Run a program that exports `exports` (built inside the program: Outputs need its event loop)."""
+    import pulumi
+
+    def program() -> None:
+        for name, value in exports().items():
+            pulumi.export(name, value)
+
+    return engine.run(program, {"aws:region": "us-west-2"})
+
+
+def test_exports_resolve_nested_outputs_secrets_and_plain_values() -> None:
+    import pulumi
+
+    recording = _exporting(lambda: {
+        "plain": {"pools": [{"name": "a", "replicas": 2}], "empty": {}, "none": None},
+        "output": pulumi.Output.from_input("v"),
+        "secret": pulumi.Output.secret({"token": "s"}),
+        "nested": {"ids": [pulumi.Output.from_input("id-1"), "id-2"], "deep": {"x": pulumi.Output.from_input(3)}},
+        "output_of_nested": pulumi.Output.from_input("k").apply(lambda k: {k: [pulumi.Output.from_input(1.5)]}),
+        "tuple": ("a", pulumi.Output.from_input("b")),
+    })
+    assert recording.exports == {
+        "plain": {"pools": [{"name": "a", "replicas": 2}], "empty": {}, "none": None},
+        "output": "v",
+        "secret": {"token": "s"},
+        "nested": {"ids": ["id-1", "id-2"], "deep": {"x": 3}},
+        "output_of_nested": {"k": [1.5]},
+        "tuple": ["a", "b"],
+    }
+
+
+def test_plain_exports_are_not_wrapped_element_by_element(monkeypatch) -> None:
+    """`Output.from_input` makes an Output of every element of a plain structure: a 1,000-pool
+    devicePlan held ~45,000 of them, more CPU and memory than the resources. Plain exports are taken
+    as they are."""
+    import pulumi
+
+    wrapped: list[object] = []
+    from_input = pulumi.Output.from_input
+
+    def counting(value):  # type: ignore[no-untyped-def]
+        wrapped.append(value)
+        return from_input(value)
+
+    big = {"pools": {f"pool-{i}": {"instanceTypes": ["p5.48xlarge"], "replicas": i} for i in range(50)}}
+    monkeypatch.setattr(pulumi.Output, "from_input", staticmethod(counting))
+    recording = _exporting(lambda: {"devicePlan": big, "name": pulumi.Output.secret("n")})
+    assert recording.exports == {"devicePlan": big, "name": "n"}
+    assert [w for w in wrapped if isinstance(w, dict | list)] == []
+
+
+def test_exports_keep_the_order_the_program_made_them_in() -> None:
+    import pulumi
+
+    recording = _exporting(lambda: {"late": pulumi.Output.from_input("x").apply(lambda x: x), "early": 1})
+    assert list(recording.exports) == ["late", "early"]

@@ -10,6 +10,8 @@ does under `pulumi up`.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -218,6 +220,28 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def _settle(value: Any, put: Callable[[Any], None]) -> None:
+    """Hand `put` the export `value` once it is known, nested Outputs resolved. `Output.from_input` is
+    asked only where an Output is nested: it wraps every element of a plain structure in an Output of
+    its own (a 1,000-pool `devicePlan` holds ~45,000), which cost more CPU and memory than the
+    resources themselves."""
+    if isinstance(value, pulumi.Output):
+        value.apply(lambda known: _settle(known, put))
+    elif _holds_outputs(value):
+        pulumi.Output.from_input(value).apply(put)
+    else:
+        put(value)
+
+
+def _holds_outputs(value: Any) -> bool:
+    """Whether a plain value has an Output (or anything else awaitable) somewhere inside."""
+    if isinstance(value, dict):
+        return any(_holds_outputs(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_outputs(v) for v in value)
+    return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
+
+
 def config_strings(config: dict[str, Any]) -> dict[str, str]:
     """Stack config as the engine hands it to a program: structured values as JSON text."""
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
@@ -250,16 +274,19 @@ def run(program: Callable[[], None], config: dict[str, Any], stack: str = "dev",
     pulumi_settings.SETTINGS.rpc_manager.clear()
     pulumi_settings.SETTINGS.outputs.clear()
     exports: dict[str, Any] = {}
+    order: list[str] = []  # the exports as the program made them (they resolve in any order)
 
     def program_and_exports() -> None:
         program()
         root = pulumi_settings.get_root_resource()
-        outputs = pulumi.Output.from_input(dict(getattr(root, "outputs", {})))
-        outputs.apply(exports.update)
+        outputs = dict(getattr(root, "outputs", {}))
+        order.extend(outputs)
+        for name, value in outputs.items():
+            _settle(value, functools.partial(exports.__setitem__, name))
 
     try:
         _sync_await(run_pulumi_func(program_and_exports))
     finally:
         pulumi_settings.ROOT.set(None)
-    recording.exports = _plain(exports)
+    recording.exports = _plain({name: exports[name] for name in order if name in exports})
     return recording
