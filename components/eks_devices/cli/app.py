@@ -87,7 +87,17 @@ ProjectDir = Annotated[Path | None, typer.Option("--project-dir", help="Director
 
 
 def _emit(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    """Write `data` as indented JSON in slices of a few thousand pieces: a 1,000-pool preview's 9 MB
+    would otherwise be built first as a list of a million pieces and then one string (~40 MiB at the
+    peak), and one write per piece (`json.dump`) is one system call each with PYTHONUNBUFFERED set."""
+    pieces: list[str] = []
+    for piece in json.JSONEncoder(indent=2, sort_keys=True).iterencode(data):
+        pieces.append(piece)
+        if len(pieces) == 8192:
+            sys.stdout.write("".join(pieces))
+            pieces.clear()
+    pieces.append("\n")
+    sys.stdout.write("".join(pieces))
 
 
 def _stacks_dir(project_dir: Path | None) -> Path:
