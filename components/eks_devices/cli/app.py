@@ -7,15 +7,18 @@ No `from __future__ import annotations` here: typer reads every command's annota
 as text they would be compiled and evaluated again each time (~6 ms of every command's CPU).
 """
 
+import asyncio
 import gc
 import json
 import os
 import sys
+import threading
 import time
+from collections.abc import Callable
 from enum import StrEnum
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 
     from eks_devices.offline.preview import ProgramRun
 
+T = TypeVar("T")
 
 class _FlagHelp:
     """`--help` is a flag: shown without typer's `<bool>` type label, like the other flags."""
@@ -140,6 +144,34 @@ def _collector_off() -> None:
     gc.disable()
 
 
+def _on_fresh_thread(work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)` on a thread of its own, its result or its exception handed back. The Pulumi SDK
+    captures the whole Python stack for every resource it registers (pulumi 3.272.0,
+    `runtime/resource.py` `_get_stack_trace`: every frame's source line and file URI); the command's
+    own frames (typer's, click's, the verb's) are a third of that stack, and a fresh thread leaves
+    them out."""
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()  # the main thread has one implicitly, others must set their own
+        asyncio.set_event_loop(loop)
+        try:
+            result.append(work(*args))
+        except BaseException as exc:  # handed back to the calling thread and raised there
+            failure.append(exc)
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+    thread = threading.Thread(target=run, name="pulumi-program", daemon=True)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
 def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: dict[str, Any],
                  plan: planning.Plan, label: str = "") -> "ProgramRun":
     """Run the project's program for a stack with `config` (its stack file's, as read, or a baseline's)
@@ -151,7 +183,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
     started = time.monotonic()
     err(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…")
     try:
-        run = run_program(stack_file.find_project(project_dir), stack, config, plan)
+        run = _on_fresh_thread(run_program, stack_file.find_project(project_dir), stack, config, plan)
     except FileNotFoundError as exc:
         _fail(2, str(exc), as_json, {})
     except Exception as exc:  # the program failed as `pulumi up` would: one line, the innermost reason
