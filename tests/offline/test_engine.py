@@ -109,3 +109,19 @@ def test_exports_keep_the_order_the_program_made_them_in() -> None:
 
     recording = _exporting(lambda: {"late": pulumi.Output.from_input("x").apply(lambda x: x), "early": 1})
     assert list(recording.exports) == ["late", "early"]
+
+
+def test_outputs_are_made_plain_only_when_asked_for() -> None:
+    """A preview never reads outputs: the recording keeps the state the mock monitor keeps anyway and
+    makes the plain copy on first use."""
+    import pulumi
+
+    def program() -> None:
+        pulumi.CustomResource("test:index:Thing", "thing", {"size": 2, "tags": {"a": "b"}})
+
+    recording = engine.run(program, {"aws:region": "us-west-2"})
+    [thing] = recording.resources
+    assert "outputs" not in vars(thing)
+    assert thing.outputs == {"size": 2, "tags": {"a": "b"}, "id": thing.outputs["id"], "arn": thing.outputs["arn"]}
+    assert thing.outputs["id"] and isinstance(thing.outputs["size"], int)
+    assert "outputs" in vars(thing)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pulumi
@@ -47,7 +48,7 @@ class Registered:
     remote: bool
     provider: str
     inputs: dict[str, Any]
-    outputs: dict[str, Any]
+    state: Mapping[str, Any] = field(repr=False)  # the mocks' outputs, as the mock monitor keeps them
     replace_on_changes: list[str]
     delete_before_replace: bool
     protect: bool
@@ -56,6 +57,12 @@ class Registered:
     retain_on_delete: bool = False
     ignore_changes: list[str] = field(default_factory=list)
     import_id: str = ""  # the `import` option: the id of an existing cloud resource to adopt
+
+    @cached_property
+    def outputs(self) -> dict[str, Any]:
+        """The resource's outputs, plain (see `_plain`): made when first asked for, since a preview
+        never asks and the monitor keeps `state` anyway (a copy per resource cost ~6 MiB at 1,000 pools)."""
+        return _plain(self.state)
 
 
 @dataclass
@@ -105,7 +112,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.recording.resources.append(Registered(
             type=request.type, name=request.name, urn=response.urn, parent=request.parent,
             custom=bool(request.custom), remote=bool(request.remote), provider=request.provider,
-            inputs=_plain_struct(request.object), outputs=_plain(state),
+            inputs=_plain_struct(request.object), state=state,
             replace_on_changes=list(request.replaceOnChanges),
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
             depends_on=list(request.dependencies), aliases=aliases,
