@@ -44,3 +44,19 @@ def test_an_exception_comes_back_as_raised() -> None:
     with pytest.raises(Refused) as caught:
         app._on_fresh_thread(work)
     assert caught.value is raised
+
+
+def test_check_loads_neither_asyncio_nor_pulumi() -> None:
+    """Only the verbs that run the program pay for the event loop's modules (and the SDK's)."""
+    import os
+    import subprocess
+    import sys
+
+    from support.stacks import ROOT
+
+    script = ("import sys\nfrom eks_devices.cli.app import app\nfrom typer.testing import CliRunner\n"
+              f"r = CliRunner().invoke(app, ['check', 'staging', '--project-dir', {str(ROOT)!r}])\n"
+              "print(r.exit_code, 'asyncio' in sys.modules, 'pulumi' in sys.modules)")
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "components")})
+    assert ran.stdout.split() == ["0", "False", "False"]

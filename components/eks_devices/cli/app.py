@@ -7,7 +7,6 @@ No `from __future__ import annotations` here: typer reads every command's annota
 as text they would be compiled and evaluated again each time (~6 ms of every command's CPU).
 """
 
-import asyncio
 import gc
 import json
 import os
@@ -150,6 +149,8 @@ def _on_fresh_thread(work: Callable[..., T], *args: Any) -> T:
     `runtime/resource.py` `_get_stack_trace`: every frame's source line and file URI); the command's
     own frames (typer's, click's, the verb's) are a third of that stack, and a fresh thread leaves
     them out."""
+    import asyncio  # loaded with Pulumi anyway: `check` need not pay for it
+
     result: list[T] = []
     failure: list[BaseException] = []
 
