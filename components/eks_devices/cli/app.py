@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+
 class _FlagHelp:
     """`--help` is a flag: shown without typer's `<bool>` type label, like the other flags."""
 

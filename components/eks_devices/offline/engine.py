@@ -15,7 +15,6 @@ import inspect
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import pulumi
@@ -58,7 +57,7 @@ class Registered:
     ignore_changes: list[str] = field(default_factory=list)
     import_id: str = ""  # the `import` option: the id of an existing cloud resource to adopt
 
-    @cached_property
+    @functools.cached_property
     def outputs(self) -> dict[str, Any]:
         """The resource's outputs, plain (see `_plain`): made when first asked for, since a preview
         never asks and the monitor keeps `state` anyway (a copy per resource cost ~6 MiB at 1,000 pools)."""
