@@ -60,3 +60,37 @@ def test_check_loads_neither_asyncio_nor_pulumi() -> None:
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "components")})
     assert ran.stdout.split() == ["0", "False", "False"]
+
+
+def test_ctrl_c_stops_a_preview_at_once_with_exit_130(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With the program on its own thread the command's thread waits in `join`, where Ctrl-C reaches it:
+    the preview stops at once (exit 130, nothing on stdout). Before, Ctrl-C while the SDK's event loop
+    registered the resources was lost and the preview ran to the end."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+
+    from support import stacks
+    from support.cli import environment
+    from support.stacks import ROOT
+
+    pools = {f"pool-{i:03d}": {"instanceTypes": ["g6.xlarge"]} for i in range(1000)}
+    (tmp_path / "Pulumi.yaml").write_text("name: eks-devices\nruntime: python\nstackConfigDir: stacks\n")
+    (tmp_path / "__main__.py").write_text((ROOT / "__main__.py").read_text())
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.big.yaml").write_text(yaml.safe_dump({"config": stacks.config(pools=pools)}))
+    child = subprocess.Popen([sys.executable, "-m", "eks_devices", "preview", "big", "--json", "--project-dir",
+                              str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(),
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert child.stderr is not None
+        assert "running the Pulumi program" in child.stderr.readline().decode()
+        time.sleep(1.5)  # the program's resources are registering (1,000 pools take seconds)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert (child.returncode, out) == (130, b"")
