@@ -132,6 +132,24 @@ def test_an_alias_matches_the_old_urn_and_keeps_the_resource() -> None:
     assert queue.aliases == [before.resources[0].urn] and queue.protect is True
 
 
+def _queue_with_provider(provider: str, **options: Any) -> Any:
+    def program() -> None:
+        region = aws.Provider(provider, region="us-west-2", opts=pulumi.ResourceOptions(**options))
+        aws.sqs.Queue("q", message_retention_seconds=60, opts=pulumi.ResourceOptions(provider=region))
+    return program
+
+
+def test_a_provider_renamed_with_an_alias_is_the_same_provider() -> None:
+    """The engine takes a provider found by its alias for the old one: its resources see no change
+    (the real engine judges it in tests/e2e/test_pulumi_engine.py, the cluster renamed). Without the
+    alias the provider is new, and the queue goes with it."""
+    before = engine.run(_queue_with_provider("old"), {})
+    assert diff.compare(before, engine.run(_queue_with_provider("new", aliases=[pulumi.Alias(name="old")]), {})) == []
+    changes = {(c.name, c.action): c for c in diff.compare(before, engine.run(_queue_with_provider("new"), {}))}
+    assert sorted(changes) == [("new", "create"), ("old", "delete"), ("q", "replace")]
+    assert changes["q", "replace"].reasons[0].startswith("its provider changed")
+
+
 def test_preview_json_records_aliases_and_every_option() -> None:
     rec = engine.run(queue_program("new", protect=True, retain_on_delete=True, ignore_changes=["tags"],
                                    delete_before_replace=True, replace_on_changes=["name"],

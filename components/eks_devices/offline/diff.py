@@ -129,9 +129,11 @@ def _holds(value: str, needle: str) -> bool:
     return (needle.startswith("arn:") or _EC2_ID.fullmatch(needle) is not None) and needle in value
 
 
-def _verdict(change: Change, new: Registered, old: Registered, cause: str = "") -> None:
+def _verdict(change: Change, new: Registered, old: Registered, matched: dict[str, Registered],
+             cause: str = "") -> None:
     """Decide a matched resource's action from its changed inputs: the reasons it is replaced, or why
-    the update fails. `cause` names the replaced resource whose new id changed some inputs."""
+    the update fails. `cause` names the replaced resource whose new id changed some inputs. A provider
+    that answers to the old one's URN (an alias) is the same provider, as the engine takes it."""
     entry = replacement.entry(new.type)
     replace: list[str] = []
     fail: list[str] = []
@@ -147,7 +149,8 @@ def _verdict(change: Change, new: Registered, old: Registered, cause: str = "") 
             fail.append(f"{path}: immutable {where} and not replace-on-change, so pulumi up fails on it "
                         f"({entry.source})")
     old_provider, new_provider = old.provider.rpartition("::")[0], new.provider.rpartition("::")[0]
-    if old_provider and new_provider and old_provider != new_provider:
+    was = matched.get(new_provider)
+    if old_provider and new_provider and old_provider != (was.urn if was is not None else new_provider):
         replace.append(f"its provider changed: {old_provider} → {new_provider}")
     if replace and cause:
         replace.insert(0, f"the new id of {cause} reaches its inputs")
@@ -183,7 +186,7 @@ def compare(before: Recording, after: Recording) -> list[Change]:
             if _diffable(r):
                 change.changed = [p for p in changed_paths(old.inputs, _swap(r.inputs, kept_ids))
                                   if not any(under(i, p) for i in r.ignore_changes)]  # the engine drops those
-                _verdict(change, r, old)
+                _verdict(change, r, old, matched)
         changes[r.urn] = change
     _cascade(changes, matched, after)
     _fixed_names(changes, after)
@@ -253,7 +256,7 @@ def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: 
                 paths = [p for p in _paths_holding(r.inputs, needles) if p not in change.changed]
                 if paths:
                     change.changed.extend(paths)
-                    _verdict(change, r, old_r, cause=f"{changes[urn].type}::{changes[urn].name}")
+                    _verdict(change, r, old_r, matched, cause=f"{changes[urn].type}::{changes[urn].name}")
 
 
 def _fixed_names(changes: dict[str, Change], after: Recording) -> None:
@@ -295,7 +298,7 @@ def _rollouts(changes: dict[str, Change], matched: dict[str, Registered], after:
                                   f"({rollouts.source(rollouts.LAUNCH_TEMPLATE)})")
                 if "launchTemplate.version" not in change.changed:
                     change.changed.append("launchTemplate.version")
-                    _verdict(change, r, matched[r.urn])
+                    _verdict(change, r, matched[r.urn], matched)
         elif r.type == rollouts.NODE_POOL:
             node_class = ((((r.inputs.get("spec") or {}).get("template") or {}).get("spec") or {})
                           .get("nodeClassRef") or {}).get("name")
