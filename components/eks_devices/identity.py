@@ -6,11 +6,20 @@ name as an alias, which makes the change a rename in the state and nothing in AW
 
 `renamed(old, new)` gives the options for a component renamed from `old` to `new`: an alias for
 the component and, through a transformation its descendants inherit, for every descendant whose
-name starts with `new` the same name starting with `old` instead. That is the convention Pulumi
-follows itself for the children of an aliased parent (pulumi/pulumi v3.272.0,
-sdk/python/lib/pulumi/runtime/resource.py `inherited_child_alias`; the engine applies it for alias
-specs, so it also reaches the children a remote component such as pulumi-eks's Cluster registers
-in its own process); stating it here makes every alias visible to the offline engine and the tests.
+name starts with `new` the same name starting with `old` instead. The engine would infer most of
+these from the component's own alias (pulumi/pulumi v3.276.0, pkg/resource/deploy/step_generator.go
+`generateAliases`, `inheritedChildAlias`), and it does so for the children a remote component such
+as pulumi-eks's Cluster registers in its own process; but it infers them only from a parent it
+found by an alias in the same update. After an update that stopped once the components had moved
+in the state and before their resources had, only the aliases each resource states finds it; and
+stated, they are visible to the offline engine and the tests.
+
+The aliases are given as whole URNs where the transformation knows every parent's type (it has
+seen the component's parent: the stack), and as `Alias(name=...)` otherwise (under a team's own
+component): the engine reads both alike, and a URN costs the SDK none of the Outputs it makes for
+an `Alias` (pulumi 3.272.0 `resource.py` `Resource.__init__`, `runtime/resource.py`
+`collapse_alias_to_urn`: ~30 event-loop callbacks each, whose result the engine never reads, as it
+takes the alias spec).
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pulumi
+
+STACK_TYPE = "pulumi:pulumi:Stack"  # the root resource: no part of its children's URNs
 
 
 def moved(name: str, old: str, new: str) -> str | None:
@@ -33,18 +44,37 @@ def renamed(old: str, new: str) -> pulumi.ResourceOptions:
     """Options for a component now named `new` that a deployed stack knows as `old`."""
     if old == new:
         return pulumi.ResourceOptions()
+    types: dict[pulumi.Resource, str] = {}  # each resource reached so far: its qualified type
 
     def alias_old_names(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult:
+        qualified = _qualified_type(args, types)
+        if qualified is not None:
+            types[args.resource] = qualified
         # the resource's own old name, and the old form of any alias it states itself (a renamed pool)
         known = _alias_names(args.opts.aliases)
         names = [n for n in (moved(args.name, old, new), *(moved(a, old, new) for a in known)) if n]
-        extra = [pulumi.Alias(name=n) for n in dict.fromkeys(names) if n != args.name and n not in known]
-        if not extra:
+        was = [n for n in dict.fromkeys(names) if n != args.name and n not in known]
+        if not was:
             return pulumi.ResourceTransformationResult(args.props, args.opts)
+        extra = [pulumi.Alias(name=n) if qualified is None else _urn(qualified, n) for n in was]
         return pulumi.ResourceTransformationResult(
             args.props, pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(aliases=extra)))
 
     return pulumi.ResourceOptions(transformations=[alias_old_names])
+
+
+def _qualified_type(args: pulumi.ResourceTransformationArgs, types: dict[pulumi.Resource, str]) -> str | None:
+    """The type part of the resource's URN: its parents' types and its own, `$`-joined, as the engine
+    spells it (the stack itself is left out); None under a parent the transformation never saw."""
+    parent = args.opts.parent
+    if parent is None or parent.pulumi_resource_type == STACK_TYPE:
+        return args.type_
+    return types[parent] + "$" + args.type_ if parent in types else None
+
+
+def _urn(qualified_type: str, name: str) -> str:
+    """The URN of `name` with this qualified type in this stack, as the engine spells URNs."""
+    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{qualified_type}::{name}"
 
 
 def aliases(*old_names: str | None) -> list[pulumi.Input[str | pulumi.Alias]] | None:

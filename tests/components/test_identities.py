@@ -220,6 +220,63 @@ def test_renamed_aliases_the_component_and_what_is_named_after_it() -> None:
     assert rec.named("elsewhere").aliases == []
 
 
+
+def _aliases_sent(program_parent: pulumi.Resource | None) -> dict[str, list[str]]:
+    """The aliases `renamed` gives a component renamed from `old` to `new` and its descendants (three
+    levels deep), as the SDK receives them: a later transformation sees the options it made."""
+    sent: dict[str, list[str]] = {}
+
+    def spy(args: pulumi.ResourceTransformationArgs) -> None:
+        sent[args.name] = [a if isinstance(a, str) else f"Alias(name={a.name!r})" for a in args.opts.aliases or []]
+
+    opts = renamed("old", "new")
+    thing = pulumi.ComponentResource("test:index:Thing", "new", None, pulumi.ResourceOptions(
+        parent=program_parent, transformations=[*opts.transformations, spy]))
+    part = pulumi.ComponentResource("test:index:Part", "new-part", None, pulumi.ResourceOptions(parent=thing))
+    pulumi.ComponentResource("test:index:Leaf", "new-part-leaf", None, pulumi.ResourceOptions(
+        parent=part, aliases=[pulumi.Alias(name="new-piece-leaf")]))
+    return sent
+
+
+def test_renamed_gives_the_engines_urns_where_it_knows_the_parents() -> None:
+    """Under the stack the old URNs are spelled out, with every parent's type as the engine spells a
+    URN (`Thing$Part$Leaf`): a URN alias costs the SDK none of the Outputs an `Alias(name=...)` does.
+    The mock monitor records them as it spells URNs (the nearest parent's type only)."""
+    sent: dict[str, list[str]] = {}
+    rec = engine.run(lambda: sent.update(_aliases_sent(None)), {}, stack="id", project="p")
+    urn = "urn:pulumi:id::p::"
+    assert sent == {
+        "new": [urn + "test:index:Thing::old"],
+        "new-part": [urn + "test:index:Thing$test:index:Part::old-part"],
+        "new-part-leaf": ["Alias(name='new-piece-leaf')",
+                          urn + "test:index:Thing$test:index:Part$test:index:Leaf::old-part-leaf",
+                          urn + "test:index:Thing$test:index:Part$test:index:Leaf::old-piece-leaf"]}
+    assert {r.name: r.aliases for r in rec.resources} == {
+        "new": [urn + "pulumi:pulumi:Stack$test:index:Thing::old"],
+        "new-part": [urn + "test:index:Thing$test:index:Part::old-part"],
+        "new-part-leaf": [urn + "test:index:Part$test:index:Leaf::new-piece-leaf",
+                          urn + "test:index:Part$test:index:Leaf::old-part-leaf",
+                          urn + "test:index:Part$test:index:Leaf::old-piece-leaf"]}
+
+
+def test_renamed_under_a_parent_it_never_saw_names_the_old_names() -> None:
+    """Under a team's own component the transformation cannot spell its parents' types: it gives
+    `Alias(name=...)`, which the engine resolves, and the recording lists the same old URNs."""
+    sent: dict[str, list[str]] = {}
+
+    def program() -> None:
+        outer = pulumi.ComponentResource("team:index:Outer", "outer", None)
+        sent.update(_aliases_sent(outer))
+
+    rec = engine.run(program, {}, stack="id", project="p")
+    assert sent["new-part"] == ["Alias(name='old-part')"]
+    assert sent["new-part-leaf"][1:] == ["Alias(name='old-part-leaf')", "Alias(name='old-piece-leaf')"]
+    assert rec.named("new").aliases == ["urn:pulumi:id::p::team:index:Outer$test:index:Thing::old"]
+    assert rec.named("new-part-leaf").aliases == [
+        f"urn:pulumi:id::p::test:index:Part$test:index:Leaf::{n}" for n in ("new-piece-leaf", "old-part-leaf",
+                                                                             "old-piece-leaf")]
+
+
 # --- claims -------------------------------------------------------------------------------------------
 
 def claims(count: int) -> engine.Recording:

@@ -16,11 +16,14 @@ software, and the Karpenter cases run no DRA driver or plugin chart (their pools
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import os
 import subprocess
 from collections.abc import Callable
 from typing import Any
 
+import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from pulumi import automation as auto
@@ -36,6 +39,7 @@ from eks_devices import (
     NodePools,
     NodePoolsArgs,
     build,
+    identity,
     parse,
 )
 from eks_devices.offline import diff
@@ -45,38 +49,50 @@ from support import stacks
 STEPS = {"create": "create", "update": "update", "replace": "replace", "create-replacement": "replace",
          "delete-replaced": "replace", "delete": "delete"}
 
-def components(cfg: dict[str, Any], kubeconfig: str) -> Callable[[], None]:
-    """The program: the stack's Kubernetes-layer components on an existing cluster."""
+def components(cfg: dict[str, Any], kubeconfig: str, under: Callable[[], pulumi.Resource | None] = lambda: None,
+               name: str | None = None) -> Callable[[], None]:
+    """The program: the stack's Kubernetes-layer components on an existing cluster, named `name` (the
+    cluster's by default), under the component `under` makes (none by default)."""
 
     def program() -> None:
         plan = build(parse(cfg))
         assert not plan.releases, "this tier has no charts: choose stacks without device software"
-        provider = k8s.Provider("cluster", kubeconfig=kubeconfig, enable_server_side_apply=True)
-        name = cfg["eks-devices:cluster"]["name"]
-        software = DeviceSoftware(name, DeviceSoftwareArgs(plan=plan, k8s_provider=provider))
-        ClaimTemplates(name, ClaimTemplatesArgs(plan=plan, k8s_provider=provider, namespaces=software.namespaces,
-                                                device_classes=software.device_classes, releases=software.releases))
+        cluster = cfg["eks-devices:cluster"]["name"]
+        base = name or cluster
+        child = pulumi.ResourceOptions(parent=under())
+        provider = k8s.Provider(f"{base}-k8s", kubeconfig=kubeconfig, enable_server_side_apply=True, opts=child)
+        software = DeviceSoftware(base, DeviceSoftwareArgs(plan=plan, k8s_provider=provider), child)
+        ClaimTemplates(base, ClaimTemplatesArgs(plan=plan, k8s_provider=provider, namespaces=software.namespaces,
+                                                device_classes=software.device_classes, releases=software.releases),
+                       child)
         if plan.pools:
-            NodePools(name, NodePoolsArgs(
-                plan=plan, cluster_name=name, k8s_provider=provider, node_role_name="nodes",
+            NodePools(base, NodePoolsArgs(
+                plan=plan, cluster_name=cluster, k8s_provider=provider, node_role_name="nodes",
                 node_role_arn="arn:aws:iam::111122223333:role/nodes", private_subnet_ids=["subnet-0000000a", "subnet-0000000b"],
                 private_subnets_by_zone={"us-west-2a": "subnet-0000000a", "us-west-2b": "subnet-0000000b"},
-                cluster_security_group_id="sg-0c", efa_security_group_id="sg-0e", discovery_tag=name, tagged_security_groups=True))
+                cluster_security_group_id="sg-0c", efa_security_group_id="sg-0e", discovery_tag=cluster,
+                tagged_security_groups=True), child)
 
     return program
 
 
-def real_steps(plane: ControlPlane, env: dict[str, str], stack: str, before: dict[str, Any],
-               after: dict[str, Any]) -> dict[str, str]:
-    """`up` with `before`, then the engine's planned step per URN for `after` (resources with a step only)."""
+Program = Callable[[str], Callable[[], None]]  # a program, given the cluster's kubeconfig
+
+
+def real_steps(plane: ControlPlane, env: dict[str, str], stack: str, before: Program, after: Program,
+               state: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, str]:
+    """`up` with `before` (its state then rewritten by `state`, when given), then the engine's planned
+    step per URN for `after` (resources with a step only)."""
     kubeconfig = _kubeconfig_text(plane)
     ws = pulumi_cli.workspace(plane, env)
-    s = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=components(before, kubeconfig),
-                                    opts=ws)
+    s = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=before(kubeconfig), opts=ws)
     try:
         result = s.up(on_output=lambda _line: None)
         assert result.summary.result == "succeeded"
-        s.workspace.program = components(after, kubeconfig)
+        if state is not None:
+            exported = s.export_stack()
+            s.import_stack(auto.Deployment(exported.version, state(dict(exported.deployment or {}))))
+        s.workspace.program = after(kubeconfig)
         steps: dict[str, str] = {}
 
         def event(e: auto.EngineEvent) -> None:
@@ -97,11 +113,9 @@ def real_steps(plane: ControlPlane, env: dict[str, str], stack: str, before: dic
         s.workspace.remove_stack(stack)
 
 
-def predicted_steps(stack: str, before: dict[str, Any], after: dict[str, Any]) -> dict[str, str]:
+def predicted_steps(stack: str, before: Program, after: Program) -> dict[str, str]:
     """What `diff` predicts for the same programs, from the mock engine's recordings."""
-    kubeconfig = "{}"
-    old = offline.run(components(before, kubeconfig), {}, stack=stack, project=PROJECT)
-    new = offline.run(components(after, kubeconfig), {}, stack=stack, project=PROJECT)
+    old, new = (offline.run(program("{}"), {}, stack=stack, project=PROJECT) for program in (before, after))
     return {c.urn: c.action + (" (delete first)" if c.action == "replace" and c.delete_before_replace else "")
             for c in diff.compare(old, new) if c.type.startswith("kubernetes:")}
 
@@ -163,12 +177,68 @@ def test_cases_build_without_device_software() -> None:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_diff_predicts_the_engines_steps(control_plane: ControlPlane, pulumi_env: dict[str, str], case: str) -> None:
-    before, after = CASES[case]
+    before, after = (functools.partial(components, cfg) for cfg in CASES[case])
     stack = case[:40]
     predicted = predicted_steps(stack, before, after)
     real = _relevant(real_steps(control_plane, pulumi_env, stack, before, after))
     assert real, f"{case}: the engine planned no step at all (a change the test means to make)"
     assert predicted == real
+
+
+def _platform(cfg: dict[str, Any], renamed: bool, team: bool) -> Program:
+    """`components` as the shipped program has them: under one component named after the cluster
+    (`renamed` False, as before names stopped following the cluster's), or named `platform` with
+    `identity.renamed` from the cluster's name; under a team's own component when `team`."""
+    cluster = cfg["eks-devices:cluster"]["name"]
+    name = "platform" if renamed else cluster
+
+    def under() -> pulumi.Resource:
+        outer = pulumi.ComponentResource("team:index:Outer", "team") if team else None
+        opts = identity.renamed(cluster, name) if renamed else pulumi.ResourceOptions()
+        return pulumi.ComponentResource("e2e:index:Platform", name, None,
+                                        pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(parent=outer)))
+
+    return lambda kubeconfig: components(cfg, kubeconfig, under, name)
+
+
+def _components_moved(old: str, new: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A state as an update leaves it when it stops after moving the components from the names
+    starting with `old` to those starting with `new` and before their resources: the engine then
+    finds each component by its URN, not by an alias, so it has no parent alias for the resources to
+    inherit and only the aliases they state themselves can find them."""
+
+    def rewrite(deployment: dict[str, Any]) -> dict[str, Any]:
+        moves = {}
+        for r in deployment["resources"]:
+            stem, _, name = r["urn"].rpartition("::")
+            if not r.get("custom") and identity.moved(name, new, old):
+                moves[r["urn"]] = f"{stem}::{identity.moved(name, new, old)}"
+        assert moves and len(moves) < len(deployment["resources"])
+        text = json.dumps(deployment)
+        for was, now in moves.items():
+            text = text.replace(json.dumps(was), json.dumps(now))
+        return json.loads(text)
+
+    return rewrite
+
+
+@pytest.mark.parametrize(("team", "interrupted"), [(False, False), (False, True), (True, True)],
+                         ids=["under-the-stack", "under-the-stack-interrupted", "under-a-team-component-interrupted"])
+def test_the_cluster_renamed_is_no_step_for_the_engine(control_plane: ControlPlane, pulumi_env: dict[str, str],
+                                                       team: bool, interrupted: bool) -> None:
+    """Every resource of a stack deployed before names stopped following the cluster's is found by its
+    alias, so `pulumi up` plans nothing: the aliases `identity.renamed` states (URNs the engine is
+    given whole, or `Alias(name=...)` under a component it cannot spell) are the ones the real engine
+    matches, three components deep, and `diff` predicts the same. After an interrupted update
+    (`_components_moved`) the resources' own aliases are all that finds them."""
+    cfg = karpenter(KARPENTER, name="e2e-named")
+    before, after = _platform(cfg, False, team), _platform(cfg, True, team)
+    stack = f"renamed-{'team' if team else 'stack'}{'-interrupted' if interrupted else ''}"
+    old, new = (offline.run(program("{}"), {}, stack=stack, project=PROJECT) for program in (before, after))
+    assert {r.urn for r in old.resources if r.type.startswith("kubernetes:")}.isdisjoint(r.urn for r in new.resources)
+    assert predicted_steps(stack, before, after) == {}
+    moved = _components_moved("e2e-named", "platform") if interrupted else None
+    assert real_steps(control_plane, pulumi_env, stack, before, after, moved) == {}
 
 
 def test_the_engine_is_real(control_plane: ControlPlane, pulumi_env: dict[str, str]) -> None:

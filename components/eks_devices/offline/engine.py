@@ -27,6 +27,7 @@ from pulumi.runtime.sync_await import _sync_await
 from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.config.stack import brought_subnet_zones, parse
 from eks_devices.core.vocabulary import NAMESPACE
+from eks_devices.identity import STACK_TYPE
 from eks_devices.offline import output_values
 from eks_devices.testing import ACCOUNT_ID, Mocks, aws_id
 
@@ -101,7 +102,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # gRPC method name
         response = super().RegisterResource(output_values.for_mocks(request))
-        if request.type == "pulumi:pulumi:Stack":
+        if request.type == STACK_TYPE:
             self._root = response.urn  # what "no parent" means here: the stack's resources are its children
             return response
         if request.remote:
@@ -130,7 +131,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         out: list[str] = []
         for alias in request.aliases:
             if alias.HasField("urn"):
-                out.append(alias.urn)
+                out.append(_as_mock_urn(alias.urn))
                 continue
             spec = alias.spec
             if spec.noParent:
@@ -153,6 +154,17 @@ def _urn(parent: str, type_: str, name: str, stack: str, project: str) -> str:
     if parent:
         type_ = parent.split("::")[2].split("$").pop() + "$" + type_
     return "urn:pulumi:" + "::".join([stack, project, type_, name])
+
+
+def _as_mock_urn(urn: str) -> str:
+    """An engine's URN as the mock monitor would have made it (`MockMonitor.make_urn`): of the
+    parents' types only the nearest is kept, and the stack counts as a parent, so `A$B$C` reads `B$C`
+    and a top-level `A` reads `pulumi:pulumi:Stack$A`."""
+    stack, project, qualified, name = urn.split("::", 3)
+    types = qualified.split("$")
+    if types == [STACK_TYPE]:
+        return urn
+    return "::".join([stack, project, "$".join([STACK_TYPE, *types][-2:]), name])
 
 
 _SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-value signature key on the wire
