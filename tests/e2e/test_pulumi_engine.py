@@ -185,16 +185,18 @@ def test_diff_predicts_the_engines_steps(control_plane: ControlPlane, pulumi_env
     assert predicted == real
 
 
-def _platform(cfg: dict[str, Any], renamed: bool, team: bool) -> Program:
+def _platform(cfg: dict[str, Any], aliases: str, team: bool) -> Program:
     """`components` as the shipped program has them: under one component named after the cluster
-    (`renamed` False, as before names stopped following the cluster's), or named `platform` with
-    `identity.renamed` from the cluster's name; under a team's own component when `team`."""
+    (`aliases` "none", as before names stopped following the cluster's), or named `platform` with
+    `identity.renamed` from the cluster's name ("renamed"), or with one alias on that component alone
+    ("parent"); under a team's own component when `team`."""
     cluster = cfg["eks-devices:cluster"]["name"]
-    name = "platform" if renamed else cluster
+    name = cluster if aliases == "none" else "platform"
 
     def under() -> pulumi.Resource:
         outer = pulumi.ComponentResource("team:index:Outer", "team") if team else None
-        opts = identity.renamed(cluster, name) if renamed else pulumi.ResourceOptions()
+        opts = {"none": pulumi.ResourceOptions(), "renamed": identity.renamed(cluster, name),
+                "parent": pulumi.ResourceOptions(aliases=[pulumi.Alias(name=cluster)])}[aliases]
         return pulumi.ComponentResource("e2e:index:Platform", name, None,
                                         pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(parent=outer)))
 
@@ -222,18 +224,21 @@ def _components_moved(old: str, new: str) -> Callable[[dict[str, Any]], dict[str
     return rewrite
 
 
-@pytest.mark.parametrize(("team", "interrupted"), [(False, False), (False, True), (True, True)],
-                         ids=["under-the-stack", "under-the-stack-interrupted", "under-a-team-component-interrupted"])
+@pytest.mark.parametrize(("aliases", "team", "interrupted"), [
+    ("renamed", False, False), ("renamed", False, True), ("renamed", True, True), ("parent", False, False)],
+    ids=["under-the-stack", "under-the-stack-interrupted", "under-a-team-component-interrupted", "parent-alias-only"])
 def test_the_cluster_renamed_is_no_step_for_the_engine(control_plane: ControlPlane, pulumi_env: dict[str, str],
-                                                       team: bool, interrupted: bool) -> None:
+                                                       aliases: str, team: bool, interrupted: bool) -> None:
     """Every resource of a stack deployed before names stopped following the cluster's is found by its
     alias, so `pulumi up` plans nothing: the aliases `identity.renamed` states (URNs the engine is
     given whole, or `Alias(name=...)` under a component it cannot spell) are the ones the real engine
     matches, three components deep, and `diff` predicts the same. After an interrupted update
-    (`_components_moved`) the resources' own aliases are all that finds them."""
+    (`_components_moved`) the resources' own aliases are all that finds them. With an alias on the
+    renamed component alone, the engine infers its descendants' (the parent's old name in place of
+    its new one in theirs), and so does the mock monitor."""
     cfg = karpenter(KARPENTER, name="e2e-named")
-    before, after = _platform(cfg, False, team), _platform(cfg, True, team)
-    stack = f"renamed-{'team' if team else 'stack'}{'-interrupted' if interrupted else ''}"
+    before, after = _platform(cfg, "none", team), _platform(cfg, aliases, team)
+    stack = f"{aliases}-{'team' if team else 'stack'}{'-interrupted' if interrupted else ''}"
     old, new = (offline.run(program("{}"), {}, stack=stack, project=PROJECT) for program in (before, after))
     assert {r.urn for r in old.resources if r.type.startswith("kubernetes:")}.isdisjoint(r.urn for r in new.resources)
     assert predicted_steps(stack, before, after) == {}

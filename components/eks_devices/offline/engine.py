@@ -122,31 +122,45 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return response
 
     def _alias_urns(self, request: Any) -> list[str]:
-        """The URNs a resource's aliases stand for, spelled as this monitor spells URNs: each alias
-        spec (name, type, stack, project, parent; unset parts are the resource's own) under its
-        parent and under every URN the parent itself answers to, as the engine inherits a parent's
-        aliases (pulumi/pulumi v3.259.0 pkg/resource/deploy/step_generator.go:621, generateAliases)."""
+        """The URNs a resource's aliases stand for, spelled as this monitor spells URNs, as the engine
+        makes them (pulumi/pulumi v3.276.0 pkg/resource/deploy/step_generator.go `generateAliases`):
+        each alias (a URN, or a spec whose unset parts are the resource's own, under its parent);
+        then, under each URN the parent answers to, the resource and each of its aliases again, with
+        the parent's old name in place of its new one where the name starts with it
+        (`inheritedChildAlias`). The engine takes the one old URN the parent was found by; a
+        recording lists every URN it might have been."""
         own_parent = request.parent
         inherited = self._aliases
-        out: list[str] = []
+        stack, project = pulumi.get_stack(), pulumi.get_project()
+        stated: list[str] = []
         for alias in request.aliases:
             if alias.HasField("urn"):
-                out.append(_as_mock_urn(alias.urn))
+                stated.append(_as_mock_urn(alias.urn))
                 continue
             spec = alias.spec
             if spec.noParent:
                 parents = [self._root]
-            elif spec.parentUrn:
+            elif spec.parentUrn:  # a parent found by an alias stands for its old URN
                 parents = [spec.parentUrn, *inherited.get(spec.parentUrn, [])]
             else:
-                parents = [own_parent, *inherited.get(own_parent, [])]
-            for parent in parents:
-                out.append(_urn(parent, spec.type or request.type, spec.name or request.name,
-                                spec.stack or pulumi.get_stack(), spec.project or pulumi.get_project()))
-        if own_parent in inherited:  # the parent's aliases alone also move the child (same name and type)
-            for parent in inherited[own_parent]:
-                out.append(_urn(parent, request.type, request.name, pulumi.get_stack(), pulumi.get_project()))
+                parents = [own_parent]
+            stated += [_urn(parent, spec.type or request.type, spec.name or request.name,
+                            spec.stack or stack, spec.project or project) for parent in parents]
+        out = list(stated)
+        parent_name = own_parent.rsplit("::", 1)[-1]
+        for parent_alias in inherited.get(own_parent, []):
+            old_name = parent_alias.rsplit("::", 1)[-1]
+            for type_, name in [(request.type, request.name), *(_type_and_name(urn) for urn in stated)]:
+                if name.startswith(parent_name):
+                    name = old_name + name[len(parent_name):]
+                out.append(_urn(parent_alias, type_, name, stack, project))
         return sorted(set(out) - {self.make_urn(request.parent, request.type, request.name)})
+
+
+def _type_and_name(urn: str) -> tuple[str, str]:
+    """A URN's own type (the last of its qualified type) and its name."""
+    _, _, qualified, name = urn.split("::", 3)
+    return qualified.split("$")[-1], name
 
 
 def _urn(parent: str, type_: str, name: str, stack: str, project: str) -> str:
