@@ -6,7 +6,9 @@ the real `pulumi-resource-kubernetes` provider (both built from Go modules), as 
 programs with a local file backend, against the real API server: `up` with a baseline, then `preview`
 of a change. The steps the engine plans per resource (create, update, replace, delete; replace with
 delete-before-replace; an alias honoured as no step) must be the ones `diff` predicts from the mock
-engine's recordings of the same two programs (`eks_devices.offline.diff.compare`).
+engine's recordings of the same two programs (`eks_devices.offline.diff.compare`). The same
+components under one component renamed (`identity.renamed`, as the shipped program renames every
+resource) must be no step at all, also in a state an interrupted update left.
 
 Helm releases stay out: their charts are not in any registry this tier can reach, and a stack whose
 plan has releases would need them. The stacks here are chosen to have none: Auto Mode installs no device
