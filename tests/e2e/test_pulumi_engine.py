@@ -215,8 +215,8 @@ def _components_moved(old: str, new: str) -> Callable[[dict[str, Any]], dict[str
         moves = {}
         for r in deployment["resources"]:
             stem, _, name = r["urn"].rpartition("::")
-            if not r.get("custom") and identity.moved(name, new, old):
-                moves[r["urn"]] = f"{stem}::{identity.moved(name, new, old)}"
+            if not r.get("custom") and (now := identity.moved(name, new, old)):
+                moves[r["urn"]] = f"{stem}::{now}"
         assert moves and len(moves) < len(deployment["resources"])
         text = json.dumps(deployment)
         for was, now in moves.items():

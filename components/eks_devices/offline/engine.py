@@ -147,9 +147,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             stated += [_urn(parent, spec.type or request.type, spec.name or request.name,
                             spec.stack or stack, spec.project or project) for parent in parents]
         out = list(stated)
-        parent_name = own_parent.rsplit("::", 1)[-1]
-        for parent_alias in inherited.get(own_parent, []):
-            old_name = parent_alias.rsplit("::", 1)[-1]
+        for parent_alias in inherited.get(own_parent, []):  # a parent with aliases is a registered URN
+            parent_name, old_name = _urn_parts(own_parent)[3], _urn_parts(parent_alias)[3]
             for type_, name in [(request.type, request.name), *(_type_and_name(urn) for urn in stated)]:
                 if name.startswith(parent_name):
                     name = old_name + name[len(parent_name):]
@@ -157,16 +156,22 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return sorted(set(out) - {self.make_urn(request.parent, request.type, request.name)})
 
 
+def _urn_parts(urn: str) -> tuple[str, str, str, str]:
+    """A URN's `urn:pulumi:<stack>` head, project, qualified type (`$`-joined) and name (which may hold `::`)."""
+    head, project, qualified, name = urn.split("::", 3)
+    return head, project, qualified, name
+
+
 def _type_and_name(urn: str) -> tuple[str, str]:
     """A URN's own type (the last of its qualified type) and its name."""
-    _, _, qualified, name = urn.split("::", 3)
+    _, _, qualified, name = _urn_parts(urn)
     return qualified.split("$")[-1], name
 
 
 def _urn(parent: str, type_: str, name: str, stack: str, project: str) -> str:
     """A URN as the mock monitor makes them (`MockMonitor.make_urn`): the parent's own type, then ours."""
     if parent:
-        type_ = parent.split("::")[2].split("$").pop() + "$" + type_
+        type_ = _type_and_name(parent)[0] + "$" + type_
     return "urn:pulumi:" + "::".join([stack, project, type_, name])
 
 
@@ -174,11 +179,11 @@ def _as_mock_urn(urn: str) -> str:
     """An engine's URN as the mock monitor would have made it (`MockMonitor.make_urn`): of the
     parents' types only the nearest is kept, and the stack counts as a parent, so `A$B$C` reads `B$C`
     and a top-level `A` reads `pulumi:pulumi:Stack$A`."""
-    stack, project, qualified, name = urn.split("::", 3)
+    head, project, qualified, name = _urn_parts(urn)
     types = qualified.split("$")
     if types == [STACK_TYPE]:
         return urn
-    return "::".join([stack, project, "$".join([STACK_TYPE, *types][-2:]), name])
+    return "::".join([head, project, "$".join([STACK_TYPE, *types][-2:]), name])
 
 
 _SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-value signature key on the wire
