@@ -28,7 +28,7 @@ from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.config.stack import brought_subnet_zones, parse
 from eks_devices.core.vocabulary import NAMESPACE
 from eks_devices.identity import STACK_TYPE
-from eks_devices.offline import output_values
+from eks_devices.offline import echo, output_values
 from eks_devices.testing import ACCOUNT_ID, Mocks, aws_id
 
 OfflineMocks = Mocks  # the engine's mocks are the public ones
@@ -88,8 +88,9 @@ class Recording:
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """The mock monitor, keeping the resource options that `MockResourceArgs` leaves out, and
-    supporting output values as the real engine does (see `output_values`)."""
+    """The mock monitor, keeping the resource options that `MockResourceArgs` leaves out,
+    supporting output values as the real engine does (see `output_values`), and answering plain
+    registrations without the SDK's round trip (see `echo`)."""
 
     def __init__(self, mocks: OfflineMocks, recording: Recording):
         super().__init__(mocks)
@@ -101,7 +102,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return output_values.with_output_values(super().GetDeploymentInfo(request))
 
     def RegisterResource(self, request: Any) -> Any:  # gRPC method name
-        response = super().RegisterResource(output_values.for_mocks(request))
+        for_mocks = output_values.for_mocks(request)
+        response = (echo.register(self, for_mocks) if echo.plain(for_mocks)
+                    else super().RegisterResource(for_mocks))
         if request.type == STACK_TYPE:
             self._root = response.urn  # what "no parent" means here: the stack's resources are its children
             return response

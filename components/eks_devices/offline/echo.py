@@ -1,0 +1,60 @@
+"""A registration answered without the SDK's round trip, where the inputs on the wire are plain.
+
+The SDK's mock monitor deserializes a registration's inputs for the mocks, then serializes the state the
+mocks return back into the response (pulumi 3.272.0 `pulumi/runtime/mocks.py` `RegisterResource`,
+~308-334), on an event loop of the monitor's thread. The mocks mostly echo their inputs (`{**inputs}`
+plus an id and an ARN), and for plain data (no secret, resource reference, asset, output value or
+unknown) serializing a deserialized value gives back the value it came from, so each output the
+mocks passed through unchanged is copied from the request as it came. The SDK's own serializer is
+still asked for everything else; only whether a request is plain is decided here, by the markers'
+bytes, which a false alarm only sends back to the SDK's path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import struct_pb2
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.sync_await import _sync_await
+
+from eks_devices.identity import STACK_TYPE
+
+# any special value carries the signature key; an unknown is a string of its own
+_MARKERS = (rpc._special_sig_key.encode(), rpc.UNKNOWN.encode())
+_SCALARS = (str, bool, int, float)  # what a Struct takes as it is, as the SDK's serializer would send it
+
+
+def plain(request: Any) -> bool:
+    """Whether a registration can skip the SDK's round trip: no transforms (the SDK's monitor turns
+    them into callbacks for the mocks), not the stack, and no special value anywhere in its inputs."""
+    if request.type == STACK_TYPE or request.transforms:
+        return False
+    wire = request.object.SerializeToString()
+    return not any(marker in wire for marker in _MARKERS)
+
+
+def register(monitor: pulumi_mocks.MockMonitor, request: Any) -> Any:
+    """`monitor`'s answer to a plain registration (see `plain`), as the SDK's `MockMonitor` gives it:
+    the mocks asked with the SDK's deserialized inputs, the registration kept, the state returned."""
+    urn = monitor.make_urn(request.parent, request.type, request.name)
+    inputs = rpc.deserialize_properties(request.object)
+    id_, state = monitor.mocks.new_resource(pulumi_mocks.MockResourceArgs(
+        typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
+        resource_id=request.importId, custom=request.custom or False, transforms=[]))
+    wire = request.object.fields
+    out = struct_pb2.Struct()
+    rest: dict[str, Any] = {}
+    for key, value in state.items():
+        if key in wire and inputs.get(key) is value:
+            out.fields[key].CopyFrom(wire[key])
+        elif type(value) in _SCALARS:
+            out[key] = value
+        else:
+            rest[key] = value
+    if rest:
+        out.MergeFrom(_sync_await(rpc.serialize_properties(rest, {})))
+    monitor.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_, state)
+    return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=out)

@@ -1,0 +1,113 @@
+"""A plain registration answered without the SDK's round trip gives the program what the SDK's own mock
+monitor gives it: the same URN, id and kept state, and a response that deserializes to the same
+outputs, whatever the inputs and whatever the mocks make of them; anything not plain is left to the SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pulumi
+import pytest
+from google.protobuf import json_format, struct_pb2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.proto import callback_pb2, resource_pb2
+
+from eks_devices.identity import STACK_TYPE
+from eks_devices.offline import echo
+from eks_devices.testing import Mocks
+
+SIG = rpc._special_sig_key
+SECRET, RESOURCE = rpc._special_secret_sig, rpc._special_resource_sig
+
+
+class Reshaping(pulumi.runtime.Mocks):
+    """Mocks that keep some inputs, drop some, wrap some in new structures and add outputs of each kind."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        state = dict(args.inputs)
+        for i, key in enumerate(sorted(state)):
+            if i % 3 == 0:
+                state[key] = {"was": [state[key], 1]}
+            elif i % 3 == 1:
+                state[key] = None
+        state.update(added=[1, "two", {"three": 3.5}], flag=True, count=7, ratio=0.25, name="given")
+        return f"{args.name}-id", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        return {}, []
+
+
+def _request(inputs: dict[str, Any], **fields: Any) -> Any:
+    struct = struct_pb2.Struct()
+    json_format.ParseDict(inputs, struct)
+    options = {"type": "aws:ec2/vpc:Vpc", "name": "main", "custom": True,
+               "parent": "urn:pulumi:dev::eks-devices::pulumi:pulumi:Stack::eks-devices-dev", **fields}
+    return resource_pb2.RegisterResourceRequest(object=struct, **options)
+
+
+def _on_monitor_thread(work: Callable[[], Any]) -> Any:
+    """As the engine calls the monitor: from a thread of the loop's executor, not the test's own."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(work).result()
+
+
+def _answers(mocks: pulumi.runtime.Mocks, request: Any) -> tuple[Any, Any, Any, Any]:
+    sdk, ours = pulumi_mocks.MockMonitor(mocks), pulumi_mocks.MockMonitor(mocks)
+    return (_on_monitor_thread(lambda: sdk.RegisterResource(request)), sdk,
+            _on_monitor_thread(lambda: echo.register(ours, request)), ours)
+
+
+def _assert_same_answer(mocks: pulumi.runtime.Mocks, inputs: dict[str, Any]) -> None:
+    request = _request(inputs)
+    assert echo.plain(request)
+    sdk_response, sdk, our_response, ours = _answers(mocks, request)
+    assert (our_response.urn, our_response.id) == (sdk_response.urn, sdk_response.id)
+    for keep_unknowns in (False, True):
+        assert (rpc.deserialize_properties(our_response.object, keep_unknowns)
+                == rpc.deserialize_properties(sdk_response.object, keep_unknowns))
+    assert ours.resources == sdk.resources
+
+
+JSON_SCALARS = (st.none() | st.booleans() | st.text(max_size=8)
+                | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False))
+JSON = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=8), JSON, max_size=8))
+def test_a_plain_registration_is_answered_as_the_sdk_answers_it(inputs: dict[str, Any]) -> None:
+    _assert_same_answer(Mocks("us-west-2"), inputs)
+    _assert_same_answer(Reshaping(), inputs)
+
+
+def test_the_outputs_the_mocks_pass_through_are_copied_from_the_request_as_it_came() -> None:
+    inputs = {"cidrBlock": "10.0.0.0/16", "tags": {"team": "ml", "cleared": None}, "sizes": [1, None, 2.5]}
+    request = _request(inputs)
+    _, _, response, monitor = _answers(Mocks("us-west-2"), request)
+    for key in inputs:
+        assert response.object.fields[key] == request.object.fields[key]
+    assert response.object["arn"].startswith("arn:aws:ec2:us-west-2:")  # what the mocks added, serialized
+    assert monitor.resources[response.urn].state["cidrBlock"] == "10.0.0.0/16"
+
+
+@pytest.mark.parametrize("value", [
+    {SIG: SECRET, "value": "hunter2"},
+    {"nested": [{SIG: RESOURCE, "urn": "urn:pulumi:dev::p::t::r", "id": "r-1"}]},
+    rpc.UNKNOWN,
+    [1, rpc.UNKNOWN],
+], ids=["secret", "resource reference", "unknown", "nested unknown"])
+def test_special_values_take_the_sdks_path(value: Any) -> None:
+    assert echo.plain(_request({"plain": "yes"}))
+    assert not echo.plain(_request({"plain": "yes", "special": value}))
+
+
+def test_the_stack_and_transforms_take_the_sdks_path() -> None:
+    assert not echo.plain(_request({}, type=STACK_TYPE, name="eks-devices-dev", parent=""))
+    transform = callback_pb2.Callback(target="addr", token="t")
+    assert not echo.plain(_request({"plain": "yes"}, transforms=[transform]))
