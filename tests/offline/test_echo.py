@@ -1,9 +1,11 @@
 """A plain registration answered without the SDK's round trip gives the program what the SDK's own mock
 monitor gives it: the same URN, id and kept state, and a response that deserializes to the same
-outputs, whatever the inputs and whatever the mocks make of them; anything not plain is left to the SDK."""
+outputs, whatever the inputs and whatever the mocks make of them (so long as they leave their inputs
+as given, as the toolkit's mocks do); anything else is left to the SDK."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -18,7 +20,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import callback_pb2, resource_pb2
 
 from eks_devices.identity import STACK_TYPE
-from eks_devices.offline import echo
+from eks_devices.offline import echo, engine
 from eks_devices.testing import Mocks
 
 SIG = rpc._special_sig_key
@@ -64,7 +66,6 @@ def _answers(mocks: pulumi.runtime.Mocks, request: Any) -> tuple[Any, Any, Any, 
 
 def _assert_same_answer(mocks: pulumi.runtime.Mocks, inputs: dict[str, Any]) -> None:
     request = _request(inputs)
-    assert echo.plain(request)
     sdk_response, sdk, our_response, ours = _answers(mocks, request)
     assert (our_response.urn, our_response.id) == (sdk_response.urn, sdk_response.id)
     for keep_unknowns in (False, True):
@@ -103,11 +104,50 @@ def test_the_outputs_the_mocks_pass_through_are_copied_from_the_request_as_it_ca
     [1, rpc.UNKNOWN],
 ], ids=["secret", "resource reference", "unknown", "nested unknown"])
 def test_special_values_take_the_sdks_path(value: Any) -> None:
-    assert echo.plain(_request({"plain": "yes"}))
-    assert not echo.plain(_request({"plain": "yes", "special": value}))
+    monitor = pulumi_mocks.MockMonitor(Mocks("us-west-2"))
+    assert echo.answers(monitor, _request({"plain": "yes"}))
+    assert not echo.answers(monitor, _request({"plain": "yes", "special": value}))
 
 
 def test_the_stack_and_transforms_take_the_sdks_path() -> None:
-    assert not echo.plain(_request({}, type=STACK_TYPE, name="eks-devices-dev", parent=""))
+    monitor = pulumi_mocks.MockMonitor(Mocks("us-west-2"))
+    assert not echo.answers(monitor, _request({}, type=STACK_TYPE, name="eks-devices-dev", parent=""))
     transform = callback_pb2.Callback(target="addr", token="t")
-    assert not echo.plain(_request({"plain": "yes"}, transforms=[transform]))
+    assert not echo.answers(monitor, _request({"plain": "yes"}, transforms=[transform]))
+
+
+class Tagging(Mocks):
+    """A team's mocks that stamp a tag into the inputs they are given, and return them."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        args.inputs.setdefault("tags", {})["stamped"] = "yes"
+        return "tagged-id", args.inputs
+
+
+class Answering(Mocks):
+    """A team's mocks that change only how calls are answered."""
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        return {}, []
+
+
+def test_only_mocks_that_register_as_the_toolkits_do_skip_the_round_trip() -> None:
+    request = _request({"tags": {"team": "ml"}})
+    assert echo.answers(pulumi_mocks.MockMonitor(Answering()), request)
+    assert not echo.answers(pulumi_mocks.MockMonitor(Tagging()), request)
+    recording = engine.Recording()
+    monitor = engine.RecordingMonitor(Tagging(), recording)
+    response = _on_monitor_thread(lambda: monitor.RegisterResource(request))
+    assert rpc.deserialize_properties(response.object)["tags"] == {"team": "ml", "stamped": "yes"}
+
+
+TYPES = ["aws:ec2/vpc:Vpc", "aws:iam/role:Role", "aws:sqs/queue:Queue", "aws:ec2/launchTemplate:LaunchTemplate",
+         "aws:eks/cluster:Cluster", "kubernetes:karpenter.sh/v1:NodePool"]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(st.sampled_from(TYPES), st.dictionaries(st.text(min_size=1, max_size=8), JSON, max_size=8))
+def test_the_toolkits_mocks_leave_their_inputs_as_given(type_: str, inputs: dict[str, Any]) -> None:
+    given_inputs = copy.deepcopy(inputs)
+    Mocks("us-west-2").new_resource(pulumi.runtime.MockResourceArgs(type_, "r", inputs, custom=True))
+    assert inputs == given_inputs

@@ -2,12 +2,13 @@
 
 The SDK's mock monitor deserializes a registration's inputs for the mocks, then serializes the state the
 mocks return back into the response (pulumi 3.272.0 `pulumi/runtime/mocks.py` `RegisterResource`,
-~308-334), on an event loop of the monitor's thread. The mocks mostly echo their inputs (`{**inputs}`
-plus an id and an ARN), and for plain data (no secret, resource reference, asset, output value or
-unknown) serializing a deserialized value gives back the value it came from, so each output the
-mocks passed through unchanged is copied from the request as it came. The SDK's own serializer is
-still asked for everything else; only whether a request is plain is decided here, by the markers'
-bytes, which a false alarm only sends back to the SDK's path.
+~308-334), on an event loop of the monitor's thread. The toolkit's mocks mostly echo their inputs
+(`{**inputs}` plus an id and an ARN) and never change them, and for plain data (no secret, resource
+reference, asset, output value or unknown) serializing a deserialized value gives back the value it
+came from, so each output that is one of the inputs is copied from the request as it came. The SDK's
+own serializer is still asked for everything else; only whether a request is plain is decided here,
+by the markers' bytes, which a false alarm only sends back to the SDK's path. Other mocks (a team's,
+which may change the inputs they are given) always take the SDK's path.
 """
 
 from __future__ import annotations
@@ -21,15 +22,19 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.sync_await import _sync_await
 
 from eks_devices.identity import STACK_TYPE
+from eks_devices.testing import Mocks
 
 # any special value carries the signature key; an unknown is a string of its own
 _MARKERS = (rpc._special_sig_key.encode(), rpc.UNKNOWN.encode())
 _SCALARS = (str, bool, int, float)  # what a Struct takes as it is, as the SDK's serializer would send it
 
 
-def plain(request: Any) -> bool:
-    """Whether a registration can skip the SDK's round trip: no transforms (the SDK's monitor turns
-    them into callbacks for the mocks), not the stack, and no special value anywhere in its inputs."""
+def answers(monitor: pulumi_mocks.MockMonitor, request: Any) -> bool:
+    """Whether `register` may answer for `monitor`: its mocks answer registrations as the toolkit's
+    `Mocks` do, and the request is plain: not the stack, no transforms (the SDK's monitor turns them
+    into callbacks for the mocks), and no special value anywhere in its inputs."""
+    if type(monitor.mocks).new_resource is not Mocks.new_resource:
+        return False
     if request.type == STACK_TYPE or request.transforms:
         return False
     wire = request.object.SerializeToString()
@@ -37,7 +42,7 @@ def plain(request: Any) -> bool:
 
 
 def register(monitor: pulumi_mocks.MockMonitor, request: Any) -> Any:
-    """`monitor`'s answer to a plain registration (see `plain`), as the SDK's `MockMonitor` gives it:
+    """`monitor`'s answer to a registration it `answers`, as the SDK's `MockMonitor` gives it:
     the mocks asked with the SDK's deserialized inputs, the registration kept, the state returned."""
     urn = monitor.make_urn(request.parent, request.type, request.name)
     inputs = rpc.deserialize_properties(request.object)

@@ -103,7 +103,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # gRPC method name
         for_mocks = output_values.for_mocks(request)
-        response = (echo.register(self, for_mocks) if echo.plain(for_mocks)
+        response = (echo.register(self, for_mocks) if echo.answers(self, for_mocks)
                     else super().RegisterResource(for_mocks))
         if request.type == STACK_TYPE:
             self._root = response.urn  # what "no parent" means here: the stack's resources are its children
