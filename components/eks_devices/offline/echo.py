@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.protobuf import struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
@@ -50,7 +49,8 @@ def register(monitor: pulumi_mocks.MockMonitor, request: Any) -> Any:
         typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
         resource_id=request.importId, custom=request.custom or False, transforms=[]))
     wire = request.object.fields
-    out = struct_pb2.Struct()
+    response = resource_pb2.RegisterResourceResponse(urn=urn, id=id_)
+    out = response.object  # filled in place: no copy of the whole state
     rest: dict[str, Any] = {}
     for key, value in state.items():
         if key in wire and inputs.get(key) is value:
@@ -62,4 +62,4 @@ def register(monitor: pulumi_mocks.MockMonitor, request: Any) -> Any:
     if rest:
         out.MergeFrom(_sync_await(rpc.serialize_properties(rest, {})))
     monitor.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_, state)
-    return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=out)
+    return response
