@@ -68,6 +68,9 @@ class Mocks(answers.AnsweringMocks):
     references (its `aws:eks/cluster:Cluster`, the Kubernetes provider in `core`) registered with
     the mock monitor, so pulumi_eks's Python properties (`eks_cluster`, `core`, `kubeconfig`, …)
     resolve to real objects as they do under `pulumi up`.
+
+    `new_resource` never changes the inputs it is given (the offline engine copies the outputs that
+    are inputs from the request as sent, `offline/echo.py`).
     """
 
     def __init__(self, region: str = "us-west-2", subnet_zones: Mapping[str, str] | None = None,
