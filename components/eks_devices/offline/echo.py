@@ -21,10 +21,11 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.sync_await import _sync_await
 
 from eks_devices.identity import STACK_TYPE
+from eks_devices.offline import output_values
 from eks_devices.testing import Mocks
 
 # any special value carries the signature key; an unknown is a string of its own
-_MARKERS = (rpc._special_sig_key.encode(), rpc.UNKNOWN.encode())
+_MARKERS = (output_values.SIG.encode(), output_values.UNKNOWN.encode())
 _SCALARS = (str, bool, int, float)  # what a Struct takes as it is, as the SDK's serializer would send it
 
 

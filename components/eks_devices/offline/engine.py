@@ -189,9 +189,9 @@ def _as_mock_urn(urn: str) -> str:
     return "::".join([head, project, "$".join([STACK_TYPE, *types][-2:]), name])
 
 
-_SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-value signature key on the wire
-_SECRET, _RESOURCE, _OUTPUT = ("1b47061264138c4ac30d75fd1eb44270", "5cf8f73096256a8f31e491e813e4eb8e",
-                               "d0e6a833031e9bbcd3f4e8bde6ca49a4")
+# the wire's special-value markers, as `output_values` reads them from the SDK
+_SIG, _SECRET, _RESOURCE, _OUTPUT = (output_values.SIG, output_values.SECRET, output_values.RESOURCE,
+                                    output_values.OUTPUT)
 
 
 def _unwire(value: Any) -> Any:
@@ -207,7 +207,7 @@ def _unwire(value: Any) -> Any:
         return {k: _unwire(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_unwire(v) for v in value]
-    return None if value == pulumi.runtime.rpc.UNKNOWN else value
+    return None if value == output_values.UNKNOWN else value
 
 
 def wire_inputs(struct: Any) -> dict[str, Any]:
@@ -234,7 +234,7 @@ def _plain_value(value: Any) -> Any:
     kind = value.WhichOneof("kind")
     if kind == "string_value":
         text = value.string_value
-        return None if text == pulumi.runtime.rpc.UNKNOWN else text
+        return None if text == output_values.UNKNOWN else text
     if kind == "number_value":
         number = value.number_value
         return int(number) if number.is_integer() else number
