@@ -1,8 +1,9 @@
 """Side by side: `eks-devices preview <stack> --json` against a peer tool's offline artefact for the
-same stack, in turns (paired runs, medians of wall and CPU from getrusage), at 10 and 200 pools, next
-to the Pulumi SDK's own floor for the same resources.
+same stack, in turns (paired runs, medians of wall and CPU from getrusage), at 10 and 200 pools (or
+`--sizes`), next to the Pulumi SDK's own floor for the same resources; then the peak resident memory of
+each of the three.
 
-    .venv/bin/python bench/peer.py --peer PATH/TO/peer-cdk/run.sh [--repeat 5]
+    .venv/bin/python bench/peer.py --peer PATH/TO/peer-cdk/run.sh [--repeat 5] [--sizes 10 200 1000]
 
 The peer command is given as a path (it is not part of this repository); it is called as
 `<peer> <stack file>`. The stacks are bench/preview.py's synthetic Karpenter stacks.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import shutil
 import statistics
@@ -31,7 +33,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the sibling benchmark's stacks, timer, install and module loader
-from preview import ROOT, child, install, load_module, measured, stack
+from preview import ROOT, child, install, load_module, measured_peak, stack
 
 
 def replay(spec_file: str) -> None:
@@ -59,7 +61,7 @@ def replay(spec_file: str) -> None:
     made: dict[str | None, pulumi.Resource] = {}
 
     def program() -> None:
-        pending = spec["resources"]
+        pending = spec.pop("resources")  # dropped as the passes go, not held beside the SDK's state
         while pending:
             later = [r for r in pending if r["parent"] is not None and r["parent"] not in made]
             if len(later) == len(pending):
@@ -79,10 +81,24 @@ def replay(spec_file: str) -> None:
     os._exit(0)
 
 
+Run = tuple[float, float, float]  # wall seconds, CPU seconds, peak resident MiB
+
+
+def _median(runs: list[Run], i: int) -> float:
+    return statistics.median(r[i] for r in runs)
+
+
+def _paired(a: list[Run], b: list[Run], i: int) -> float:
+    """The median of a/b over the paired runs (NaN where a contestant did not run)."""
+    return statistics.median(x[i] / y[i] for x, y in zip(a, b, strict=True))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--peer", help="the peer's command, called as `<peer> <stack file>`")
     parser.add_argument("--repeat", type=int, default=5, help="paired runs per size (medians are shown)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 200], help="pool counts (the issue's targets "
+                        "are at 10 and 200 pools for CPU, at 1,000 for memory)")
     parser.add_argument("--replay", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.replay:
@@ -101,35 +117,49 @@ def main() -> None:
         (project / "stacks").mkdir()
         print(f"{'pools':>6} {'resources':>10} {'ours wall':>10} {'ours cpu':>9} {'peer wall':>10} {'peer cpu':>9} "
               f"{'floor cpu':>10} {'peer/ours wall':>15} {'peer/ours cpu':>14} {'peer/floor cpu':>15}")
-        for size in (10, 200):
+        peaks, refused = [], []
+        for size in args.sizes:
             path = project / "stacks" / f"Pulumi.peer{size}.yaml"
             path.write_text(yaml.safe_dump(stack(size)))
-            measured([str(peer_cmd), str(path)], project)  # the peer installs its packages on first use
-            _, _, first = measured([str(cli), "preview", f"peer{size}", "--json"], project)
+            # the peer installs its packages on first use; a size it refuses is measured without it
+            peer_first = measured_peak([str(peer_cmd), str(path)], project)[3]
+            if peer_first.returncode:
+                refused.append(f"the peer fails at {size} pools ({peer_first.returncode}): "
+                               f"{' '.join(peer_first.stderr.split())[:200]}")
+            first = measured_peak([str(cli), "preview", f"peer{size}", "--json"], project)[3]
             if first.returncode:
                 sys.exit(f"preview of {size} pools failed ({first.returncode}): {first.stderr[-300:]}")
             resources = json.loads(first.stdout)["resources"]
             modules = child("--probe-program", str(path), cwd=project)["modules"]
             spec = project / f"floor{size}.json"
             spec.write_text(json.dumps({"modules": modules, "resources": resources}))
-            floor_cmd = [sys.executable, __file__, "--replay", str(spec)]
-            rows = []
+            contestants = {"ours": [str(cli), "preview", f"peer{size}", "--json"],
+                           "floor": [sys.executable, __file__, "--replay", str(spec)]}
+            if not peer_first.returncode:
+                contestants["peer"] = [str(peer_cmd), str(path)]
+            runs: dict[str, list[Run]] = {name: [] for name in contestants}
             for _ in range(args.repeat):
-                ours_wall, ours_cpu, ours = measured([str(cli), "preview", f"peer{size}", "--json"], project)
-                peer_wall, peer_cpu, peer = measured([str(peer_cmd), str(path)], project)
-                _, floor_cpu, floor = measured(floor_cmd, project)
-                if ours.returncode or peer.returncode or floor.returncode:
-                    sys.exit(f"a run failed: ours {ours.returncode} {ours.stderr[-300:]} / peer {peer.returncode} "
-                             f"{peer.stderr[-300:]} / floor {floor.returncode} {floor.stderr[-300:]}")
-                if len(json.loads(floor.stdout)) != len(resources):
-                    sys.exit(f"the floor registered {len(json.loads(floor.stdout))} resources, the preview "
-                             f"{len(resources)}")
-                rows.append((ours_wall, ours_cpu, peer_wall, peer_cpu, floor_cpu))
-            ow, oc, pw, pc, fc = (statistics.median(r[i] for r in rows) for i in range(5))
-            ratio_wall, ratio_cpu, ratio_floor = (statistics.median(r[a] / r[b] for r in rows)
-                                                  for a, b in ((2, 0), (3, 1), (3, 4)))
-            print(f"{size:>6} {len(resources):>10} {ow:>10.2f} {oc:>9.2f} {pw:>10.2f} {pc:>9.2f} {fc:>10.2f} "
-                  f"{ratio_wall:>15.2f} {ratio_cpu:>14.2f} {ratio_floor:>15.2f}")
+                for name, cmd in contestants.items():  # in turns
+                    wall, cpu, mib, result = measured_peak(cmd, project)
+                    if result.returncode:
+                        sys.exit(f"a run of {name} failed ({result.returncode}): {result.stderr[-300:]}")
+                    if name == "floor" and len(json.loads(result.stdout)) != len(resources):
+                        sys.exit(f"the floor registered {len(json.loads(result.stdout))} resources, the preview "
+                                 f"{len(resources)}")
+                    runs[name].append((wall, cpu, mib))
+            nan: list[Run] = [(math.nan,) * 3] * args.repeat
+            ours, peer, floor = runs["ours"], runs.get("peer", nan), runs["floor"]
+            print(f"{size:>6} {len(resources):>10} {_median(ours, 0):>10.2f} {_median(ours, 1):>9.2f} "
+                  f"{_median(peer, 0):>10.2f} {_median(peer, 1):>9.2f} {_median(floor, 1):>10.2f} "
+                  f"{_paired(peer, ours, 0):>15.2f} {_paired(peer, ours, 1):>14.2f} {_paired(peer, floor, 1):>15.2f}",
+                  flush=True)
+            peaks.append((size, _median(ours, 2), _median(peer, 2), _median(floor, 2)))
+        print(f"\npeak resident MiB (medians; the peer's is its largest process)\n"
+              f"{'pools':>6} {'ours':>7} {'peer':>7} {'floor':>7} {'ours/floor':>11}")
+        for size, om, pm, fm in peaks:
+            print(f"{size:>6} {om:>7.0f} {pm:>7.0f} {fm:>7.0f} {om / fm:>11.2f}")
+        for line in refused:
+            print(line)
 
 
 if __name__ == "__main__":
