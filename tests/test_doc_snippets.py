@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from support.cli import fresh
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
@@ -40,8 +40,7 @@ def _imports_only(block: str) -> str:
 def test_documented_imports_resolve() -> None:
     imports = [i for i in snippet_imports() if "eks_devices" in i]
     assert len(imports) >= 6, imports  # README, node pools, device software, preflight, claims, CEL
-    result = subprocess.run([sys.executable, "-c", "\n".join(imports)], capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stderr
+    fresh("\n".join(imports))
 
 
 def test_no_document_imports_the_old_package_name() -> None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import pkgutil
-import subprocess
-import sys
 
 import eks_devices.core
+from support.cli import fresh
 
 HEAVY = ("pulumi", "pulumi_aws", "pulumi_eks", "pulumi_kubernetes", "boto3", "botocore", "rich", "typer")
 
@@ -19,6 +18,5 @@ def test_every_core_module_imports_without_heavy_libraries() -> None:
     script = ("import importlib, json, sys\n"
               f"for m in {modules!r}: importlib.import_module(m)\n"
               f"print(json.dumps(sorted({{n.split('.')[0] for n in sys.modules}} & set({HEAVY!r}))))")
-    loaded = json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                                       check=True).stdout)
+    loaded = json.loads(fresh(script).stdout)
     assert loaded == []

@@ -4,8 +4,6 @@ and GitHub workflow annotations at the stack file's line."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from eks_devices.cli.app import app
+from support.cli import fresh
 from support.stacks import ROOT
 
 BAD = """config:
@@ -81,8 +80,7 @@ def test_check_does_not_load_pulumi() -> None:
     script = ("import sys\nfrom eks_devices.cli.app import app\nfrom typer.testing import CliRunner\n"
               f"r = CliRunner().invoke(app, ['check', '--project-dir', {str(ROOT)!r}])\n"
               "print(r.exit_code, 'pulumi' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["0", "False"]
+    assert fresh(script).stdout.split() == ["0", "False"]
 
 
 def test_the_pre_commit_hook_runs_check() -> None:

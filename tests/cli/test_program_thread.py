@@ -11,6 +11,8 @@ import traceback
 import pytest
 
 from eks_devices.cli import app
+from support.cli import fresh
+from support.stacks import ROOT
 
 
 def test_the_work_runs_on_another_thread_with_an_event_loop_of_its_own() -> None:
@@ -48,18 +50,10 @@ def test_an_exception_comes_back_as_raised() -> None:
 
 def test_check_loads_neither_asyncio_nor_pulumi() -> None:
     """Only the verbs that run the program pay for the event loop's modules (and the SDK's)."""
-    import os
-    import subprocess
-    import sys
-
-    from support.stacks import ROOT
-
     script = ("import sys\nfrom eks_devices.cli.app import app\nfrom typer.testing import CliRunner\n"
               f"r = CliRunner().invoke(app, ['check', 'staging', '--project-dir', {str(ROOT)!r}])\n"
               "print(r.exit_code, 'asyncio' in sys.modules, 'pulumi' in sys.modules)")
-    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "components")})
-    assert ran.stdout.split() == ["0", "False", "False"]
+    assert fresh(script).stdout.split() == ["0", "False", "False"]
 
 
 def test_ctrl_c_stops_a_preview_at_once_with_exit_130(tmp_path) -> None:  # type: ignore[no-untyped-def]

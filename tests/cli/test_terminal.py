@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import itertools
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import IO
@@ -17,6 +16,7 @@ from rich.console import Console
 
 from eks_devices.cli import terminal
 from eks_devices.cli.text import say
+from support.cli import fresh
 from support.stacks import ROOT
 
 SETTINGS = {  # every variable rich's terminal and size rules read, unset (None) or set
@@ -82,6 +82,4 @@ def test_unstyled_output_never_loads_rich(verb: list[str], lines: int) -> None:
     script = ("import sys\nfrom eks_devices.cli.app import app\nfrom typer.testing import CliRunner\n"
               f"r = CliRunner().invoke(app, [*{verb!r}, '--project-dir', {str(ROOT)!r}])\n"
               "print(r.exit_code, 'rich' in sys.modules, r.stdout.count('staging: '))")
-    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                         env={**os.environ, "FORCE_COLOR": "1"})
-    assert ran.stdout.split() == ["0", "False", str(lines)]
+    assert fresh(script, env={**os.environ, "FORCE_COLOR": "1"}).stdout.split() == ["0", "False", str(lines)]

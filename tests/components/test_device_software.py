@@ -17,6 +17,7 @@ from eks_devices.core.names import DEVICE_SOFTWARE_TYPE as TYPE
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
 from eks_devices.program import PlanRejected, plan_for_stack
 from support import engine, stacks
+from support.cli import fresh
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DEVICE_CLASS = "kubernetes:resource.k8s.io/v1:DeviceClass"
@@ -321,10 +322,6 @@ def test_a_stack_without_dra_objects_loads_no_resource_k8s_io_module() -> None:
     live in `__init__` so that a stack with no DeviceClass or claim never loads
     `pulumi_kubernetes.resource.v1` (~40 ms and 3 MiB a preview). Run in a fresh interpreter: this
     one has loaded it already."""
-    import os
-    import subprocess
-    import sys
-
     script = (
         "import sys\nimport pulumi_kubernetes as k8s\nfrom support import engine, stacks\n"
         "from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs\n"
@@ -334,9 +331,6 @@ def test_a_stack_without_dra_objects_loads_no_resource_k8s_io_module() -> None:
         "rec = engine.run(program, stacks.shipped('staging'), stack='staging')\n"
         f"print(len(rec.of_type({RELEASE!r})), len(rec.of_type({DEVICE_CLASS!r})) + len(rec.of_type({CLAIM!r})),\n"
         "      'pulumi_kubernetes.resource.v1' in sys.modules)")
-    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                             [str(stacks.ROOT / "components"), str(stacks.ROOT / "tests")])})
-    releases, dra_objects, loaded = ran.stdout.split()
+    releases, dra_objects, loaded = fresh(script).stdout.split()
     assert int(releases) > 0 and dra_objects == "0"  # the device software ran, without DRA objects
     assert loaded == "False"

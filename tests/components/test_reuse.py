@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import copy
 import runpy
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +32,7 @@ from eks_devices import (
     parse,
 )
 from support import engine, stacks
+from support.cli import fresh
 
 ROOT = stacks.ROOT
 EXISTING = ROOT / "examples" / "existing-cluster"
@@ -71,8 +70,7 @@ def test_a_program_with_its_own_components_package_imports_both(tmp_path: Path) 
     (tmp_path / "components" / "__init__.py").write_text("TEAM = 'ours'\n")
     script = ("import components\nfrom eks_devices import Platform, PlatformArgs\n"
               "print(components.TEAM, Platform.__module__, PlatformArgs.__name__)")
-    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["ours", "eks_devices.platform", "PlatformArgs"]
+    assert fresh(script, cwd=tmp_path).stdout.split() == ["ours", "eks_devices.platform", "PlatformArgs"]
 
 
 # --- each component alone, on a cluster the team already runs ----------------------------------

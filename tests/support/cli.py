@@ -1,5 +1,5 @@
-"""The `eks-devices` command as a subprocess, running this checkout's package (components/), not
-whatever an editable install of the environment points at."""
+"""The `eks-devices` command, and Python snippets, as subprocesses running this checkout's package
+(components/), not whatever an editable install of the environment points at."""
 
 from __future__ import annotations
 
@@ -26,3 +26,16 @@ def run(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, command
     head = command if command is not None else ("-m", "eks_devices")
     return subprocess.run([sys.executable, *head, *args], cwd=cwd, env=environment(env), capture_output=True,
                           text=True, timeout=timeout)
+
+
+def fresh(script: str, cwd: Path = ROOT, env: dict[str, str] | None = None,
+          timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    """`python -c script` in a fresh interpreter, for what this one has imported already (which modules a
+    path loads), with this checkout's components/ and tests/ importable; fails the test, with the
+    script's stderr, unless it exits 0."""
+    out = environment(env)
+    out["PYTHONPATH"] = os.pathsep.join((out["PYTHONPATH"], str(ROOT / "tests")))
+    ran = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=out, capture_output=True, text=True,
+                         timeout=timeout)
+    assert ran.returncode == 0, ran.stderr
+    return ran
