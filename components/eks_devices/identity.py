@@ -56,7 +56,7 @@ def renamed(old: str, new: str) -> pulumi.ResourceOptions:
         was = [n for n in dict.fromkeys(names) if n != args.name and n not in known]
         if not was:
             return pulumi.ResourceTransformationResult(args.props, args.opts)
-        extra = [pulumi.Alias(name=n) if qualified is None else _urn(qualified, n) for n in was]
+        extra = [pulumi.Alias(name=n) if qualified is None else urn(qualified, n) for n in was]
         return pulumi.ResourceTransformationResult(
             args.props, pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(aliases=extra)))
 
@@ -72,9 +72,10 @@ def _qualified_type(args: pulumi.ResourceTransformationArgs, types: dict[pulumi.
     return types[parent] + "$" + args.type_ if parent in types else None
 
 
-def _urn(qualified_type: str, name: str) -> str:
-    """The URN of `name` with this qualified type in this stack, as the engine spells URNs."""
-    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{qualified_type}::{name}"
+def urn(qualified_type: str, name: str, stack: str | None = None, project: str | None = None) -> str:
+    """The URN of `name` with this qualified type (its parents' types and its own, `$`-joined, the
+    stack's left out) in a stack of a project (this one unless named), as the engine spells URNs."""
+    return f"urn:pulumi:{stack or pulumi.get_stack()}::{project or pulumi.get_project()}::{qualified_type}::{name}"
 
 
 def aliases(*old_names: str | None) -> list[pulumi.Input[str | pulumi.Alias]] | None:

@@ -30,7 +30,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.sync_await import _sync_await
 
-from eks_devices import answers
+from eks_devices import answers, identity
 
 __all__ = ["ACCOUNT_ID", "CALLER_ARN", "Mocks", "aws_id", "session_context"]
 
@@ -145,11 +145,9 @@ class Mocks(answers.AnsweringMocks):
         eks_state["vpcConfig"]["clusterSecurityGroupId"] = cluster_sg
         eks_state["arn"] = f"arn:aws:eks:{self.region}:{ACCOUNT_ID}:cluster/{cluster_name}"
         kubeconfig = _kubeconfig(cluster_name, self.region)
-        eks_ref = self._reference(f"{answers.EKS_CLUSTER.token}${answers.EKS_CLUSTER_CHILD}", f"{name}-eksCluster",
-                                  cluster_name, eks_state)
-        provider_ref = self._reference("eks:index:Cluster$pulumi:providers:kubernetes", f"{name}-eks-k8s",
-                                       f"{name}-eks-k8s-id", {"kubeconfig": json.dumps(kubeconfig)},
-                                       type_="pulumi:providers:kubernetes")
+        eks_ref = self._reference(answers.EKS_CLUSTER_CHILD, f"{name}-eksCluster", cluster_name, eks_state)
+        provider_ref = self._reference("pulumi:providers:kubernetes", f"{name}-eks-k8s", f"{name}-eks-k8s-id",
+                                       {"kubeconfig": json.dumps(kubeconfig)})
         subnets = eks_state["vpcConfig"]["subnetIds"]
         return {
             "kubeconfig": kubeconfig,
@@ -199,15 +197,18 @@ class Mocks(answers.AnsweringMocks):
         return state
 
     @staticmethod
-    def _reference(qualified_type: str, name: str, rid: str, state: dict[str, Any],
-                   type_: str | None = None) -> dict[str, Any]:
-        """A resource reference to a child of a remote component, registered with the mock monitor
-        so that deserializing it (a `getResource` call) finds its state."""
+    def _reference(type_: str, name: str, rid: str, state: dict[str, Any]) -> dict[str, Any]:
+        """A resource reference to a child of the remote component being answered, registered with the
+        mock monitor so that deserializing it (a `getResource` call) finds its state. Its URN is the
+        one the engine gives it under the offline engine, whose monitor knows the component's URN;
+        under the SDK's mock monitor, spelled as that monitor spells URNs (the component's type only)."""
         monitor = pulumi_settings.get_monitor()
-        urn = f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{qualified_type}::{name}"
+        component = getattr(monitor, "registering", None)
+        urn = (monitor.make_urn(component(), type_, name) if component is not None
+               else identity.urn(f"{answers.EKS_CLUSTER.token}${type_}", name))
         monitor.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, rid, {**state, "id": rid})
         return {pulumi.runtime.rpc._special_sig_key: pulumi.runtime.rpc._special_resource_sig,
-                "urn": urn, "id": rid, "name": name, "type": type_ or qualified_type.split("$")[-1]}
+                "urn": urn, "id": rid, "name": name, "type": type_}
 
 
 def session_context(arn: str) -> dict[str, Any]:

@@ -241,7 +241,8 @@ def _aliases_sent(program_parent: pulumi.Resource | None) -> dict[str, list[str]
 def test_renamed_gives_the_engines_urns_where_it_knows_the_parents() -> None:
     """Under the stack the old URNs are spelled out, with every parent's type as the engine spells a
     URN (`Thing$Part$Leaf`): a URN alias costs the SDK none of the Outputs an `Alias(name=...)` does.
-    The mock monitor records them as it spells URNs (the nearest parent's type only)."""
+    The offline monitor spells URNs as the engine does, so the recording lists the very URNs sent,
+    and an `Alias(name=...)` under the same parents as the engine resolves it."""
     sent: dict[str, list[str]] = {}
     rec = engine.run(lambda: sent.update(_aliases_sent(None)), {}, stack="id", project="p")
     urn = "urn:pulumi:id::p::"
@@ -251,12 +252,10 @@ def test_renamed_gives_the_engines_urns_where_it_knows_the_parents() -> None:
         "new-part-leaf": ["Alias(name='new-piece-leaf')",
                           urn + "test:index:Thing$test:index:Part$test:index:Leaf::old-part-leaf",
                           urn + "test:index:Thing$test:index:Part$test:index:Leaf::old-piece-leaf"]}
+    leaf = urn + "test:index:Thing$test:index:Part$test:index:Leaf::"
     assert {r.name: r.aliases for r in rec.resources} == {
-        "new": [urn + "pulumi:pulumi:Stack$test:index:Thing::old"],
-        "new-part": [urn + "test:index:Thing$test:index:Part::old-part"],
-        "new-part-leaf": [urn + "test:index:Part$test:index:Leaf::new-piece-leaf",
-                          urn + "test:index:Part$test:index:Leaf::old-part-leaf",
-                          urn + "test:index:Part$test:index:Leaf::old-piece-leaf"]}
+        "new": sent["new"], "new-part": sent["new-part"],
+        "new-part-leaf": [leaf + "new-piece-leaf", *sent["new-part-leaf"][1:]]}
 
 
 def test_renamed_under_a_parent_it_never_saw_names_the_old_names() -> None:
@@ -273,8 +272,8 @@ def test_renamed_under_a_parent_it_never_saw_names_the_old_names() -> None:
     assert sent["new-part-leaf"][1:] == ["Alias(name='old-part-leaf')", "Alias(name='old-piece-leaf')"]
     assert rec.named("new").aliases == ["urn:pulumi:id::p::team:index:Outer$test:index:Thing::old"]
     assert rec.named("new-part-leaf").aliases == [
-        f"urn:pulumi:id::p::test:index:Part$test:index:Leaf::{n}" for n in ("new-piece-leaf", "old-part-leaf",
-                                                                             "old-piece-leaf")]
+        f"urn:pulumi:id::p::team:index:Outer$test:index:Thing$test:index:Part$test:index:Leaf::{n}"
+        for n in ("new-piece-leaf", "old-part-leaf", "old-piece-leaf")]
 
 
 # --- claims -------------------------------------------------------------------------------------------

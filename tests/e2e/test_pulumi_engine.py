@@ -248,6 +248,34 @@ def test_the_cluster_renamed_is_no_step_for_the_engine(control_plane: ControlPla
     assert real_steps(control_plane, pulumi_env, stack, before, after, moved) == {}
 
 
+@pytest.mark.parametrize("team", [False, True], ids=["under-the-stack", "under-a-team-component"])
+def test_the_mock_engine_spells_urns_as_the_engine(control_plane: ControlPlane, pulumi_env: dict[str, str],
+                                                  team: bool) -> None:
+    """Every URN `preview` and `diff` show is the one the engine gives the same resource: the
+    components three and four deep (the stack's left out, every parent's type in), their Kubernetes
+    objects and the provider, as `pulumi up` records them in the stack's state."""
+    program = _platform(karpenter(KARPENTER, name="e2e-urns"), "renamed", team)
+    stack = f"urns-{'team' if team else 'stack'}"
+    offline_urns = {r.urn for r in offline.run(program("{}"), {}, stack=stack, project=PROJECT).resources}
+    assert max(urn.split("::")[2].count("$") for urn in offline_urns) >= (3 if team else 2)
+    assert real_urns(control_plane, pulumi_env, stack, program) == offline_urns
+
+
+def real_urns(plane: ControlPlane, env: dict[str, str], stack: str, program: Program) -> set[str]:
+    """The URNs of the resources `up` with `program` leaves in the stack's state, the stack's own left out
+    (the program passes its provider: the engine adds no default one)."""
+    ws = pulumi_cli.workspace(plane, env)
+    s = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=program(_kubeconfig_text(plane)),
+                                    opts=ws)
+    try:
+        assert s.up(on_output=lambda _line: None).summary.result == "succeeded"
+        state = s.export_stack().deployment or {}
+        return {r["urn"] for r in state["resources"] if r["type"] != "pulumi:pulumi:Stack"}
+    finally:
+        s.destroy(on_output=lambda _line: None)
+        s.workspace.remove_stack(stack)
+
+
 def test_the_engine_is_real(control_plane: ControlPlane, pulumi_env: dict[str, str]) -> None:
     """The CLI and the provider are the ones built from Go modules, not anything on PATH."""
     done = subprocess.run([str(control_plane.bin_dir / "pulumi"), "plugin", "ls"], env={**os.environ, **pulumi_env},

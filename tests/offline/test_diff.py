@@ -174,7 +174,7 @@ def test_preview_json_records_aliases_and_every_option() -> None:
                                    delete_before_replace=True, replace_on_changes=["name"],
                                    aliases=[pulumi.Alias(name="old")]), {"aws:region": "us-west-2"})
     [data] = resources_data(rec)
-    assert data["aliases"] == ["urn:pulumi:test::eks-devices::pulumi:pulumi:Stack$aws:sqs/queue:Queue::old"]
+    assert data["aliases"] == ["urn:pulumi:test::eks-devices::aws:sqs/queue:Queue::old"]
     assert data["options"] == {"protect": True, "retainOnDelete": True, "ignoreChanges": ["tags"],
                                "deleteBeforeReplace": True, "replaceOnChanges": ["name"]}
 

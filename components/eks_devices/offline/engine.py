@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from eks_devices import identity
 from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.config.stack import brought_subnet_zones, parse
 from eks_devices.core.vocabulary import NAMESPACE
@@ -97,11 +99,24 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.recording = recording
         self._root = ""
         self._aliases: dict[str, list[str]] = {}  # URN → the old URNs it answers to, kept as resources register
+        self._registering = threading.local()  # the URN being registered on this thread (the SDK calls from several)
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the engine gives a resource, where the SDK's mock monitor names only the nearest
+        parent's type and puts the stack's type before a top-level resource's (see `_urn`)."""
+        return _urn(parent, type_, name, pulumi.get_stack(), pulumi.get_project())
+
+    def registering(self) -> str:
+        """The URN of the resource whose registration this thread is answering: the parent of the
+        children a remote component's mock returns references to (`testing.Mocks`)."""
+        return str(self._registering.urn)
 
     def GetDeploymentInfo(self, request: Any) -> Any:  # gRPC method name
         return output_values.with_output_values(super().GetDeploymentInfo(request))
 
     def RegisterResource(self, request: Any) -> Any:  # gRPC method name
+        if request.remote:
+            self._registering.urn = self.make_urn(request.parent, request.type, request.name)
         for_mocks = output_values.for_mocks(request)
         response = (echo.register(self, for_mocks) if echo.answers(self, for_mocks)
                     else super().RegisterResource(for_mocks))
@@ -125,7 +140,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return response
 
     def _alias_urns(self, request: Any) -> list[str]:
-        """The URNs a resource's aliases stand for, spelled as this monitor spells URNs, as the engine
+        """The URNs a resource's aliases stand for, as the engine
         makes them (pulumi/pulumi v3.276.0 pkg/resource/deploy/step_generator.go `generateAliases`):
         each alias (a URN, or a spec whose unset parts are the resource's own, under its parent);
         then, under each URN the parent answers to, the resource and each of its aliases again, with
@@ -138,7 +153,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         stated: list[str] = []
         for alias in request.aliases:
             if alias.HasField("urn"):
-                stated.append(_as_mock_urn(alias.urn))
+                stated.append(alias.urn)
                 continue
             spec = alias.spec
             if spec.noParent:
@@ -172,21 +187,14 @@ def _type_and_name(urn: str) -> tuple[str, str]:
 
 
 def _urn(parent: str, type_: str, name: str, stack: str, project: str) -> str:
-    """A URN as the mock monitor makes them (`MockMonitor.make_urn`): the parent's own type, then ours."""
+    """A URN as the engine makes it (pulumi/pulumi v3.276.0 pkg/resource/deploy/deployment.go
+    `generateURN`): the parent's whole qualified type, `$`, the resource's type; a resource whose
+    parent is the stack (or none) has its own type alone."""
     if parent:
-        type_ = _type_and_name(parent)[0] + "$" + type_
-    return "urn:pulumi:" + "::".join([stack, project, type_, name])
-
-
-def _as_mock_urn(urn: str) -> str:
-    """An engine's URN as the mock monitor would have made it (`MockMonitor.make_urn`): of the
-    parents' types only the nearest is kept, and the stack counts as a parent, so `A$B$C` reads `B$C`
-    and a top-level `A` reads `pulumi:pulumi:Stack$A`."""
-    head, project, qualified, name = _urn_parts(urn)
-    types = qualified.split("$")
-    if types == [STACK_TYPE]:
-        return urn
-    return "::".join([head, project, "$".join([STACK_TYPE, *types][-2:]), name])
+        qualified = _urn_parts(parent)[2]
+        if qualified != STACK_TYPE:
+            type_ = qualified + "$" + type_
+    return identity.urn(type_, name, stack, project)
 
 
 # the wire's special-value markers, as `output_values` reads them from the SDK
