@@ -276,6 +276,45 @@ def real_urns(plane: ControlPlane, env: dict[str, str], stack: str, program: Pro
         s.workspace.remove_stack(stack)
 
 
+def _team_components(duplicate: bool) -> Callable[[], None]:
+    """Components only (no provider): a `Leaf` under a `Middle` under each of two outer components of
+    different types; with `duplicate`, a second `Leaf` of the same name under the first `Middle` too."""
+
+    def program() -> None:
+        for kind in ("A", "B"):
+            outer = pulumi.ComponentResource(f"team:index:{kind}", kind.lower())
+            middle = pulumi.ComponentResource("team:index:Middle", f"middle-{kind}", None,
+                                              pulumi.ResourceOptions(parent=outer))
+            for _ in range(2 if duplicate and kind == "A" else 1):
+                pulumi.ComponentResource("team:index:Leaf", "leaf", None, pulumi.ResourceOptions(parent=middle))
+
+    return program
+
+
+def test_resources_told_apart_by_a_grandparents_type_are_two_for_both_engines(control_plane: ControlPlane,
+                                                                              pulumi_env: dict[str, str]) -> None:
+    program = _team_components(duplicate=False)
+    offline_urns = {r.urn for r in offline.run(program, {}, stack="urns-apart", project=PROJECT).resources}
+    assert len([u for u in offline_urns if u.endswith("::leaf")]) == 2
+    assert real_urns(control_plane, pulumi_env, "urns-apart", lambda _kubeconfig: program) == offline_urns
+
+
+def test_a_urn_registered_twice_fails_both_engines_with_one_message(control_plane: ControlPlane,
+                                                                    pulumi_env: dict[str, str]) -> None:
+    program = _team_components(duplicate=True)
+    with pytest.raises(offline.DuplicateURN) as offline_failure:
+        offline.run(program, {}, stack="urns-twice", project=PROJECT)
+    s = auto.create_or_select_stack(stack_name="urns-twice", project_name=PROJECT, program=program,
+                                    opts=pulumi_cli.workspace(control_plane, pulumi_env))
+    try:
+        with pytest.raises(auto.CommandError) as real_failure:
+            s.up(on_output=lambda _line: None)
+        assert str(offline_failure.value) in str(real_failure.value)
+    finally:
+        s.destroy(on_output=lambda _line: None)
+        s.workspace.remove_stack("urns-twice")
+
+
 def test_the_engine_is_real(control_plane: ControlPlane, pulumi_env: dict[str, str]) -> None:
     """The CLI and the provider are the ones built from Go modules, not anything on PATH."""
     done = subprocess.run([str(control_plane.bin_dir / "pulumi"), "plugin", "ls"], env={**os.environ, **pulumi_env},

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import pytest
 from google.protobuf import json_format, struct_pb2
 
 from eks_devices.offline import engine
@@ -125,3 +126,19 @@ def test_outputs_are_made_plain_only_when_asked_for() -> None:
     assert thing.outputs == {"size": 2, "tags": {"a": "b"}, "id": thing.outputs["id"], "arn": thing.outputs["arn"]}
     assert thing.outputs["id"] and isinstance(thing.outputs["size"], int)
     assert "outputs" in vars(thing)
+
+
+def test_a_second_resource_with_a_registered_urn_fails_the_run() -> None:
+    """As the engine fails the deployment (diagnostic 2001); the first one's state is not overwritten
+    in a recording that looks complete."""
+    import pulumi
+
+    def program() -> None:
+        outer = pulumi.ComponentResource("t:index:Outer", "outer")
+        for _ in range(2):
+            pulumi.ComponentResource("t:index:Thing", "x", opts=pulumi.ResourceOptions(parent=outer))
+
+    with pytest.raises(engine.DuplicateURN) as raised:
+        engine.run(program, {})
+    assert raised.value.urn == "urn:pulumi:dev::eks-devices::t:index:Outer$t:index:Thing::x"
+    assert str(raised.value) == f"Duplicate resource URN '{raised.value.urn}'; try giving it a unique name"

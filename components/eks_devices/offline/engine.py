@@ -34,8 +34,8 @@ from eks_devices.offline import echo, output_values
 from eks_devices.testing import ACCOUNT_ID, Mocks, aws_id
 
 OfflineMocks = Mocks  # the engine's mocks are the public ones
-__all__ = ["ACCOUNT_ID", "OfflineMocks", "Recording", "RecordingMonitor", "Registered", "aws_id", "config_strings",
-           "run", "wire_inputs"]
+__all__ = ["ACCOUNT_ID", "DuplicateURN", "OfflineMocks", "Recording", "RecordingMonitor", "Registered", "aws_id",
+           "config_strings", "run", "wire_inputs"]
 
 
 @dataclass
@@ -89,6 +89,15 @@ class Recording:
         return dict(sorted(out.items()))
 
 
+class DuplicateURN(Exception):
+    """Two resources of one program with the same URN: the engine fails the deployment on the second
+    (pulumi/pulumi v3.276.0 pkg/resource/deploy/step_generator.go `generateURN`, diagnostic 2001)."""
+
+    def __init__(self, urn: str):
+        super().__init__(f"Duplicate resource URN '{urn}'; try giving it a unique name")
+        self.urn = urn
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """The mock monitor, keeping the resource options that `MockResourceArgs` leaves out,
     supporting output values as the real engine does (see `output_values`), and answering plain
@@ -99,6 +108,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.recording = recording
         self._root = ""
         self._aliases: dict[str, list[str]] = {}  # URN → the old URNs it answers to, kept as resources register
+        self._registered: set[str] = set()  # every URN registered so far: the engine takes each once
         self._registering = threading.local()  # the URN being registered on this thread (the SDK calls from several)
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
@@ -120,6 +130,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         for_mocks = output_values.for_mocks(request)
         response = (echo.register(self, for_mocks) if echo.answers(self, for_mocks)
                     else super().RegisterResource(for_mocks))
+        if response.urn in self._registered:
+            raise DuplicateURN(response.urn)
+        self._registered.add(response.urn)
         if request.type == STACK_TYPE:
             self._root = response.urn  # what "no parent" means here: the stack's resources are its children
             return response
