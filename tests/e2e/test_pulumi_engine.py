@@ -187,6 +187,19 @@ def test_diff_predicts_the_engines_steps(control_plane: ControlPlane, pulumi_env
     assert predicted == real
 
 
+@pytest.mark.parametrize("cfg", [auto_mode(AUTO, CLAIM, name="e2e-again"), karpenter(KARPENTER, name="e2e-again")],
+                         ids=["auto-mode-with-a-claim", "karpenter"])
+def test_the_second_up_of_an_unchanged_program_is_no_step(control_plane: ControlPlane, pulumi_env: dict[str, str],
+                                                           cfg: dict[str, Any]) -> None:
+    """Nothing the components send changes from one run to the next (no order, digest or default that
+    moves), so the engine, the real provider and the API server plan nothing for a second `up`, and
+    `diff` predicts the same."""
+    program = functools.partial(components, cfg)
+    stack = f"again-{cfg['eks-devices:cluster']['mode']}"
+    assert predicted_steps(stack, program, program) == {}
+    assert real_steps(control_plane, pulumi_env, stack, program, program) == {}
+
+
 def _platform(cfg: dict[str, Any], aliases: str, team: bool) -> Program:
     """`components` as the shipped program has them: under one component named after the cluster
     (`aliases` "none", as before names stopped following the cluster's), or named `platform` with
