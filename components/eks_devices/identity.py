@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import pulumi
 
 STACK_TYPE = "pulumi:pulumi:Stack"  # the root resource: no part of its children's URNs
+PROVIDER_TYPE_PREFIX = "pulumi:providers:"  # a provider resource's type: this, then its package
 
 
 def moved(name: str, old: str, new: str) -> str | None:

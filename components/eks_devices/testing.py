@@ -146,8 +146,8 @@ class Mocks(answers.AnsweringMocks):
         eks_state["arn"] = f"arn:aws:eks:{self.region}:{ACCOUNT_ID}:cluster/{cluster_name}"
         kubeconfig = _kubeconfig(cluster_name, self.region)
         eks_ref = self._reference(answers.EKS_CLUSTER_CHILD, f"{name}-eksCluster", cluster_name, eks_state)
-        provider_ref = self._reference("pulumi:providers:kubernetes", f"{name}-eks-k8s", f"{name}-eks-k8s-id",
-                                       {"kubeconfig": json.dumps(kubeconfig)})
+        provider_ref = self._reference(identity.PROVIDER_TYPE_PREFIX + "kubernetes", f"{name}-eks-k8s",
+                                       f"{name}-eks-k8s-id", {"kubeconfig": json.dumps(kubeconfig)})
         subnets = eks_state["vpcConfig"]["subnetIds"]
         return {
             "kubeconfig": kubeconfig,

@@ -271,22 +271,54 @@ def test_the_mock_engine_spells_urns_as_the_engine(control_plane: ControlPlane, 
     stack = f"urns-{'team' if team else 'stack'}"
     offline_urns = {r.urn for r in offline.run(program("{}"), {}, stack=stack, project=PROJECT).resources}
     assert max(urn.split("::")[2].count("$") for urn in offline_urns) >= (3 if team else 2)
-    assert real_urns(control_plane, pulumi_env, stack, program) == offline_urns
+    assert set(deployed(control_plane, pulumi_env, stack, program)) == offline_urns
 
 
-def real_urns(plane: ControlPlane, env: dict[str, str], stack: str, program: Program) -> set[str]:
-    """The URNs of the resources `up` with `program` leaves in the stack's state, the stack's own left out
-    (the program passes its provider: the engine adds no default one)."""
+def deployed(plane: ControlPlane, env: dict[str, str], stack: str, program: Program) -> dict[str, dict[str, Any]]:
+    """The resources `up` with `program` leaves in the stack's state, by URN, the stack's own left out
+    (the programs pass their provider: the engine adds no default one)."""
     ws = pulumi_cli.workspace(plane, env)
     s = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=program(_kubeconfig_text(plane)),
                                     opts=ws)
     try:
         assert s.up(on_output=lambda _line: None).summary.result == "succeeded"
         state = s.export_stack().deployment or {}
-        return {r["urn"] for r in state["resources"] if r["type"] != "pulumi:pulumi:Stack"}
+        return {r["urn"]: r for r in state["resources"] if r["type"] != "pulumi:pulumi:Stack"}
     finally:
         s.destroy(on_output=lambda _line: None)
         s.workspace.remove_stack(stack)
+
+
+def _as_recorded(r: offline.Registered) -> dict[str, Any]:
+    """What a recording says of a resource, in the terms of the engine's state."""
+    return {"type": r.type, "custom": r.custom, "parent": r.parent, "dependencies": sorted(r.depends_on),
+            "provider": r.provider.rsplit("::", 1)[0], "protect": r.protect, "replaceOnChanges": r.replace_on_changes,
+            "inputs": r.inputs}
+
+
+def _as_stated(r: dict[str, Any]) -> dict[str, Any]:
+    """The same of a resource in the engine's state (empty and false fields are left out there; the
+    provider reference's id is the engine's own; `__internal` is the engine's bookkeeping)."""
+    return {"type": r["type"], "custom": r["custom"], "parent": r["parent"],
+            "dependencies": sorted(r.get("dependencies", [])), "provider": r.get("provider", "").rsplit("::", 1)[0],
+            "protect": r.get("protect", False), "replaceOnChanges": r.get("replaceOnChanges", []),
+            "inputs": {k: v for k, v in r.get("inputs", {}).items() if k != "__internal"}}
+
+
+@pytest.mark.parametrize("cfg", [auto_mode(AUTO, CLAIM, name="e2e-state"), karpenter(KARPENTER, name="e2e-state")],
+                         ids=["auto-mode-with-a-claim", "karpenter"])
+def test_what_preview_records_is_what_up_writes_to_the_state(control_plane: ControlPlane, pulumi_env: dict[str, str],
+                                                             cfg: dict[str, Any]) -> None:
+    """Per resource, `preview --json` shows what the engine keeps after `up`: the type, the parent, what it
+    waits for, its provider, protection, replace-on-change paths and the inputs the provider took."""
+    program = functools.partial(components, cfg)
+    stack = f"state-{cfg['eks-devices:cluster']['mode']}"
+    recorded = offline.run(program(_kubeconfig_text(control_plane)), {}, stack=stack, project=PROJECT).resources
+    state = deployed(control_plane, pulumi_env, stack, program)
+    assert {r.urn for r in recorded} == set(state)
+    assert any(r.depends_on for r in recorded) and any(r.replace_on_changes for r in recorded)
+    for r in recorded:
+        assert _as_recorded(r) == _as_stated(state[r.urn]), r.urn
 
 
 def _team_components(duplicate: bool) -> Callable[[], None]:
@@ -309,7 +341,7 @@ def test_resources_told_apart_by_a_grandparents_type_are_two_for_both_engines(co
     program = _team_components(duplicate=False)
     offline_urns = {r.urn for r in offline.run(program, {}, stack="urns-apart", project=PROJECT).resources}
     assert len([u for u in offline_urns if u.endswith("::leaf")]) == 2
-    assert real_urns(control_plane, pulumi_env, "urns-apart", lambda _kubeconfig: program) == offline_urns
+    assert set(deployed(control_plane, pulumi_env, "urns-apart", lambda _kubeconfig: program)) == offline_urns
 
 
 def test_a_urn_registered_twice_fails_both_engines_with_one_message(control_plane: ControlPlane,

@@ -142,3 +142,15 @@ def test_a_second_resource_with_a_registered_urn_fails_the_run() -> None:
         engine.run(program, {})
     assert raised.value.urn == "urn:pulumi:dev::eks-devices::t:index:Outer$t:index:Thing::x"
     assert str(raised.value) == f"Duplicate resource URN '{raised.value.urn}'; try giving it a unique name"
+
+
+def test_a_provider_keeps_the_plugin_version_the_program_asked_for_as_the_engine_does() -> None:
+    """The engine adds the requested plugin's version to a provider's inputs in the state (the e2e tier
+    compares a whole recording with the state `up` leaves)."""
+    from importlib.metadata import version
+
+    import pulumi_kubernetes as k8s
+
+    rec = engine.run(lambda: k8s.Provider("k8s", kubeconfig="{}"), {})
+    [provider] = rec.resources
+    assert provider.inputs == {"kubeconfig": "{}", "version": version("pulumi_kubernetes")}

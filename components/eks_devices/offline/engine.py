@@ -29,7 +29,7 @@ from eks_devices import identity
 from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.config.stack import brought_subnet_zones, parse
 from eks_devices.core.vocabulary import NAMESPACE
-from eks_devices.identity import STACK_TYPE
+from eks_devices.identity import PROVIDER_TYPE_PREFIX, STACK_TYPE
 from eks_devices.offline import echo, output_values
 from eks_devices.testing import ACCOUNT_ID, Mocks, aws_id
 
@@ -143,7 +143,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.recording.resources.append(Registered(
             type=request.type, name=request.name, urn=response.urn, parent=request.parent,
             custom=bool(request.custom), remote=bool(request.remote), provider=request.provider,
-            inputs=_plain_struct(request.object), state=state,
+            inputs=_engine_inputs(request), state=state,
             replace_on_changes=list(request.replaceOnChanges),
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
             depends_on=list(request.dependencies), aliases=aliases,
@@ -185,6 +185,19 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     name = old_name + name[len(parent_name):]
                 out.append(_urn(parent_alias, type_, name, stack, project))
         return sorted(set(out) - {self.make_urn(request.parent, request.type, request.name)})
+
+
+def _engine_inputs(request: Any) -> dict[str, Any]:
+    """The inputs as the engine keeps them in the stack's state: a provider's also name the plugin the
+    program asked for, its `version` and `pluginDownloadURL` (pulumi/pulumi v3.276.0
+    pkg/resource/deploy/source_eval.go `RegisterResource`); the engine's `__internal` bookkeeping is
+    left out."""
+    inputs = _plain_struct(request.object)
+    if request.type.startswith(PROVIDER_TYPE_PREFIX):
+        for key, value in (("version", request.version), ("pluginDownloadURL", request.pluginDownloadURL)):
+            if value:
+                inputs[key] = value
+    return inputs
 
 
 def _urn_parts(urn: str) -> tuple[str, str, str, str]:
