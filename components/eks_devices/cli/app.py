@@ -186,7 +186,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
     err(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…")
     try:
         run = _on_fresh_thread(run_program, stack_file.find_project(project_dir), stack, config, plan)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, stack_file.ProjectInvalid) as exc:
         _fail(2, str(exc), as_json, {})
     except Exception as exc:  # the program failed as `pulumi up` would: one line, the innermost reason
         if os.environ.get("EKS_DEVICES_TRACEBACK"):

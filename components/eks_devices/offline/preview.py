@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eks_devices.core.config import stack_file
 from eks_devices.core.model import Plan
 from eks_devices.offline import engine as offline
 from eks_devices.program import PlanRejected, handed_plan
@@ -29,7 +30,8 @@ class ProgramRun:
 
 
 def run_program(project_dir: Path, stack: str, config: dict[str, Any], plan: Plan | None = None) -> ProgramRun:
-    """Run `<project_dir>/__main__.py` for `stack` under the mock engine; `plan`, when the caller
+    """Run `<project_dir>/__main__.py` for `stack` of the project Pulumi.yaml names (raising
+    `stack_file.ProjectInvalid` if it names none) under the mock engine; `plan`, when the caller
     already built it from `config`, is handed to the program (`program.handed_plan`) so it is not
     built twice."""
     main = project_dir / "__main__.py"
@@ -43,11 +45,12 @@ def run_program(project_dir: Path, stack: str, config: dict[str, Any], plan: Pla
         except PlanRejected as exc:
             rejected.append(str(exc))
 
+    project = stack_file.project_name(project_dir)
     if plan is None:
-        recording = offline.run(program, config, stack=stack)
+        recording = offline.run(program, config, stack=stack, project=project)
     else:
         with handed_plan(config, plan):
-            recording = offline.run(program, config, stack=stack)
+            recording = offline.run(program, config, stack=stack, project=project)
     return ProgramRun(recording, rejected[0] if rejected else None)
 
 

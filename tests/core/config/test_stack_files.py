@@ -35,6 +35,25 @@ def test_stack_files_are_read_from_stack_config_dir_or_beside_pulumi_yaml(
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.parametrize("name", ["research-gpus", "a.b_c-1", "x" * 100])
+def test_the_project_is_the_one_pulumi_yaml_names(tmp_path: Path, name: str) -> None:
+    (tmp_path / "Pulumi.yaml").write_text(f"name: {name}\nruntime: python\n")
+    assert stack_file.project_name(tmp_path) == name
+
+
+@pytest.mark.parametrize(("text", "given"), [
+    ("runtime: python\n", "name None"), ("name: 'my project'\n", "name 'my project'"), ("name: ''\n", "name ''"),
+    (f"name: {'x' * 101}\n", f"name '{'x' * 101}'"), ("name: [a]\n", "name ['a']"), ("name: 7\n", "name 7"),
+    ("- a list\n", "name None"), (None, "no readable Pulumi.yaml")])
+def test_a_project_name_pulumi_refuses_is_an_error_naming_the_file(tmp_path: Path, text: str | None,
+                                                                   given: str) -> None:
+    if text is not None:
+        (tmp_path / "Pulumi.yaml").write_text(text)
+    with pytest.raises(stack_file.ProjectInvalid) as caught:
+        stack_file.project_name(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path / 'Pulumi.yaml'}: {given} (accepted: a project name of ")
+
+
 @pytest.mark.parametrize("name", ["my stack!", "", "a/b", "x" * 101, "dev\n"])
 def test_stack_names_pulumi_refuses_are_problems(tmp_path: Path, name: str) -> None:
     with pytest.raises(ConfigError) as caught:

@@ -98,19 +98,41 @@ def find_project(start: Path | None = None) -> Path:
     return here
 
 
+class ProjectInvalid(Exception):
+    """Pulumi.yaml names no project the Pulumi CLI would run."""
+
+
+def _settings(project: Path) -> Any:
+    """The project's Pulumi.yaml, parsed (None when it cannot be read)."""
+    try:
+        return yaml.load((project / "Pulumi.yaml").read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, *_TAG_ERRORS):
+        return None
+
+
 def stacks_dir(project: Path) -> Path:
     """Where the project keeps its stack files: Pulumi.yaml's `stackConfigDir`, else beside it (as
     the Pulumi CLI does)."""
-    try:
-        settings = yaml.load((project / "Pulumi.yaml").read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, *_TAG_ERRORS):
-        return project
+    settings = _settings(project)
     folder = settings.get("stackConfigDir") if isinstance(settings, dict) else None
     return project / folder if isinstance(folder, str) and folder else project
 
 
-# Pulumi's stack names: letters, digits, '-', '_' and '.', at most 100 characters.
+# Pulumi's stack and project names: letters, digits, '-', '_' and '.', at most 100 characters
+# (pulumi/pulumi sdk/go/common/tokens/project.go `ValidateProjectName`, the same rule for stacks).
 STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+def project_name(project: Path) -> str:
+    """The project's name, Pulumi.yaml's `name`: part of every URN, and the namespace of the
+    program's own configuration (`pulumi.Config()`); the Pulumi CLI runs no project without one."""
+    settings = _settings(project)
+    name = settings.get("name") if isinstance(settings, dict) else None
+    if not isinstance(name, str) or not STACK_NAME.fullmatch(name):
+        given = "no readable Pulumi.yaml" if settings is None else f"name {name!r}"
+        raise ProjectInvalid(f"{project / 'Pulumi.yaml'}: {given} (accepted: a project name of letters, digits, "
+                             "'-', '_' and '.', at most 100 characters, as the Pulumi CLI requires)")
+    return name
 
 
 def stack_names(directory: Path) -> list[str]:

@@ -1,0 +1,73 @@
+"""What `preview` says of a program's identity is what the engine would: the project is the one
+Pulumi.yaml names (in every URN, and the namespace of the program's own config), two resources with
+one URN fail the program as `pulumi up` fails it, and resources told apart only by a grandparent's
+type are two."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.cli import run
+from support.stacks import ROOT
+
+# a team's program after the platform's (the project's own program, then the lines given)
+THINGS = """
+import pulumi
+outer_a = pulumi.ComponentResource("team:index:A", "a")
+outer_b = pulumi.ComponentResource("team:index:B", "b")
+for name, outer in (("a", outer_a), ("b", outer_b)):
+    middle = pulumi.ComponentResource("team:index:Middle", f"middle-{name}",
+                                      opts=pulumi.ResourceOptions(parent=outer))
+    pulumi.ComponentResource("team:index:Leaf", "leaf", opts=pulumi.ResourceOptions(parent=middle))
+"""
+
+
+def _project(tmp_path: Path, extra: str, name: str = "eks-devices", config: str = "") -> Path:
+    (tmp_path / "Pulumi.yaml").write_text(f"name: {name}\nruntime: python\nstackConfigDir: stacks\n")
+    (tmp_path / "__main__.py").write_text((ROOT / "__main__.py").read_text() + extra)
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text((ROOT / "stacks" / "Pulumi.dev.yaml").read_text() + config)
+    return tmp_path
+
+
+def test_the_program_runs_in_the_project_pulumi_yaml_names(tmp_path: Path) -> None:
+    """A team's project reads its own config (`pulumi.Config()`, namespaced by the project's name),
+    and every URN names that project, as under `pulumi up`."""
+    extra = ('\nimport pulumi\npulumi.export("team", pulumi.Config().require("team"))\n'
+             'pulumi.export("project", pulumi.get_project())\n')
+    result = run("preview", "dev", "--json", "--project-dir",
+                 str(_project(tmp_path, extra, name="research-gpus", config="  research-gpus:team: ml\n")))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    urns = [r["urn"] for r in data["resources"]]
+    assert len(urns) > 50 and all(u.startswith("urn:pulumi:dev::research-gpus::") for u in urns)
+
+
+def test_a_pulumi_yaml_without_a_project_name_is_refused(tmp_path: Path) -> None:
+    project = _project(tmp_path, "")
+    (project / "Pulumi.yaml").write_text("runtime: python\nstackConfigDir: stacks\n")
+    result = run("preview", "dev", "--project-dir", str(project))
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (f"{project.resolve() / 'Pulumi.yaml'}: name None (accepted: a project name of "
+                                     "letters, digits, '-', '_' and '.', at most 100 characters, as the Pulumi CLI "
+                                     "requires)")
+
+
+def test_two_resources_with_one_urn_fail_the_program_as_the_engine_does(tmp_path: Path) -> None:
+    extra = '\nimport pulumi\npulumi.ComponentResource("team:index:Thing", "x")\npulumi.ComponentResource("team:index:Thing", "x")\n'
+    result = run("preview", "dev", "--project-dir", str(_project(tmp_path, extra)))
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        "the Pulumi program failed for stack dev: Duplicate resource URN "
+        "'urn:pulumi:dev::eks-devices::team:index:Thing::x'; try giving it a unique name "
+        "(EKS_DEVICES_TRACEBACK=1 shows where)")
+    assert result.stdout == ""
+
+
+def test_a_grandparents_type_tells_two_resources_apart(tmp_path: Path) -> None:
+    result = run("preview", "dev", "--json", "--project-dir", str(_project(tmp_path, THINGS)))
+    assert result.returncode == 0, result.stderr
+    leaves = sorted(r["urn"] for r in json.loads(result.stdout)["resources"] if r["type"] == "team:index:Leaf")
+    assert leaves == [f"urn:pulumi:dev::eks-devices::team:index:{outer}$team:index:Middle$team:index:Leaf::leaf"
+                      for outer in ("A", "B")]
