@@ -6,6 +6,7 @@ type are two."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from support.cli import run
@@ -23,8 +24,8 @@ for name, outer in (("a", outer_a), ("b", outer_b)):
 """
 
 
-def _project(tmp_path: Path, extra: str, name: str = "eks-devices", config: str = "") -> Path:
-    (tmp_path / "Pulumi.yaml").write_text(f"name: {name}\nruntime: python\nstackConfigDir: stacks\n")
+def _project(tmp_path: Path, extra: str, name: str = "eks-devices", config: str = "", declared: str = "") -> Path:
+    (tmp_path / "Pulumi.yaml").write_text(f"name: {name}\nruntime: python\nstackConfigDir: stacks\n{declared}")
     (tmp_path / "__main__.py").write_text((ROOT / "__main__.py").read_text() + extra)
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text((ROOT / "stacks" / "Pulumi.dev.yaml").read_text() + config)
@@ -71,3 +72,20 @@ def test_a_grandparents_type_tells_two_resources_apart(tmp_path: Path) -> None:
     leaves = sorted(r["urn"] for r in json.loads(result.stdout)["resources"] if r["type"] == "team:index:Leaf")
     assert leaves == [f"urn:pulumi:dev::eks-devices::team:index:{outer}$team:index:Middle$team:index:Leaf::leaf"
                       for outer in ("A", "B")]
+
+
+def test_pulumi_yaml_config_reaches_the_program_and_a_key_no_stack_sets_stops_every_verb(tmp_path: Path) -> None:
+    """Pulumi.yaml's `config:` is merged into each stack's as the Pulumi CLI merges it: a default the
+    stack leaves out reaches the program; a key of the project's with no value anywhere is exit 2 for
+    `check` and `preview` alike, naming the key."""
+    extra = '\nimport pulumi\npulumi.ComponentResource("team:index:Team", pulumi.Config().require("team"))\n'
+    project = _project(tmp_path, extra, name="research-gpus", declared="config:\n  team: ml\n  aws:profile: ops\n")
+    result = run("preview", "dev", "--json", "--project-dir", str(project))
+    assert result.returncode == 0, result.stderr
+    assert "urn:pulumi:dev::research-gpus::team:index:Team::ml" in {r["urn"] for r in json.loads(result.stdout)["resources"]}
+    (project / "Pulumi.yaml").write_text((project / "Pulumi.yaml").read_text() + "  quota:\n    type: integer\n")
+    for verb in ("check", "preview"):
+        result = run(verb, "dev", "--project-dir", str(project), env={**os.environ, "COLUMNS": "500"})
+        assert result.returncode == 2, (verb, result.stderr)
+        assert "research-gpus:quota: given no value in stack dev and no default in Pulumi.yaml" in (
+            result.stdout + result.stderr), verb

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from enum import StrEnum
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -25,7 +26,7 @@ from eks_devices.cli import terminal
 from eks_devices.cli.text import cited, say
 from eks_devices.core import planner as planning
 from eks_devices.core.config import stack_file
-from eks_devices.core.config.stack import ConfigError
+from eks_devices.core.config.stack import ConfigError, Spec
 from eks_devices.core.knowledge import catalog
 from eks_devices.core.rules import RULES
 
@@ -104,8 +105,10 @@ def _emit(data: Any) -> None:
     sys.stdout.write("".join(pieces))
 
 
-def _stacks_dir(project_dir: Path | None) -> Path:
-    return stack_file.stacks_dir(stack_file.find_project(project_dir))
+def _load(stack: str, project_dir: Path | None) -> tuple[dict[str, Any], Spec]:
+    """The stack's configuration, with its project's Pulumi.yaml config merged in, and its Spec."""
+    project = stack_file.find_project(project_dir)
+    return stack_file.load_with_config(stack, stack_file.stacks_dir(project), project)
 
 
 def load_plan(stack: str, project_dir: Path | None, as_json: bool,
@@ -114,7 +117,7 @@ def load_plan(stack: str, project_dir: Path | None, as_json: bool,
     the project's program), also exit 2 for a stack describing an existing cluster, which that program
     would create. The stack file's configuration comes back too: the program runs with it as read."""
     try:
-        config, spec = stack_file.load_with_config(stack, _stacks_dir(project_dir))
+        config, spec = _load(stack, project_dir)
     except stack_file.StackNotFound as exc:
         _fail(2, str(exc), as_json, {"stacks": exc.existing})
     except ConfigError as exc:
@@ -249,7 +252,7 @@ def _load_both(stack: str, against: str, project_dir: Path | None,
     config: dict[str, Any] = {}
     plan = base = None
     try:
-        config, spec = stack_file.load_with_config(stack, _stacks_dir(project_dir))
+        config, spec = _load(stack, project_dir)
         plan = planning.build(spec)
     except stack_file.StackNotFound as exc:
         _fail(2, str(exc), as_json, {"stacks": exc.existing})
@@ -257,7 +260,9 @@ def _load_both(stack: str, against: str, project_dir: Path | None,
         problems += [{"in": f"stack {stack}", "path": p.path, "given": p.given, "accepted": p.accepted}
                      for p in exc.problems]
     try:
-        found = baselines.resolve(against, stack, stack_file.find_project(project_dir))
+        project = stack_file.find_project(project_dir)
+        found = baselines.resolve(against, stack, project)
+        found = replace(found, config=stack_file.with_project_config(found.config, project, stack))
         base = planning.build(parse(found.config, source=f"baseline {found.source}"))
     except (baselines.BaselineError, ConfigError) as exc:
         problems += [{"in": f"baseline {against}", "path": p.path, "given": p.given, "accepted": p.accepted}
@@ -472,7 +477,7 @@ def check_command(
 
     _collector_off()
     project = stack_file.find_project(project_dir)
-    checked = checking.check(list(stacks or []), stack_file.stacks_dir(project))
+    checked = checking.check(list(stacks or []), stack_file.stacks_dir(project), project)
     if as_json or output is Format.json:
         _emit({"stacks": [s.as_dict() for s in checked.stacks], "exitCode": checked.code})
     elif output is Format.github:

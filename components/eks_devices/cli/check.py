@@ -63,13 +63,14 @@ class Checked:
         return max((s.code for s in self.stacks), default=0)
 
 
-def check(names: list[str], directory: Path) -> Checked:
-    """Check the named stacks (every stack file in `directory` when none is named)."""
+def check(names: list[str], directory: Path, project: Path | None = None) -> Checked:
+    """Check the named stacks (every stack file in `directory` when none is named), each with the
+    config `project`'s Pulumi.yaml declares merged in."""
     out = Checked()
     for name in names or stack_file.stack_names(directory):
         path = directory / f"Pulumi.{name}.yaml"
         try:
-            spec = stack_file.load(name, directory)
+            spec = stack_file.load(name, directory, project)
         except stack_file.StackNotFound:
             out.stacks.append(StackCheck(name, path, missing=True))
         except ConfigError as exc:

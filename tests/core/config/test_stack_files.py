@@ -25,7 +25,7 @@ def project(tmp_path: Path, settings: str, folder: str | None) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(("settings", "folder"), [("stackConfigDir: envs\n", "envs"), ("", None)])
+@pytest.mark.parametrize(("settings", "folder"), [("stackConfigDir: envs\n", "envs"), ("config: envs\n", "envs"), ("", None)])
 def test_stack_files_are_read_from_stack_config_dir_or_beside_pulumi_yaml(
         tmp_path: Path, settings: str, folder: str | None) -> None:
     root = project(tmp_path, settings, folder)

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from eks_devices.core.config import project_config
 from eks_devices.core.config.stack import NAMESPACE, ConfigError, ConfigProblem, Spec, parse
 
 
@@ -99,7 +100,13 @@ def find_project(start: Path | None = None) -> Path:
 
 
 class ProjectInvalid(Exception):
-    """Pulumi.yaml names no project the Pulumi CLI would run."""
+    """Pulumi.yaml names no project the Pulumi CLI would run: `given` says what it holds instead."""
+
+    ACCEPTED = "a project name of letters, digits, '-', '_' and '.', at most 100 characters, as the Pulumi CLI requires"
+
+    def __init__(self, path: Path, given: str):
+        self.given = given
+        super().__init__(f"{path}: {given} (accepted: {self.ACCEPTED})")
 
 
 def _settings(project: Path) -> Any:
@@ -111,11 +118,28 @@ def _settings(project: Path) -> Any:
 
 
 def stacks_dir(project: Path) -> Path:
-    """Where the project keeps its stack files: Pulumi.yaml's `stackConfigDir`, else beside it (as
-    the Pulumi CLI does)."""
+    """Where the project keeps its stack files: Pulumi.yaml's `stackConfigDir` (or `config` naming a
+    folder, its older spelling), else beside it, as the Pulumi CLI does."""
     settings = _settings(project)
-    folder = settings.get("stackConfigDir") if isinstance(settings, dict) else None
+    if not isinstance(settings, dict):
+        return project
+    folder = settings.get("stackConfigDir") or settings.get("config")
     return project / folder if isinstance(folder, str) and folder else project
+
+
+def with_project_config(config: dict[str, Any], project: Path, stack: str) -> dict[str, Any]:
+    """A stack's `config:` with what the project's Pulumi.yaml declares under `config:` merged in as
+    the Pulumi CLI merges it (`project_config`); ConfigError with every problem."""
+    settings = _settings(project)
+    declared = settings.get("config") if isinstance(settings, dict) else None
+    if declared is None or isinstance(declared, str):  # none, or the older name of the stack files' folder
+        return config
+    source = str(project / "Pulumi.yaml")
+    try:
+        name = project_name(project)
+    except ProjectInvalid as exc:
+        raise ConfigError([ConfigProblem("Pulumi.yaml name", exc.given, exc.ACCEPTED)], source) from None
+    return project_config.merge(config, declared, name, stack, source)
 
 
 # Pulumi's stack and project names: letters, digits, '-', '_' and '.', at most 100 characters
@@ -130,8 +154,7 @@ def project_name(project: Path) -> str:
     name = settings.get("name") if isinstance(settings, dict) else None
     if not isinstance(name, str) or not STACK_NAME.fullmatch(name):
         given = "no readable Pulumi.yaml" if settings is None else f"name {name!r}"
-        raise ProjectInvalid(f"{project / 'Pulumi.yaml'}: {given} (accepted: a project name of letters, digits, "
-                             "'-', '_' and '.', at most 100 characters, as the Pulumi CLI requires)")
+        raise ProjectInvalid(project / "Pulumi.yaml", given)
     return name
 
 
@@ -240,14 +263,15 @@ def _refuse_bombs(text: str) -> None:
             depth -= 1
 
 
-def load(stack: str, directory: Path) -> Spec:
-    """Parse `Pulumi.<stack>.yaml` in `directory` into a Spec."""
-    return load_with_config(stack, directory)[1]
+def load(stack: str, directory: Path, project: Path | None = None) -> Spec:
+    """Parse `Pulumi.<stack>.yaml` in `directory` into a Spec (with `project`'s Pulumi.yaml config merged in)."""
+    return load_with_config(stack, directory, project)[1]
 
 
-def load_with_config(stack: str, directory: Path) -> tuple[dict[str, Any], Spec]:
-    """The stack file's `config:` mapping and the Spec parsed from it, from one read of the file: for
-    the verbs that also run the program with that configuration."""
+def load_with_config(stack: str, directory: Path, project: Path | None = None) -> tuple[dict[str, Any], Spec]:
+    """The stack file's `config:` mapping, with the config `project`'s Pulumi.yaml declares merged in
+    when a project is given (`with_project_config`), and the Spec parsed from it, from one read of the
+    file: for the verbs that also run the program with that configuration."""
     if not STACK_NAME.fullmatch(stack):
         raise ConfigError([ConfigProblem("stack", repr(stack), "a Pulumi stack name: letters, digits, '-', '_' "
                                                                "and '.', at most 100 characters")], "stack name")
@@ -255,6 +279,8 @@ def load_with_config(stack: str, directory: Path) -> tuple[dict[str, Any], Spec]
     if not path.is_file():
         raise StackNotFound(stack, directory, stack_names(directory))
     config = read_config(path)
+    if project is not None:
+        config = with_project_config(config, project, stack)
     return config, parse(config, source=str(path))
 
 

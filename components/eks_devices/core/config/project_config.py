@@ -1,0 +1,63 @@
+"""Pulumi.yaml's `config:` section merged into a stack's configuration, as the Pulumi CLI merges them
+before the program runs (pulumi/pulumi v3.276.0 pkg/workspace/config.go `mergeConfig`, and
+sdk/go/common/workspace/project.go `RewriteShorthandConfigValues` and `Project.Validate`).
+
+A key the stack file leaves out takes the project's `value` or `default`; a key of the project's own
+namespace with neither must be set by every stack. A bare key is the project's own (`team` is
+`<project>:team`); a shorthand entry (text, integer, boolean or list) is a `default` for a key of the
+project's namespace and a `value` for any other. The declared `type`s are not checked here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eks_devices.core.config.errors import ConfigError, ConfigProblem, show
+
+_ENTRY = ("a value (text, integer, boolean or list), or a mapping with `value` or `default` "
+          "(and optionally `type`, `description`, `secret`, `items`)")
+
+
+def merge(config: dict[str, Any], declared: Any, project: str, stack: str, source: str) -> dict[str, Any]:
+    """`config` (a stack file's) with the entries of `declared` (Pulumi.yaml's `config:`) it leaves
+    out; ConfigError with every problem of `declared`, then every key the stack must set and does not."""
+    if not isinstance(declared, dict):
+        raise ConfigError([ConfigProblem("Pulumi.yaml config", show(declared),
+                                         "a mapping of configuration keys (or the name of the stack files' folder)")],
+                          source)
+    problems: list[ConfigProblem] = []
+    missing: list[str] = []
+    merged = dict(config)
+    for key in sorted(declared, key=str):
+        entry, own = declared[key], isinstance(key, str) and (":" not in key or key.startswith(f"{project}:"))
+        where = f"Pulumi.yaml config.{key}"
+        if not isinstance(key, str) or key.count(":") > 1 or key.startswith(":") or key.endswith(":"):
+            problems.append(ConfigProblem(where, show(key), "a key: `name` (this project's) or `namespace:name`"))
+            continue
+        if isinstance(entry, str | int | list):  # not a float: Pulumi reads none as shorthand
+            entry = {"default" if own else "value": entry}
+        if not isinstance(entry, dict):
+            problems.append(ConfigProblem(where, show(entry), _ENTRY))
+            continue
+        default, value = entry.get("default"), entry.get("value")
+        if default is not None and value is not None:
+            problems.append(ConfigProblem(where, "both `default` and `value`", "one of them"))
+        elif not own and (default is not None or "type" in entry or value is None):
+            problems.append(ConfigProblem(
+                where, "a `type` or a `default`" if default is not None or "type" in entry else "no `value`",
+                f"a `value` only: the key is not in the namespace of project {project}"))
+        full = key if ":" in key else f"{project}:{key}"
+        if full in config:
+            continue
+        if default is not None or value is not None:
+            merged[full] = default if default is not None else value
+        elif own:
+            missing.append(full)
+    if problems:
+        raise ConfigError(problems, source)
+    if missing:
+        raise ConfigError([ConfigProblem(key, f"no value in stack {stack} and no default in Pulumi.yaml",
+                                         f"a value in Pulumi.{stack}.yaml (`pulumi config set {key.split(':', 1)[1]} "
+                                         "<value>`), or a default in Pulumi.yaml: Pulumi runs no program without it")
+                           for key in sorted(missing)], source)
+    return merged
