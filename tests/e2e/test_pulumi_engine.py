@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -44,6 +45,8 @@ from eks_devices import (
     identity,
     parse,
 )
+from eks_devices.core.config import stack_file
+from eks_devices.core.config.errors import ConfigError
 from eks_devices.offline import diff
 from eks_devices.offline import engine as offline
 from support import stacks
@@ -358,6 +361,53 @@ def test_a_urn_registered_twice_fails_both_engines_with_one_message(control_plan
     finally:
         s.destroy(on_output=lambda _line: None)
         s.workspace.remove_stack("urns-twice")
+
+
+PROJECT_CONFIG = ("config:\n  team: ml\n  size:\n    type: integer\n    default: 3\n  owner:\n    default: platform\n"
+                  "  aws:region:\n    value: us-east-2\n  kubernetes:context: admin\n")
+
+
+def _config_project(folder: Path, declared: str) -> str:
+    """A project folder whose Pulumi.yaml declares `declared` and whose stack `conf` sets `owner`."""
+    (folder / "Pulumi.yaml").write_text(f"name: {PROJECT}\nruntime: python\n{declared}")
+    (folder / "Pulumi.conf.yaml").write_text(f"config:\n  {PROJECT}:owner: ml-team\n")
+    return str(folder)
+
+
+def _echo_config() -> None:
+    """Export every configuration value the program is given."""
+    for key, value in sorted(pulumi.runtime.config.CONFIG.get().items()):
+        pulumi.export(key, value)
+
+
+@pytest.mark.parametrize("required", [False, True], ids=["defaults-and-values", "a-key-no-stack-sets"])
+def test_pulumi_yaml_config_is_merged_as_the_pulumi_cli_merges_it(control_plane: ControlPlane,
+                                                                  pulumi_env: dict[str, str], tmp_path: Path,
+                                                                  required: bool) -> None:
+    """The configuration a program gets from the real CLI for a stack of a project whose Pulumi.yaml
+    declares `config:` is the one `stack_file.with_project_config` makes; a key of the project's own
+    that nothing sets is refused by both, by name."""
+    folder = _config_project(tmp_path, PROJECT_CONFIG + ("  quota:\n    type: integer\n" if required else ""))
+    ws = auto.LocalWorkspaceOptions(env_vars=pulumi_env, pulumi_home=pulumi_env["PULUMI_HOME"], work_dir=folder,
+                                    pulumi_command=auto.PulumiCommand(root=str(control_plane.bin_dir.parent)))
+    s = auto.create_or_select_stack(stack_name="conf", project_name=PROJECT, program=_echo_config, opts=ws)
+    stack_config = stack_file.read_config(tmp_path / "Pulumi.conf.yaml")
+    try:
+        if required:
+            with pytest.raises(ConfigError) as ours:
+                stack_file.with_project_config(stack_config, tmp_path, "conf")
+            with pytest.raises(auto.CommandError) as real:
+                s.up(on_output=lambda _line: None)
+            assert [p.path for p in ours.value.problems] == [f"{PROJECT}:quota"]
+            assert "missing configuration value 'quota'" in str(real.value)
+        else:
+            real_config = {k: v.value for k, v in s.up(on_output=lambda _line: None).outputs.items()}
+            merged = stack_file.with_project_config(stack_config, tmp_path, "conf")
+            assert real_config == offline.config_strings(merged)
+            assert real_config[f"{PROJECT}:size"] == "3" and real_config[f"{PROJECT}:owner"] == "ml-team"
+    finally:
+        s.destroy(on_output=lambda _line: None)
+        s.workspace.remove_stack("conf")
 
 
 def test_the_engine_is_real(control_plane: ControlPlane, pulumi_env: dict[str, str]) -> None:
