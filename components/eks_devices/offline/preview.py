@@ -7,6 +7,8 @@ Because the resources come from running the program itself, the preview cannot d
 
 from __future__ import annotations
 
+import contextlib
+import os
 import runpy
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,27 +32,34 @@ class ProgramRun:
 
 
 def run_program(project_dir: Path, stack: str, config: dict[str, Any], plan: Plan | None = None) -> ProgramRun:
-    """Run `<project_dir>/__main__.py` for `stack` of the project Pulumi.yaml names (raising
+    """Run the project's program (`<project_dir>/__main__.py`, or where Pulumi.yaml's `main` points)
+    for `stack` of the project Pulumi.yaml names (raising
     `stack_file.ProjectInvalid` if it names none) under the mock engine; `plan`, when the caller
     already built it from `config`, is handed to the program (`program.handed_plan`) so it is not
     built twice."""
-    main = project_dir / "__main__.py"
+    entry = stack_file.program_entry(project_dir)
+    main = entry / "__main__.py" if entry.is_dir() else entry
     if not main.is_file():
         raise FileNotFoundError(f"no Pulumi program: {main} does not exist")
     rejected: list[str] = []
 
     def program() -> None:
         try:
-            runpy.run_path(str(main), run_name="__main__")
+            runpy.run_path(str(entry), run_name="__main__")
         except PlanRejected as exc:
             rejected.append(str(exc))
 
     project = stack_file.project_name(project_dir)
-    if plan is None:
-        recording = offline.run(program, config, stack=stack, project=project)
-    else:
-        with handed_plan(config, plan):
+    # as Pulumi's Python language host runs a program (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec):
+    # in its folder, the whole run long (callbacks run after its body), which a folder entry also puts first
+    # on sys.path (`runpy.run_path`)
+    here = os.getcwd()
+    os.chdir(entry if entry.is_dir() else entry.parent)
+    try:
+        with handed_plan(config, plan) if plan is not None else contextlib.nullcontext():
             recording = offline.run(program, config, stack=stack, project=project)
+    finally:
+        os.chdir(here)
     return ProgramRun(recording, rejected[0] if rejected else None)
 
 

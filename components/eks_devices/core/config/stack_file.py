@@ -127,6 +127,15 @@ def stacks_dir(project: Path) -> Path:
     return project / folder if isinstance(folder, str) and folder else project
 
 
+def program_entry(project: Path) -> Path:
+    """What the Pulumi CLI runs as the project's program: Pulumi.yaml's `main` (a folder holding
+    `__main__.py`, or a file), relative to the project, else the project's folder
+    (pulumi/pulumi v3.276.0 pkg/engine/project.go `getPwdMain`)."""
+    settings = _settings(project)
+    main = settings.get("main") if isinstance(settings, dict) else None
+    return project / main if isinstance(main, str) and main else project
+
+
 def with_project_config(config: dict[str, Any], project: Path, stack: str) -> dict[str, Any]:
     """A stack's `config:` with what the project's Pulumi.yaml declares under `config:` merged in as
     the Pulumi CLI merges it (`project_config`); ConfigError with every problem."""

@@ -1,7 +1,7 @@
-"""What `preview` says of a program's identity is what the engine would: the project is the one
-Pulumi.yaml names (in every URN, and the namespace of the program's own config), two resources with
-one URN fail the program as `pulumi up` fails it, and resources told apart only by a grandparent's
-type are two."""
+"""The verbs that run a project's program run it as the Pulumi CLI would: where Pulumi.yaml's `main`
+points, in its folder, as the project Pulumi.yaml names (in every URN, and the namespace of the
+program's own config, with Pulumi.yaml's `config:` merged in); two resources with one URN fail the
+program as `pulumi up` fails it, and resources told apart only by a grandparent's type are two."""
 
 from __future__ import annotations
 
@@ -89,3 +89,22 @@ def test_pulumi_yaml_config_reaches_the_program_and_a_key_no_stack_sets_stops_ev
         assert result.returncode == 2, (verb, result.stderr)
         assert "research-gpus:quota: given no value in stack dev and no default in Pulumi.yaml" in (
             result.stdout + result.stderr), verb
+
+
+def test_the_program_is_where_main_points_and_runs_in_its_folder(tmp_path: Path) -> None:
+    """`main: infra` runs `infra/__main__.py` with `infra/` as the working folder and first on
+    sys.path, so its sibling modules import and its relative paths open, wherever the command runs."""
+    project = _project(tmp_path, "")
+    (project / "Pulumi.yaml").write_text((project / "Pulumi.yaml").read_text() + "main: infra\n")
+    (project / "infra").mkdir()
+    (project / "__main__.py").rename(project / "infra" / "__main__.py")
+    (project / "infra" / "naming.py").write_text("def team() -> str:\n    return open('team.txt').read().strip()\n")
+    (project / "infra" / "team.txt").write_text("ml\n")
+    with (project / "infra" / "__main__.py").open("a") as main:
+        main.write('\nimport naming\nimport pulumi\npulumi.ComponentResource("team:index:Team", naming.team())\n')
+    result = run("preview", "dev", "--json", "--project-dir", str(project), cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "urn:pulumi:dev::eks-devices::team:index:Team::ml" in {r["urn"] for r in json.loads(result.stdout)["resources"]}
+    (project / "Pulumi.yaml").write_text((project / "Pulumi.yaml").read_text().replace("main: infra", "main: src"))
+    result = run("preview", "dev", "--project-dir", str(project))
+    assert result.returncode == 2 and f"no Pulumi program: {project / 'src'}" in result.stderr
