@@ -410,6 +410,38 @@ def test_pulumi_yaml_config_is_merged_as_the_pulumi_cli_merges_it(control_plane:
         s.workspace.remove_stack("conf")
 
 
+def _echo_secret_keys() -> None:
+    """Export which configuration keys the program is told are secrets, and what one of them reads."""
+    config = pulumi.runtime.config.CONFIG.get()
+    pulumi.export("secret", sorted(k for k in config if pulumi.runtime.is_config_secret(k)))
+    pulumi.export("plain", sorted(k for k in config if not pulumi.runtime.is_config_secret(k)))
+
+
+def test_the_secret_config_keys_are_the_ones_the_pulumi_cli_makes_secrets(control_plane: ControlPlane,
+                                                                          pulumi_env: dict[str, str],
+                                                                          tmp_path: Path) -> None:
+    """Values set with `pulumi config set --secret` (whole, or one inside an object by path) make their
+    keys secrets for the real CLI's program and for the offline one alike (`engine.secret_config`)."""
+    folder = _config_project(tmp_path, "")
+    ws = auto.LocalWorkspaceOptions(env_vars=pulumi_env, pulumi_home=pulumi_env["PULUMI_HOME"], work_dir=folder,
+                                    secrets_provider="passphrase",
+                                    pulumi_command=auto.PulumiCommand(root=str(control_plane.bin_dir.parent)))
+    s = auto.create_or_select_stack(stack_name="conf", project_name=PROJECT, program=_echo_secret_keys, opts=ws)
+    try:
+        s.set_config(f"{PROJECT}:token", auto.ConfigValue("t0ken", secret=True))
+        s.set_config(f"{PROJECT}:nested.a[0]", auto.ConfigValue("inner", secret=True), path=True)
+        s.set_config(f"{PROJECT}:nested.b", auto.ConfigValue("plain"), path=True)
+        stack_config = stack_file.read_config(tmp_path / "Pulumi.conf.yaml")
+        assert {"secure"} == set(stack_config[f"{PROJECT}:token"])  # encrypted in the stack file
+        real = {k: v.value for k, v in s.up(on_output=lambda _line: None).outputs.items()}
+        recorded = offline.run(_echo_secret_keys, stack_config, stack="conf", project=PROJECT).exports
+        assert real == recorded
+        assert real["secret"] == [f"{PROJECT}:nested", f"{PROJECT}:token"]
+    finally:
+        s.destroy(on_output=lambda _line: None)
+        s.workspace.remove_stack("conf")
+
+
 def test_the_engine_is_real(control_plane: ControlPlane, pulumi_env: dict[str, str]) -> None:
     """The CLI and the provider are the ones built from Go modules, not anything on PATH."""
     done = subprocess.run([str(control_plane.bin_dir / "pulumi"), "plugin", "ls"], env={**os.environ, **pulumi_env},

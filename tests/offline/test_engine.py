@@ -154,3 +154,25 @@ def test_a_provider_keeps_the_plugin_version_the_program_asked_for_as_the_engine
     rec = engine.run(lambda: k8s.Provider("k8s", kubeconfig="{}"), {})
     [provider] = rec.resources
     assert provider.inputs == {"kubeconfig": "{}", "version": version("pulumi_kubernetes")}
+
+
+def test_secure_config_values_reach_the_program_as_secrets_it_cannot_read() -> None:
+    """A `pulumi config set --secret` value, at the top of a key or inside it, is a secret to the program
+    (so is everything made of it, such as the `devicePlan` export) and reads `[secret]`: offline there is
+    no secrets provider to decrypt it."""
+    import pulumi
+
+    config = {"team:token": {"secure": "v1:AAAA"}, "team:nested": {"a": [{"secure": "v1:BBBB"}], "b": 1},
+              "team:plain": {"secure": "v1:CCCC", "other": 2}, "aws:region": "us-west-2"}
+
+    def program() -> None:
+        team = pulumi.Config("team")
+        pulumi.export("token", team.require_secret("token"))
+        pulumi.export("tokenIsSecret", team.require_secret("token").is_secret())
+        pulumi.export("nested", team.get_object("nested"))
+        pulumi.export("secret", sorted(k for k in config if pulumi.runtime.is_config_secret(k)))
+
+    exports = engine.run(program, config).exports
+    assert exports["token"] == engine.SECRET and exports["tokenIsSecret"] is True
+    assert exports["nested"] == {"a": [engine.SECRET], "b": 1}
+    assert exports["secret"] == ["team:nested", "team:token"]

@@ -34,8 +34,8 @@ from eks_devices.offline import echo, output_values
 from eks_devices.testing import ACCOUNT_ID, Mocks, aws_id
 
 OfflineMocks = Mocks  # the engine's mocks are the public ones
-__all__ = ["ACCOUNT_ID", "DuplicateURN", "OfflineMocks", "Recording", "RecordingMonitor", "Registered", "aws_id",
-           "config_strings", "run", "wire_inputs"]
+__all__ = ["ACCOUNT_ID", "SECRET", "DuplicateURN", "OfflineMocks", "Recording", "RecordingMonitor", "Registered",
+           "aws_id", "config_strings", "run", "secret_config", "wire_inputs"]
 
 
 @dataclass
@@ -316,6 +316,34 @@ def _holds_outputs(value: Any) -> bool:
     return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
 
 
+SECRET = "[secret]"  # a `secure:` config value offline, as Pulumi shows a secret
+
+
+def secret_config(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Stack config as a program gets it offline, and which keys are secrets: a `secure:` value (a
+    `pulumi config set --secret`, which only the stack's secrets provider can decrypt) anywhere in a
+    key's value reads `[secret]`, and makes the key a secret, as the engine makes it."""
+    secret: list[str] = []
+
+    def opened(value: Any) -> tuple[Any, bool]:
+        if isinstance(value, dict):
+            if set(value) == {"secure"} and isinstance(value["secure"], str):
+                return SECRET, True
+            pairs = {k: opened(v) for k, v in value.items()}
+            return {k: v for k, (v, _) in pairs.items()}, any(hidden for _, hidden in pairs.values())
+        if isinstance(value, list):
+            items = [opened(v) for v in value]
+            return [v for v, _ in items], any(hidden for _, hidden in items)
+        return value, False
+
+    out = {}
+    for key, value in config.items():
+        out[key], hidden = opened(value)
+        if hidden:
+            secret.append(key)
+    return out, secret
+
+
 def config_strings(config: dict[str, Any]) -> dict[str, str]:
     """Stack config as the engine hands it to a program: structured values as JSON text."""
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
@@ -341,7 +369,8 @@ def run(program: Callable[[], None], config: dict[str, Any], stack: str = "dev",
     recording = Recording()
     region = str(config.get("aws:region", "us-west-2"))
     mocks = mocks or OfflineMocks(region, subnet_zones=_brought_subnet_zones(config))
-    pulumi.runtime.set_all_config(config_strings(config))
+    plain, secret_keys = secret_config(config)
+    pulumi.runtime.set_all_config(config_strings(plain), secret_keys)
     pulumi_settings.ROOT.set(None)
     pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False,
                            monitor=RecordingMonitor(mocks, recording))
