@@ -176,3 +176,30 @@ def test_secure_config_values_reach_the_program_as_secrets_it_cannot_read() -> N
     assert exports["token"] == engine.SECRET and exports["tokenIsSecret"] is True
     assert exports["nested"] == {"a": [engine.SECRET], "b": 1}
     assert exports["secret"] == ["team:nested", "team:token"]
+
+
+def test_preview_shows_secret_inputs_as_pulumi_does_and_the_recording_keeps_them_for_diff() -> None:
+    """A secret input (made secret by the program, by the provider's schema, or taken from a secret
+    output) reads `[secret]` in `preview --json`, which is read in reviews and CI logs; the recording
+    keeps the value, so `diff` still sees it change."""
+    import pulumi
+    import pulumi_aws as aws
+
+    from eks_devices.offline.preview import resources_data
+
+    def program() -> None:
+        made = aws.ssm.Parameter("made", type="SecureString", value=pulumi.Output.secret("hunter2"),
+                                 tags={"owner": pulumi.Output.secret("ml"), "team": "platform"})
+        aws.ssm.Parameter("taken", type="String", value=made.value, description="d")
+        aws.sqs.Queue("queue", name="q", tags={"team": "platform"})
+
+    rec = engine.run(program, {"aws:region": "us-west-2"})
+    assert {r.name: r.secrets for r in rec.resources} == {
+        "made": [("tags", "owner"), ("value",)], "taken": [("value",)], "queue": []}
+    assert rec.named("made").inputs["value"] == "hunter2" and rec.named("taken").inputs["value"] == "hunter2"
+    shown = {d["name"]: d["inputs"] for d in resources_data(rec)}
+    assert shown["made"] == {"type": "SecureString", "value": engine.SECRET,
+                             "tags": {"owner": engine.SECRET, "team": "platform"}}
+    assert shown["taken"] == {"type": "String", "value": engine.SECRET, "description": "d"}
+    assert shown["queue"] == rec.named("queue").inputs
+    assert "hunter2" not in json.dumps(resources_data(rec))

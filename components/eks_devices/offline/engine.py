@@ -59,6 +59,7 @@ class Registered:
     retain_on_delete: bool = False
     ignore_changes: list[str] = field(default_factory=list)
     import_id: str = ""  # the `import` option: the id of an existing cloud resource to adopt
+    secrets: list[tuple[str | int, ...]] = field(default_factory=list)  # where in `inputs` the values are secrets
 
     @functools.cached_property
     def outputs(self) -> dict[str, Any]:
@@ -148,7 +149,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
             depends_on=list(request.dependencies), aliases=aliases,
             retain_on_delete=bool(request.retainOnDelete), ignore_changes=list(request.ignoreChanges),
-            import_id=request.importId,
+            import_id=request.importId, secrets=_secret_paths(request.object),
         ))
         return response
 
@@ -261,6 +262,33 @@ def _plain_struct(struct: Any) -> dict[str, Any]:
         if sig == _RESOURCE:
             return fields["urn"].string_value if "urn" in fields else None
     return {k: _plain_value(v) for k, v in fields.items()}
+
+
+def _secret_paths(struct: Any) -> list[tuple[str | int, ...]]:
+    """Where the inputs on the wire hold secrets (a secret, or an output value marked secret): the
+    places `preview` shows as `[secret]`, as Pulumi does. Walked only when the wire names a secret."""
+    wire = struct.SerializeToString()
+    if _SECRET.encode() not in wire and not (_OUTPUT.encode() in wire and b"secret" in wire):
+        return []
+    found: list[tuple[str | int, ...]] = []
+
+    def walk(value: Any, path: tuple[str | int, ...]) -> None:
+        kind = value.WhichOneof("kind")
+        if kind == "struct_value":
+            fields = value.struct_value.fields
+            sig = fields[_SIG].string_value if _SIG in fields else None
+            if sig == _SECRET or (sig == _OUTPUT and "secret" in fields and fields["secret"].bool_value):
+                found.append(path)
+            elif sig is None:
+                for key, inner in fields.items():
+                    walk(inner, (*path, key))
+        elif kind == "list_value":
+            for index, inner in enumerate(value.list_value.values):
+                walk(inner, (*path, index))
+
+    for key, value in struct.fields.items():
+        walk(value, (key,))
+    return sorted(found, key=str)
 
 
 def _plain_value(value: Any) -> Any:

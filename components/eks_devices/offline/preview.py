@@ -8,6 +8,7 @@ Because the resources come from running the program itself, the preview cannot d
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import runpy
 from dataclasses import dataclass
@@ -67,6 +68,20 @@ def _key(r: offline.Registered) -> str:
     return r.urn
 
 
+def _masked(inputs: dict[str, Any], secrets: list[tuple[str | int, ...]]) -> dict[str, Any]:
+    """`inputs` with each secret shown as `[secret]`, as Pulumi shows one: a preview is read in
+    reviews and CI logs, and the recording keeps the values for `diff` to compare."""
+    if not secrets:
+        return inputs
+    out = copy.deepcopy(inputs)
+    for *parents, last in secrets:
+        holder: Any = out
+        for step in parents:
+            holder = holder[step]
+        holder[last] = offline.SECRET
+    return out
+
+
 def resources_data(recording: offline.Recording) -> list[dict[str, Any]]:
     """Every registered resource, sorted by URN, with its parent, aliases and options."""
     by_urn = {r.urn: r for r in recording.resources}
@@ -83,7 +98,7 @@ def resources_data(recording: offline.Recording) -> list[dict[str, Any]]:
             "options": {"replaceOnChanges": sorted(r.replace_on_changes),
                         "deleteBeforeReplace": r.delete_before_replace, "protect": r.protect,
                         "retainOnDelete": r.retain_on_delete, "ignoreChanges": sorted(r.ignore_changes)},
-            "inputs": r.inputs,
+            "inputs": _masked(r.inputs, r.secrets),
         })
     return out
 
