@@ -344,7 +344,7 @@ def _holds_outputs(value: Any) -> bool:
     return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
 
 
-SECRET = "[secret]"  # a `secure:` config value offline, as Pulumi shows a secret
+SECRET = "[secret]"  # a secret offline (a `secure:` config value; a secret input in `preview`), as Pulumi shows one
 
 
 def secret_config(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

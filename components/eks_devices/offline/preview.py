@@ -34,10 +34,9 @@ class ProgramRun:
 
 def run_program(project_dir: Path, stack: str, config: dict[str, Any], plan: Plan | None = None) -> ProgramRun:
     """Run the project's program (`<project_dir>/__main__.py`, or where Pulumi.yaml's `main` points)
-    for `stack` of the project Pulumi.yaml names (raising
-    `stack_file.ProjectInvalid` if it names none) under the mock engine; `plan`, when the caller
-    already built it from `config`, is handed to the program (`program.handed_plan`) so it is not
-    built twice."""
+    for `stack` of the project Pulumi.yaml names (`stack_file.ProjectInvalid` if it names none) under
+    the mock engine; `plan`, when the caller already built it from `config`, is handed to the program
+    (`program.handed_plan`) so it is not built twice."""
     entry = stack_file.program_entry(project_dir)
     main = entry / "__main__.py" if entry.is_dir() else entry
     if not main.is_file():
