@@ -129,8 +129,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         if request.remote:
             self._registering.urn = self.make_urn(request.parent, request.type, request.name)
         for_mocks = output_values.for_mocks(request)
-        response = (echo.register(self, for_mocks) if echo.answers(self, for_mocks)
-                    else super().RegisterResource(for_mocks))
+        plain = echo.answers(self, for_mocks)  # no special value on the wire, so no secret either
+        response = echo.register(self, for_mocks) if plain else super().RegisterResource(for_mocks)
         if response.urn in self._registered:
             raise DuplicateURN(response.urn)
         self._registered.add(response.urn)
@@ -149,7 +149,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
             depends_on=list(request.dependencies), aliases=aliases,
             retain_on_delete=bool(request.retainOnDelete), ignore_changes=list(request.ignoreChanges),
-            import_id=request.importId, secrets=_secret_paths(request.object),
+            import_id=request.importId, secrets=[] if plain else _secret_paths(request.object),
         ))
         return response
 
