@@ -17,6 +17,7 @@ software, and the Karpenter cases run no DRA driver or plugin chart (their pools
 
 from __future__ import annotations
 
+import base64
 import copy
 import functools
 import json
@@ -51,6 +52,7 @@ from eks_devices.offline import diff
 from eks_devices.offline import engine as offline
 from support import stacks
 
+SIG, SECRET_SIG = pulumi.runtime.rpc._special_sig_key, pulumi.runtime.rpc._special_secret_sig
 STEPS = {"create": "create", "update": "update", "replace": "replace", "create-replacement": "replace",
          "delete-replaced": "replace", "delete": "delete"}
 
@@ -440,6 +442,64 @@ def test_the_secret_config_keys_are_the_ones_the_pulumi_cli_makes_secrets(contro
     finally:
         s.destroy(on_output=lambda _line: None)
         s.workspace.remove_stack("conf")
+
+
+def _secret_objects(kubeconfig: str) -> Callable[[], None]:
+    """Kubernetes objects holding secrets: a Secret (its `data` a secret by the provider's schema; not
+    `stringData`, which the provider's check turns into `data`) and a ConfigMap with one value the
+    program made secret and one it took from the Secret."""
+
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig=kubeconfig, enable_server_side_apply=True)
+        opts = pulumi.ResourceOptions(provider=provider)
+        secret = k8s.core.v1.Secret("creds", metadata={"name": "creds", "namespace": "default"},
+                                    data={"token": base64.b64encode(b"hunter2").decode()}, opts=opts)
+        k8s.core.v1.ConfigMap("settings", metadata={"name": "settings", "namespace": "default"},
+                              data={"plain": "a", "made": pulumi.Output.secret("b"),
+                                    "taken": secret.data.apply(lambda d: (d or {}).get("token", ""))},
+                              opts=opts)
+
+    return program
+
+
+def test_preview_shows_the_secret_inputs_the_engine_shows_as_secret(control_plane: ControlPlane,
+                                                                    pulumi_env: dict[str, str]) -> None:
+    """Where the engine's preview shows `[secret]` in a resource's inputs, `preview --json` does, and
+    nowhere else: made secret by the program, by the provider's schema, or taken from a secret output."""
+    from eks_devices.offline.preview import resources_data
+
+    kubeconfig = _kubeconfig_text(control_plane)
+    s = auto.create_or_select_stack(stack_name="secrets", project_name=PROJECT, program=_secret_objects(kubeconfig),
+                                    opts=pulumi_cli.workspace(control_plane, pulumi_env))
+    real: dict[str, dict[str, Any]] = {}
+
+    def event(e: auto.EngineEvent) -> None:
+        pre = e.resource_pre_event
+        if pre is not None and pre.metadata.new is not None and pre.metadata.type.startswith("kubernetes:core"):
+            real[pre.metadata.urn] = dict(pre.metadata.new.inputs)
+
+    try:
+        s.preview(on_event=event)
+    finally:
+        s.workspace.remove_stack("secrets")
+    shown = {d["urn"]: d["inputs"] for d in resources_data(offline.run(_secret_objects(kubeconfig), {},
+                                                                       stack="secrets", project=PROJECT))}
+    assert set(real) == {u for u in shown if "kubernetes:core" in u} and len(real) == 2
+    for urn, inputs in real.items():
+        assert _secret_places(inputs) == _secret_places(shown[urn]), urn
+    assert any(_secret_places(inputs) for inputs in real.values())
+
+
+def _secret_places(value: Any, path: str = "") -> set[str]:
+    """Where a value reads `[secret]`, or is a secret as the engine's events carry one (`ciphertext`
+    `[secret]` under the secret signature)."""
+    if isinstance(value, dict) and value.get(SIG) == SECRET_SIG:
+        return {path}
+    if isinstance(value, dict):
+        return {p for k, v in value.items() for p in _secret_places(v, f"{path}.{k}")}
+    if isinstance(value, list):
+        return {p for i, v in enumerate(value) for p in _secret_places(v, f"{path}[{i}]")}
+    return {path} if value == offline.SECRET else set()
 
 
 def test_the_engine_is_real(control_plane: ControlPlane, pulumi_env: dict[str, str]) -> None:
