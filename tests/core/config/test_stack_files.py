@@ -72,3 +72,16 @@ def test_an_unknown_instance_type_does_not_hide_an_invalid_pool_name() -> None:
         parse({"eks-devices:cluster": {"name": "ml", "version": "1.36", "mode": "karpenter"},
                "eks-devices:nodePools": {"Bad_Name": {"instanceTypes": ["p9.huge"]}}})
     assert {p.path for p in caught.value.problems} == {"nodePools.Bad_Name", "nodePools.Bad_Name.instanceTypes"}
+
+
+@pytest.mark.parametrize("environment", ["environment: [platform-defaults, aws-creds]\n", ""])
+def test_a_problem_in_a_stack_importing_esc_environments_says_they_are_not_read(tmp_path: Path,
+                                                                                environment: str) -> None:
+    """A key a Pulumi ESC environment would set is missing offline: the problems say so, rather than
+    only that the key is missing."""
+    (tmp_path / "Pulumi.dev.yaml").write_text(f"{environment}config:\n  aws:region: us-west-2\n")
+    with pytest.raises(ConfigError) as caught:
+        stack_file.load("dev", tmp_path)
+    said = [(p.path, p.given) for p in caught.value.problems if p.path == "environment"]
+    assert said == ([("environment", "imports platform-defaults, aws-creds")] if environment else [])
+    assert len(caught.value.problems) > len(said)  # the missing keys themselves are still listed

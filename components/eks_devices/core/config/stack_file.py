@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from eks_devices.core.config import project_config
+from eks_devices.core.config.errors import show
 from eks_devices.core.config.stack import NAMESPACE, ConfigError, ConfigProblem, Spec, parse
 
 
@@ -288,9 +289,33 @@ def load_with_config(stack: str, directory: Path, project: Path | None = None) -
     if not path.is_file():
         raise StackNotFound(stack, directory, stack_names(directory))
     config = read_config(path)
-    if project is not None:
-        config = with_project_config(config, project, stack)
-    return config, parse(config, source=str(path))
+    try:
+        if project is not None:
+            config = with_project_config(config, project, stack)
+        return config, parse(config, source=str(path))
+    except ConfigError as exc:
+        imported = environments(path)
+        if not imported:
+            raise
+        raise ConfigError([*exc.problems, ConfigProblem(
+            "environment", f"imports {', '.join(imported)}", "the keys above in the stack file: offline, nothing "
+            "reads what Pulumi ESC environments set (that needs Pulumi Cloud), and they may be keys one of these "
+            "sets")], exc.source) from None
+
+
+def environments(path: Path) -> list[str]:
+    """The Pulumi ESC environments a stack file imports (its `environment:` list), which `pulumi up`
+    merges into the stack's configuration and nothing offline can read."""
+    try:
+        raw = path.read_bytes()
+        if b"environment" not in raw:
+            return []
+        imported = yaml.load(raw, Loader=_SAFE_LOADER).get("environment")
+    except (OSError, AttributeError, yaml.YAMLError, RecursionError, *_TAG_ERRORS):
+        return []
+    if isinstance(imported, list):
+        return [str(name) for name in imported]
+    return [] if imported is None else [show(imported)]
 
 
 def line_of(path: Path, config_path: str) -> int:
