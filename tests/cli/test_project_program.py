@@ -108,3 +108,14 @@ def test_the_program_is_where_main_points_and_runs_in_its_folder(tmp_path: Path)
     (project / "Pulumi.yaml").write_text((project / "Pulumi.yaml").read_text().replace("main: infra", "main: src"))
     result = run("preview", "dev", "--project-dir", str(project))
     assert result.returncode == 2 and f"no Pulumi program: {project / 'src'}" in result.stderr
+
+
+def test_diff_runs_the_baseline_with_the_projects_config_too(tmp_path: Path) -> None:
+    """The baseline's program reads a key only Pulumi.yaml sets, as the current one does: the same
+    stack file against itself is no change."""
+    extra = '\nimport pulumi\npulumi.ComponentResource("team:index:Team", pulumi.Config().require("team"))\n'
+    project = _project(tmp_path, extra, name="research-gpus", declared="config:\n  team: ml\n")
+    result = run("diff", "dev", "--against", str(project / "stacks" / "Pulumi.dev.yaml"), "--json",
+                 "--project-dir", str(project))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["changes"] == []
