@@ -119,3 +119,13 @@ def test_diff_runs_the_baseline_with_the_projects_config_too(tmp_path: Path) -> 
                  "--project-dir", str(project))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["changes"] == []
+
+
+def test_a_config_key_the_program_requires_and_nothing_sets_is_named_with_how_to_set_it(tmp_path: Path) -> None:
+    extra = '\nimport pulumi\npulumi.Config().require("team")\n'
+    result = run("preview", "dev", "--project-dir", str(_project(tmp_path, extra, name="research-gpus")))
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        "the Pulumi program failed for stack dev: Missing required configuration variable 'research-gpus:team'; "
+        "please set a value using the command `pulumi config set research-gpus:team <value>` "
+        "(EKS_DEVICES_TRACEBACK=1 shows where)")

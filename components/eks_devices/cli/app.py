@@ -147,6 +147,17 @@ def _collector_off() -> None:
     gc.disable()
 
 
+def _reason(exc: Exception) -> str:
+    """Why the program failed, in one line: the innermost reason (a traceback's last line), or for a
+    missing configuration key both of Pulumi's lines, the key and how to set it."""
+    from pulumi import ConfigMissingError  # loaded with the program
+
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    return "; ".join(lines) if isinstance(exc, ConfigMissingError) else lines[-1]
+
+
 def _on_fresh_thread(work: Callable[..., T], *args: Any) -> T:
     """`work(*args)` on a thread of its own, its result or its exception handed back. The Pulumi SDK
     captures the whole Python stack for every resource it registers (pulumi 3.272.0,
@@ -194,8 +205,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
     except Exception as exc:  # the program failed as `pulumi up` would: one line, the innermost reason
         if os.environ.get("EKS_DEVICES_TRACEBACK"):
             raise
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        _fail(1, f"the Pulumi program failed for stack {stack}: {reason} "
+        _fail(1, f"the Pulumi program failed for stack {stack}: {_reason(exc)} "
                  "(EKS_DEVICES_TRACEBACK=1 shows where)", as_json, {})
     err(f"program finished in {time.monotonic() - started:.1f}s: {len(run.recording.resources)} resources")
     return run
