@@ -1,4 +1,6 @@
-"""The real Pulumi engine as the oracle for `eks-devices diff`.
+"""The real Pulumi engine as the oracle for the offline engine: the steps `eks-devices diff` predicts,
+what `preview` records of each resource, and what a program is given (its project's configuration, its
+secrets).
 
 The Kubernetes-layer components on an existing cluster (`DeviceSoftware`'s DeviceClasses and
 namespaces, `ClaimTemplates`, Karpenter and Auto Mode `NodePools`) run through the real Pulumi CLI and
@@ -9,6 +11,11 @@ delete-before-replace; an alias honoured as no step) must be the ones `diff` pre
 engine's recordings of the same two programs (`eks_devices.offline.diff.compare`). The same
 components under one component renamed (`identity.renamed`, as the shipped program renames every
 resource) must be no step at all, also in a state an interrupted update left.
+
+The recording is also held against the state `up` leaves (URNs, parents, dependencies, providers,
+options, inputs), a URN registered twice against the engine's refusal, the configuration the CLI merges
+from Pulumi.yaml and which keys it makes secrets against the offline run's, and the inputs a preview
+shows as `[secret]` against the engine's preview events.
 
 Helm releases stay out: their charts are not in any registry this tier can reach, and a stack whose
 plan has releases would need them. The stacks here are chosen to have none: Auto Mode installs no device
