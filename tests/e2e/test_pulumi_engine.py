@@ -376,10 +376,11 @@ PROJECT_CONFIG = ("config:\n  team: ml\n  size:\n    type: integer\n    default:
                   "  aws:region:\n    value: us-east-2\n  kubernetes:context: admin\n")
 
 
-def _config_project(folder: Path, declared: str) -> str:
-    """A project folder whose Pulumi.yaml declares `declared` and whose stack `conf` sets `owner`."""
+def _config_project(folder: Path, declared: str, stack: str = "") -> str:
+    """A project folder whose Pulumi.yaml declares `declared` and whose stack `conf` sets `owner` (and
+    the lines `stack`)."""
     (folder / "Pulumi.yaml").write_text(f"name: {PROJECT}\nruntime: python\n{declared}")
-    (folder / "Pulumi.conf.yaml").write_text(f"config:\n  {PROJECT}:owner: ml-team\n")
+    (folder / "Pulumi.conf.yaml").write_text(f"config:\n  {PROJECT}:owner: ml-team\n{stack}")
     return str(folder)
 
 
@@ -417,6 +418,35 @@ def test_pulumi_yaml_config_is_merged_as_the_pulumi_cli_merges_it(control_plane:
     finally:
         s.destroy(on_output=lambda _line: None)
         s.workspace.remove_stack("conf")
+
+
+@pytest.mark.parametrize(("declared", "stack", "refusal"), [
+    ("  size:\n    type: integer\n", "  {project}:size: many\n", "must be of type 'integer'"),
+    ("  flags:\n    type: array\n    items:\n      type: boolean\n", "  {project}:flags: [true, maybe]\n",
+     "must be of type 'array<boolean>'"),
+    ("  token:\n    type: string\n    secret: true\n", "  {project}:token: plain\n",
+     "must be encrypted as it's secret"),
+], ids=["scalar", "array", "secret-in-plain-text"])
+def test_a_stack_value_pulumi_yaml_declares_otherwise_is_refused_by_both(
+        control_plane: ControlPlane, pulumi_env: dict[str, str], tmp_path: Path, declared: str, stack: str,
+        refusal: str) -> None:
+    """A value of another type than Pulumi.yaml declares, or a plain one it declares secret: the real
+    CLI runs no program, and `stack_file.with_project_config` names the key."""
+    folder = _config_project(tmp_path, "config:\n" + declared, stack.format(project=PROJECT))
+    ws = auto.LocalWorkspaceOptions(env_vars=pulumi_env, pulumi_home=pulumi_env["PULUMI_HOME"], work_dir=folder,
+                                    secrets_provider="passphrase",
+                                    pulumi_command=auto.PulumiCommand(root=str(control_plane.bin_dir.parent)))
+    stack_config = stack_file.read_config(tmp_path / "Pulumi.conf.yaml")  # removing the stack removes the file
+    s = auto.create_or_select_stack(stack_name="conf", project_name=PROJECT, program=_echo_config, opts=ws)
+    try:
+        with pytest.raises(auto.CommandError) as real:
+            s.up(on_output=lambda _line: None)
+        assert refusal in str(real.value)
+    finally:
+        s.workspace.remove_stack("conf", force=True)
+    with pytest.raises(ConfigError) as ours:
+        stack_file.with_project_config(stack_config, tmp_path, "conf")
+    assert [p.path for p in ours.value.problems] == [f"{PROJECT}:{declared.split(':')[0].strip()}"]
 
 
 def _echo_secret_keys() -> None:

@@ -52,3 +52,41 @@ def test_what_pulumi_refuses_in_pulumi_yaml_is_a_problem_with_its_path(declared:
     with pytest.raises(ConfigError) as caught:
         merged(declared)
     assert [(p.path, p.given) for p in caught.value.problems] == [(path, given)]
+
+
+@pytest.mark.parametrize(("type_name", "items", "value", "fits"), [
+    ("string", None, "x", True), ("string", None, 5, False), ("integer", None, 5, True), ("integer", None, 5.0, True),
+    ("integer", None, 5.5, False), ("integer", None, "-12", True), ("integer", None, "12a", False),
+    ("integer", None, True, False), ("boolean", None, True, True), ("boolean", None, "false", True),
+    ("boolean", None, "yes", False), ("object", None, {"a": 1}, True), ("object", None, [1], False),
+    ("array", {"type": "integer"}, [1, "2"], True), ("array", {"type": "integer"}, [1, "x"], False),
+    ("array", None, [1], False), ("array", {"type": "array", "items": {"type": "string"}}, [["a"], []], True),
+    ("number", None, 1, False),
+])
+def test_a_value_fits_a_declared_type_as_pulumi_decides(type_name: str, items: Any, value: Any, fits: bool) -> None:
+    from eks_devices.core.config.project_config import fits as fitting
+
+    assert fitting(type_name, items, value) is fits
+
+
+@pytest.mark.parametrize(("declared", "stack", "given", "accepted"), [
+    ({"size": {"type": "integer"}}, "many", "'many'", "a value of type 'integer'"),
+    ({"flags": {"type": "array", "items": {"type": "boolean"}}}, [True, "no"], "[True, 'no']",
+     "a value of type 'array<boolean>'"),
+    ({"token": {"type": "string", "secret": True}}, "plain", "a value in plain text", "an encrypted value"),
+    ({"size": {"type": "integer", "default": "big"}}, None, "default 'big'", "a default of type 'integer'"),
+], ids=["scalar", "array", "secret-in-plain-text", "default"])
+def test_a_value_pulumi_yaml_declares_otherwise_is_a_problem(declared: dict[str, Any], stack: Any, given: str,
+                                                            accepted: str) -> None:
+    [(key, _)] = declared.items()
+    with pytest.raises(ConfigError) as caught:
+        merged(declared, {**STACK, f"team:{key}": stack} if stack is not None else None)
+    [problem] = caught.value.problems
+    assert problem.given == given and problem.accepted.startswith(accepted)
+
+
+def test_typed_values_that_fit_and_encrypted_ones_pass() -> None:
+    declared = {"size": {"type": "integer"}, "on": {"type": "boolean"}, "token": {"type": "string", "secret": True},
+                "untyped": {"secret": True}}  # Pulumi checks only the keys with a type
+    stack = {**STACK, "team:size": 3, "team:on": True, "team:token": {"secure": "v1:x"}, "team:untyped": "plain"}
+    assert merged(declared, stack) == stack
