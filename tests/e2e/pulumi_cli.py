@@ -46,10 +46,15 @@ def prepare(plane: ControlPlane, home: Path, backend: Path) -> dict[str, str]:
     return env
 
 
-def workspace(plane: ControlPlane, env: dict[str, str]) -> auto.LocalWorkspaceOptions:
-    """Automation API options: the project on the file backend, run by the CLI built from Go modules."""
+def workspace(plane: ControlPlane, env: dict[str, str], folder: str | None = None) -> auto.LocalWorkspaceOptions:
+    """Automation API options: the project on the file backend, run by the CLI built from Go modules;
+    with `folder`, the project its Pulumi.yaml and stack files describe, secrets by passphrase."""
+    command = auto.PulumiCommand(root=str(plane.bin_dir.parent))
+    if folder is not None:
+        return auto.LocalWorkspaceOptions(env_vars=env, pulumi_home=env["PULUMI_HOME"], work_dir=folder,
+                                          secrets_provider="passphrase", pulumi_command=command)
     return auto.LocalWorkspaceOptions(
         env_vars=env, pulumi_home=env["PULUMI_HOME"],
         project_settings=auto.ProjectSettings(name=PROJECT, runtime="python",
                                               backend=auto.ProjectBackend(url=env["PULUMI_BACKEND_URL"])),
-        pulumi_command=auto.PulumiCommand(root=str(plane.bin_dir.parent)))
+        pulumi_command=command)

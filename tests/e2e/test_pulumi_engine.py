@@ -398,8 +398,7 @@ def test_pulumi_yaml_config_is_merged_as_the_pulumi_cli_merges_it(control_plane:
     declares `config:` is the one `stack_file.with_project_config` makes; a key of the project's own
     that nothing sets is refused by both, by name."""
     folder = _config_project(tmp_path, PROJECT_CONFIG + ("  quota:\n    type: integer\n" if required else ""))
-    ws = auto.LocalWorkspaceOptions(env_vars=pulumi_env, pulumi_home=pulumi_env["PULUMI_HOME"], work_dir=folder,
-                                    pulumi_command=auto.PulumiCommand(root=str(control_plane.bin_dir.parent)))
+    ws = pulumi_cli.workspace(control_plane, pulumi_env, folder)
     s = auto.create_or_select_stack(stack_name="conf", project_name=PROJECT, program=_echo_config, opts=ws)
     stack_config = stack_file.read_config(tmp_path / "Pulumi.conf.yaml")
     try:
@@ -433,9 +432,7 @@ def test_a_stack_value_pulumi_yaml_declares_otherwise_is_refused_by_both(
     """A value of another type than Pulumi.yaml declares, or a plain one it declares secret: the real
     CLI runs no program, and `stack_file.with_project_config` names the key."""
     folder = _config_project(tmp_path, "config:\n" + declared, stack.format(project=PROJECT))
-    ws = auto.LocalWorkspaceOptions(env_vars=pulumi_env, pulumi_home=pulumi_env["PULUMI_HOME"], work_dir=folder,
-                                    secrets_provider="passphrase",
-                                    pulumi_command=auto.PulumiCommand(root=str(control_plane.bin_dir.parent)))
+    ws = pulumi_cli.workspace(control_plane, pulumi_env, folder)
     stack_config = stack_file.read_config(tmp_path / "Pulumi.conf.yaml")  # removing the stack removes the file
     s = auto.create_or_select_stack(stack_name="conf", project_name=PROJECT, program=_echo_config, opts=ws)
     try:
@@ -462,9 +459,7 @@ def test_the_secret_config_keys_are_the_ones_the_pulumi_cli_makes_secrets(contro
     """Values set with `pulumi config set --secret` (whole, or one inside an object by path) make their
     keys secrets for the real CLI's program and for the offline one alike (`engine.secret_config`)."""
     folder = _config_project(tmp_path, "")
-    ws = auto.LocalWorkspaceOptions(env_vars=pulumi_env, pulumi_home=pulumi_env["PULUMI_HOME"], work_dir=folder,
-                                    secrets_provider="passphrase",
-                                    pulumi_command=auto.PulumiCommand(root=str(control_plane.bin_dir.parent)))
+    ws = pulumi_cli.workspace(control_plane, pulumi_env, folder)
     s = auto.create_or_select_stack(stack_name="conf", project_name=PROJECT, program=_echo_secret_keys, opts=ws)
     try:
         s.set_config(f"{PROJECT}:token", auto.ConfigValue("t0ken", secret=True))
