@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import runpy
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import yaml
 
 from eks_devices.offline.engine import config_strings
 from support import engine, stacks
+from support.cli import git
 from support.cli import run as cli
 
 SMALL = stacks.config("auto-mode", name="small", network={"cidr": "10.50.0.0/16", "availabilityZones": 2,
@@ -34,11 +34,6 @@ def project(tmp_path: Path, config: dict[str, Any], stack: str = "small") -> Pat
 
 def write_stack(path: Path, config: dict[str, Any]) -> None:
     path.write_text(yaml.safe_dump({"config": config}), encoding="utf-8")
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=root, check=True,
-                   capture_output=True)
 
 
 def test_a_git_revision_baseline_and_fail_on_replace(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from support.cli import run
+from support.cli import git, run
 from support.stacks import ROOT
 
 # a team's program after the platform's (the project's own program, then the lines given)
@@ -119,6 +119,22 @@ def test_diff_runs_the_baseline_with_the_projects_config_too(tmp_path: Path) -> 
                  "--project-dir", str(project))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["changes"] == []
+
+
+def test_a_git_revision_baseline_runs_with_that_revisions_pulumi_yaml_config(tmp_path: Path) -> None:
+    """The stack file unchanged, a default in Pulumi.yaml changed since HEAD: the next `pulumi up` renames
+    what the program names from it, and the diff shows that, not the current default on both sides."""
+    extra = '\nimport pulumi\npulumi.ComponentResource("team:index:Team", pulumi.Config().require("team"))\n'
+    project = _project(tmp_path, extra, name="research-gpus", declared="config:\n  team: ml\n")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "v1")
+    (project / "Pulumi.yaml").write_text((project / "Pulumi.yaml").read_text().replace("team: ml", "team: vision"))
+    result = run("diff", "dev", "--against", "HEAD", "--json", "--project-dir", str(project))
+    assert result.returncode == 0, result.stderr
+    changes = {(c["action"], c["urn"].rpartition("::")[2]) for c in json.loads(result.stdout)["changes"]
+               if c["type"] == "team:index:Team"}
+    assert changes == {("create", "vision"), ("delete", "ml")}
 
 
 def test_a_config_key_the_program_requires_and_nothing_sets_is_named_with_how_to_set_it(tmp_path: Path) -> None:

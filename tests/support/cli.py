@@ -39,3 +39,9 @@ def fresh(script: str, cwd: Path = ROOT, env: dict[str, str] | None = None,
                          timeout=timeout)
     assert ran.returncode == 0, ran.stderr
     return ran
+
+
+def git(root: Path, *args: str) -> None:
+    """`git <args>` in `root` as a throwaway author, for a project whose history a test makes."""
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=root, check=True,
+                   capture_output=True)

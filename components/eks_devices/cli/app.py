@@ -272,7 +272,7 @@ def _load_both(stack: str, against: str, project_dir: Path | None,
     try:
         project = stack_file.find_project(project_dir)
         found = baselines.resolve(against, stack, project)
-        found = replace(found, config=stack_file.with_project_config(found.config, project, stack))
+        found = replace(found, config=stack_file.with_project_config(found.config, project, stack, found.pulumi_yaml))
         base = planning.build(parse(found.config, source=f"baseline {found.source}"))
     except (baselines.BaselineError, ConfigError) as exc:
         problems += [{"in": f"baseline {against}", "path": p.path, "given": p.given, "accepted": p.accepted}

@@ -2,7 +2,8 @@
 revision, or the JSON of a deployed stack's `devicePlan` output (which carries the stack's config).
 
 Whatever its form, the baseline becomes a stack `config:` mapping, and this checkout's program runs
-for it: the diff shows what the configuration change does, under the toolkit version in hand.
+for it: the diff shows what the configuration change does, under the toolkit version in hand. A git
+revision's Pulumi.yaml `config:` is merged into it, as that revision was deployed with.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class Baseline:
     config: dict[str, Any]
     source: str  # how the report names it: the path, `<rev>:<path>`, or `devicePlan output <path>`
     kind: str  # stack-file | git-revision | device-plan
+    # a git revision's Pulumi.yaml and how to name it: its `config:` is what that revision's stack was
+    # deployed with (None: the project's Pulumi.yaml on disk, also when the revision has none there)
+    pulumi_yaml: tuple[bytes, str] | None = None
 
 
 def resolve(against: str, stack: str, project: Path, cwd: Path | None = None) -> Baseline:
@@ -99,4 +103,15 @@ def _git_revision(revision: str, stack: str, project: Path) -> Baseline:
         raise BaselineError([ConfigProblem("--against", f"{revision} ({sha[:12]}) has no {relative}",
                                            "a revision at which the stack file exists")])
     source = f"{revision}:{relative}"
-    return Baseline(stack_file.config_of(shown.stdout, source), source, "git-revision")
+    return Baseline(stack_file.config_of(shown.stdout, source), source, "git-revision",
+                    _pulumi_yaml_at(revision, sha, project, root))
+
+
+def _pulumi_yaml_at(revision: str, sha: str, project: Path, root: Path) -> tuple[bytes, str] | None:
+    """The project's Pulumi.yaml as the revision has it, named `<rev>:<path>`; None when it has none there."""
+    try:
+        relative = (project / "Pulumi.yaml").resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+    shown = _git(["show", f"{sha}:{relative}"], root)
+    return (shown.stdout, f"{revision}:{relative}") if shown.returncode == 0 else None

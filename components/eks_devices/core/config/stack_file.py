@@ -113,8 +113,16 @@ class ProjectInvalid(Exception):
 def _settings(project: Path) -> Any:
     """The project's Pulumi.yaml, parsed (None when it cannot be read)."""
     try:
-        return yaml.load((project / "Pulumi.yaml").read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, *_TAG_ERRORS):
+        return _parsed((project / "Pulumi.yaml").read_bytes())
+    except OSError:
+        return None
+
+
+def _parsed(raw: bytes) -> Any:
+    """A Pulumi.yaml's bytes, parsed (None when they are not YAML text)."""
+    try:
+        return yaml.load(raw.decode("utf-8"), Loader=_SAFE_LOADER)
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError, *_TAG_ERRORS):
         return None
 
 
@@ -137,16 +145,19 @@ def program_entry(project: Path) -> Path:
     return project / main if isinstance(main, str) and main else project
 
 
-def with_project_config(config: dict[str, Any], project: Path, stack: str) -> dict[str, Any]:
+def with_project_config(config: dict[str, Any], project: Path, stack: str,
+                        pulumi_yaml: tuple[bytes, str] | None = None) -> dict[str, Any]:
     """A stack's `config:` with what the project's Pulumi.yaml declares under `config:` merged in as
-    the Pulumi CLI merges it (`project_config`); ConfigError with every problem."""
-    settings = _settings(project)
+    the Pulumi CLI merges it (`project_config`); ConfigError with every problem. `pulumi_yaml`, the
+    bytes of another version of that file and how to name it (a git revision's, for a baseline read
+    from one), stands in for the file on disk."""
+    settings, source = (_parsed(pulumi_yaml[0]), pulumi_yaml[1]) if pulumi_yaml else (
+        _settings(project), str(project / "Pulumi.yaml"))
     declared = settings.get("config") if isinstance(settings, dict) else None
     if declared is None or isinstance(declared, str):  # none, or the older name of the stack files' folder
         return config
-    source = str(project / "Pulumi.yaml")
     try:
-        name = project_name(project)
+        name = _name_in(settings, project / "Pulumi.yaml")
     except ProjectInvalid as exc:
         raise ConfigError([ConfigProblem("Pulumi.yaml name", exc.given, exc.ACCEPTED)], source) from None
     return project_config.merge(config, declared, name, stack, source)
@@ -160,11 +171,14 @@ STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 def project_name(project: Path) -> str:
     """The project's name, Pulumi.yaml's `name`: part of every URN, and the namespace of the
     program's own configuration (`pulumi.Config()`); the Pulumi CLI runs no project without one."""
-    settings = _settings(project)
+    return _name_in(_settings(project), project / "Pulumi.yaml")
+
+
+def _name_in(settings: Any, path: Path) -> str:
+    """The project name a parsed Pulumi.yaml gives, or ProjectInvalid saying what it holds instead."""
     name = settings.get("name") if isinstance(settings, dict) else None
     if not isinstance(name, str) or not STACK_NAME.fullmatch(name):
-        given = "no readable Pulumi.yaml" if settings is None else f"name {name!r}"
-        raise ProjectInvalid(project / "Pulumi.yaml", given)
+        raise ProjectInvalid(path, "no readable Pulumi.yaml" if settings is None else f"name {name!r}")
     return name
 
 
