@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from e2e import controlplane, pulumi_cli
+from e2e.oci_registry import Registry
 
 HERE = Path(__file__).parent
 _skipped: list[str] = []
@@ -36,6 +37,15 @@ def control_plane() -> Iterator[controlplane.ControlPlane]:
     finally:
         plane.stop()
 
+
+
+@pytest.fixture(scope="module")
+def registry(control_plane: controlplane.ControlPlane) -> Iterator[Registry]:
+    """A local OCI registry for charts, serving with the API server's certificate (issued for localhost
+    by the control plane's CA, which the provider trusts through SSL_CERT_FILE)."""
+    served = Registry(control_plane.folder / "apiserver.crt", control_plane.folder / "apiserver.key")
+    yield served
+    served.stop()
 
 
 @pytest.fixture(scope="module")

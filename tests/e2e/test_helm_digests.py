@@ -6,7 +6,7 @@ moved to other content after it was pinned, is refused and nothing is installed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -27,15 +27,6 @@ metadata:
 data:
   content: "%s"
 """
-
-
-@pytest.fixture(scope="module")
-def registry(control_plane: ControlPlane) -> Iterator[Registry]:
-    """The registry, serving with the API server's certificate (issued for localhost by the control
-    plane's CA, which the provider trusts through SSL_CERT_FILE)."""
-    served = Registry(control_plane.folder / "apiserver.crt", control_plane.folder / "apiserver.key")
-    yield served
-    served.stop()
 
 
 def up(plane: ControlPlane, env: dict[str, str], name: str, chart: str, seen: Callable[[], str]) -> str:

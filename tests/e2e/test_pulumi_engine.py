@@ -17,9 +17,11 @@ options, inputs), a URN registered twice against the engine's refusal, the confi
 from Pulumi.yaml and which keys it makes secrets against the offline run's, and the inputs a preview
 shows as `[secret]` against the engine's preview events.
 
-Helm releases stay out: their charts are not in any registry this tier can reach, and a stack whose
-plan has releases would need them. The stacks here are chosen to have none: Auto Mode installs no device
-software, and the Karpenter cases run no DRA driver or plugin chart (their pools are `none`-managed).
+The components' Helm releases stay out: their charts are not in any registry this tier can reach, and a
+stack whose plan has releases would need them. The stacks here are chosen to have none: Auto Mode installs no
+device software, and the Karpenter cases run no DRA driver or plugin chart (their pools are `none`-managed).
+What `diff` says of a release is judged on its own: one release as `DeviceSoftware` makes it, its charts
+served by a local registry, changed one input at a time.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from pulumi import automation as auto
 
 from e2e import pulumi_cli
 from e2e.controlplane import ControlPlane
+from e2e.oci_registry import Registry
 from e2e.pulumi_cli import PROJECT
 from eks_devices import (
     ClaimTemplates,
@@ -196,6 +199,56 @@ def test_diff_predicts_the_engines_steps(control_plane: ControlPlane, pulumi_env
     predicted = predicted_steps(stack, before, after)
     real = _relevant(real_steps(control_plane, pulumi_env, stack, before, after))
     assert real, f"{case}: the engine planned no step at all (a change the test means to make)"
+    assert predicted == real
+
+
+CHART_TEMPLATE = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-content
+data:
+  content: {{ .Values.content | quote }}
+"""
+RELEASE = {"name": "demo", "chart": "demo", "version": "0.1.0", "namespace": "default", "values": {"content": "a"}}
+RELEASE_CASES = {  # what changes between the deployed release and the next program's, and the step expected
+    "release-values-change": ({"values": {"content": "b"}}, "update"),
+    "release-version-change": ({"version": "0.2.0"}, "update"),
+    "release-chart-change": ({"chart": "other"}, "update"),
+    "release-name-change": ({"name": "demo-two"}, "replace"),
+    "release-namespace-change": ({"namespace": "kube-public"}, "replace"),
+}
+
+
+def release(registry_host: str, settings: dict[str, Any]) -> Program:
+    """A program of one Helm release, as `DeviceSoftware` makes each: its chart from the local registry."""
+
+    def make(kubeconfig: str) -> Callable[[], None]:
+        def program() -> None:
+            provider = k8s.Provider("cluster", kubeconfig=kubeconfig)
+            k8s.helm.v3.Release("device-software", k8s.helm.v3.ReleaseArgs(
+                name=settings["name"], chart=f"oci://{registry_host}/charts/{settings['chart']}",
+                version=settings["version"], namespace=settings["namespace"], values=settings["values"],
+                create_namespace=False), opts=pulumi.ResourceOptions(provider=provider))
+
+        return program
+
+    return make
+
+
+@pytest.mark.parametrize("case", sorted(RELEASE_CASES))
+def test_diff_predicts_the_providers_steps_for_a_helm_release(control_plane: ControlPlane, pulumi_env: dict[str, str],
+                                                               registry: Registry, case: str) -> None:
+    """The table's `kubernetes:helm.sh/v3:Release` entry against the real provider's Diff (its embedded Helm
+    pulling charts from a local registry): a new name or namespace replaces the release; new values, a new
+    version or another chart upgrade it in place."""
+    for chart, version in (("demo", "0.1.0"), ("demo", "0.2.0"), ("other", "0.1.0")):
+        registry.push_chart(f"charts/{chart}", chart, version, {"cm.yaml": CHART_TEMPLATE})
+    change, expected = RELEASE_CASES[case]
+    before, after = release(registry.host, RELEASE), release(registry.host, {**RELEASE, **change})
+    predicted = predicted_steps(case, before, after)
+    env = {**pulumi_env, "SSL_CERT_FILE": str(control_plane.folder / "ca.crt")}
+    real = _relevant(real_steps(control_plane, env, case, before, after))
+    assert list(real.values()) == [expected], real
     assert predicted == real
 
 
