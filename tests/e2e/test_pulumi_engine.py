@@ -17,17 +17,19 @@ options, inputs), a URN registered twice against the engine's refusal, the confi
 from Pulumi.yaml and which keys it makes secrets against the offline run's, and the inputs a preview
 shows as `[secret]` against the engine's preview events.
 
-The components' Helm releases stay out: their charts are not in any registry this tier can reach, and a
-stack whose plan has releases would need them. The stacks here are chosen to have none: Auto Mode installs no
-device software, and the Karpenter cases run no DRA driver or plugin chart (their pools are `none`-managed).
-What `diff` says of a release is judged on its own: one release as `DeviceSoftware` makes it, its charts
-served by a local registry, changed one input at a time.
+The device software's Helm releases need their charts, which are in no registry this tier can reach: the
+cases above choose stacks without any (Auto Mode installs no device software; the Karpenter pools are
+`none`-managed). The releases are judged apart, with stand-in charts (one ConfigMap, the chart's name and
+version) served by a local OCI registry: one release as `DeviceSoftware` makes it, changed one input at a
+time, and `DeviceSoftware` itself with every release of a stack's plan (the values, names, namespaces and
+options the component sends are the plan's own), again unchanged and after day-2 changes.
 """
 
 from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import functools
 import json
 import os
@@ -58,6 +60,7 @@ from eks_devices import (
 )
 from eks_devices.core.config import stack_file
 from eks_devices.core.config.errors import ConfigError
+from eks_devices.core.model import Plan
 from eks_devices.offline import diff
 from eks_devices.offline import engine as offline
 from support import stacks
@@ -249,6 +252,75 @@ def test_diff_predicts_the_providers_steps_for_a_helm_release(control_plane: Con
     env = {**pulumi_env, "SSL_CERT_FILE": str(control_plane.folder / "ca.crt")}
     real = _relevant(real_steps(control_plane, env, case, before, after))
     assert list(real.values()) == [expected], real
+    assert predicted == real
+
+
+def served_locally(plan: Plan, registry: Registry) -> Plan:
+    """`plan` with each release's chart a stand-in of the same name and version in the local registry (one
+    ConfigMap): the values, namespace, name and options the components send are the plan's own."""
+    releases = {}
+    for key, r in plan.releases.items():
+        registry.push_chart(f"charts/{key}", key, r.version, {"cm.yaml": CHART_TEMPLATE})
+        releases[key] = dataclasses.replace(r, chart=f"oci://{registry.host}/charts/{key}", repository="")
+    return dataclasses.replace(plan, releases=releases)
+
+
+def software(cfg: dict[str, Any], registry: Registry) -> Program:
+    """The stack's device software (`DeviceSoftware`, with its Helm releases) and claims on an existing
+    cluster, the charts served locally (`served_locally`)."""
+
+    def make(kubeconfig: str) -> Callable[[], None]:
+        def program() -> None:
+            plan = served_locally(build(parse(cfg)), registry)
+            assert plan.releases, "these cases are about releases: choose stacks with device software"
+            base = cfg["eks-devices:cluster"]["name"]
+            provider = k8s.Provider(f"{base}-k8s", kubeconfig=kubeconfig, enable_server_side_apply=True)
+            built = DeviceSoftware(base, DeviceSoftwareArgs(plan=plan, k8s_provider=provider))
+            ClaimTemplates(base, ClaimTemplatesArgs(plan=plan, k8s_provider=provider, namespaces=built.namespaces,
+                                                    device_classes=built.device_classes, releases=built.releases))
+
+        return program
+
+    return make
+
+
+SOFTWARE = {"gpu": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"}},
+            "trn": {"instanceTypes": ["trn2.48xlarge"], "provisioning": "static", "replicas": 1,
+                    "devices": {"neuron": "dra", "efa": "dra"}}}
+# before, after, and whether the releases change: a pool joining a release changes none (releases select
+# their nodes by label); a pool whose manager flips brings in another release, and new values update one
+SOFTWARE_CASES: dict[str, tuple[dict[str, Any], dict[str, Any], bool]] = {
+    "software-unchanged": (karpenter(SOFTWARE, name="e2e-soft"), karpenter(SOFTWARE, name="e2e-soft"), False),
+    "software-manager-flips": (karpenter(SOFTWARE, name="e2e-soft"), karpenter(
+        {**SOFTWARE, "gpu": {**SOFTWARE["gpu"], "devices": {"nvidia": "device-plugin"}}}, name="e2e-soft"), True),
+    "software-helm-values-change": (karpenter(SOFTWARE, name="e2e-soft"), stacks.config(
+        "karpenter", "1.36", SOFTWARE, name="e2e-soft",
+        helmValues={"aws-dranet": {"resources": {"requests": {"cpu": "50m"}}}}), True),
+    "software-pool-joins-a-release": (karpenter(SOFTWARE, name="e2e-soft"), karpenter(
+        {**SOFTWARE, "g6": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}}}, name="e2e-soft"), False),
+}
+
+
+def test_software_cases_build_with_device_software() -> None:
+    for name, (before, after, _) in SOFTWARE_CASES.items():
+        for cfg in (before, after):
+            plan = build(parse(cfg))
+            assert not plan.errors and plan.releases, name
+
+
+@pytest.mark.parametrize("case", sorted(SOFTWARE_CASES))
+def test_diff_predicts_the_engines_steps_for_device_software(control_plane: ControlPlane, pulumi_env: dict[str, str],
+                                                             registry: Registry, case: str) -> None:
+    """The device software's Helm releases as the real provider takes them: the same stack again is no
+    step (nothing in a release's values moves from one run to the next, nulls included), a pool joining a
+    release is none either, and a pool that flips its manager, or values of the stack's, change exactly what
+    `diff` says."""
+    old_cfg, new_cfg, changes = SOFTWARE_CASES[case]
+    before, after = software(old_cfg, registry), software(new_cfg, registry)
+    predicted = predicted_steps(case, before, after)
+    env = {**pulumi_env, "SSL_CERT_FILE": str(control_plane.folder / "ca.crt")}
+    real = _relevant(real_steps(control_plane, env, case, before, after))
+    assert bool(real) == changes, real
     assert predicted == real
 
 
