@@ -603,17 +603,22 @@ def test_the_secret_config_keys_are_the_ones_the_pulumi_cli_makes_secrets(contro
 
 def _secret_objects(kubeconfig: str) -> Callable[[], None]:
     """Kubernetes objects holding secrets: a Secret (its `data` a secret by the provider's schema; not
-    `stringData`, which the provider's check turns into `data`) and a ConfigMap with one value the
-    program made secret and one it took from the Secret."""
+    `stringData`, which the provider's check turns into `data`), a ConfigMap whose `data` output the
+    program asks to be secret (`additional_secret_outputs`), and a ConfigMap with one value the program
+    made secret, one it took from the Secret and one from the other ConfigMap."""
 
     def program() -> None:
         provider = k8s.Provider("k8s", kubeconfig=kubeconfig, enable_server_side_apply=True)
         opts = pulumi.ResourceOptions(provider=provider)
         secret = k8s.core.v1.Secret("creds", metadata={"name": "creds", "namespace": "default"},
                                     data={"token": base64.b64encode(b"hunter2").decode()}, opts=opts)
+        shared = k8s.core.v1.ConfigMap("shared", metadata={"name": "shared", "namespace": "default"},
+                                       data={"endpoint": "https://example.com"}, opts=pulumi.ResourceOptions(
+                                           provider=provider, additional_secret_outputs=["data"]))
         k8s.core.v1.ConfigMap("settings", metadata={"name": "settings", "namespace": "default"},
                               data={"plain": "a", "made": pulumi.Output.secret("b"),
-                                    "taken": secret.data.apply(lambda d: (d or {}).get("token", ""))},
+                                    "taken": secret.data.apply(lambda d: (d or {}).get("token", "")),
+                                    "marked": shared.data.apply(lambda d: (d or {}).get("endpoint", ""))},
                               opts=opts)
 
     return program
@@ -622,7 +627,8 @@ def _secret_objects(kubeconfig: str) -> Callable[[], None]:
 def test_preview_shows_the_secret_inputs_the_engine_shows_as_secret(control_plane: ControlPlane,
                                                                     pulumi_env: dict[str, str]) -> None:
     """Where the engine's preview shows `[secret]` in a resource's inputs, `preview --json` does, and
-    nowhere else: made secret by the program, by the provider's schema, or taken from a secret output."""
+    nowhere else: made secret by the program, by the provider's schema, or taken from a secret output
+    (one the provider makes secret, or one the program names in `additional_secret_outputs`)."""
     from eks_devices.offline.preview import resources_data
 
     kubeconfig = _kubeconfig_text(control_plane)
@@ -641,7 +647,7 @@ def test_preview_shows_the_secret_inputs_the_engine_shows_as_secret(control_plan
         s.workspace.remove_stack("secrets")
     shown = {d["urn"]: d["inputs"] for d in resources_data(offline.run(_secret_objects(kubeconfig), {},
                                                                        stack="secrets", project=PROJECT))}
-    assert set(real) == {u for u in shown if "kubernetes:core" in u} and len(real) == 2
+    assert set(real) == {u for u in shown if "kubernetes:core" in u} and len(real) == 3
     for urn, inputs in real.items():
         assert _secret_places(inputs) == _secret_places(shown[urn]), urn
     assert any(_secret_places(inputs) for inputs in real.values())

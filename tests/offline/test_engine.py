@@ -203,3 +203,27 @@ def test_preview_shows_secret_inputs_as_pulumi_does_and_the_recording_keeps_them
     assert shown["taken"] == {"type": "String", "value": engine.SECRET, "description": "d"}
     assert shown["queue"] == rec.named("queue").inputs
     assert "hunter2" not in json.dumps(resources_data(rec))
+
+
+def test_outputs_named_in_additional_secret_outputs_are_secrets_as_the_engine_makes_them() -> None:
+    """The engine makes each output a resource names in `additional_secret_outputs` a secret (never `id`):
+    what the program takes from one is a secret input downstream."""
+    import pulumi
+    import pulumi_aws as aws
+
+    from eks_devices.offline.preview import resources_data
+
+    def program() -> None:
+        marked = pulumi.ResourceOptions(additional_secret_outputs=["id", "name", "tags", "absent"])
+        queue = aws.sqs.Queue("queue", name="q", tags={"team": pulumi.Output.secret("ml")}, opts=marked)
+        pulumi.export("secret", {"id": queue.id.is_secret(), "name": queue.name.is_secret(),
+                                 "tags": queue.tags.is_secret(), "url": queue.url.is_secret()})
+        pulumi.export("tags", queue.tags)
+        aws.sqs.Queue("from-queue", name=queue.id, tags={"name": queue.name, "team": "platform"})
+
+    rec = engine.run(program, {"aws:region": "us-west-2"})
+    assert rec.exports["secret"] == {"id": False, "name": True, "tags": True, "url": False}
+    assert rec.exports["tags"] == {"team": "ml"}
+    assert {r.name: r.secrets for r in rec.resources} == {"queue": [("tags", "team")], "from-queue": [("tags", "name")]}
+    shown = {d["name"]: d["inputs"] for d in resources_data(rec)}
+    assert shown["from-queue"]["tags"] == {"name": engine.SECRET, "team": "platform"}

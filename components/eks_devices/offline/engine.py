@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-from google.protobuf import json_format
+from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_pulumi_func
@@ -131,6 +131,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         for_mocks = output_values.for_mocks(request)
         plain = echo.answers(self, for_mocks)  # no special value on the wire, so no secret either
         response = echo.register(self, for_mocks) if plain else super().RegisterResource(for_mocks)
+        _secret_outputs(response.object, request.additionalSecretOutputs)
         if response.urn in self._registered:
             raise DuplicateURN(response.urn)
         self._registered.add(response.urn)
@@ -186,6 +187,23 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     name = old_name + name[len(parent_name):]
                 out.append(_urn(parent_alias, type_, name, stack, project))
         return sorted(set(out) - {self.make_urn(request.parent, request.type, request.name)})
+
+
+def _secret_outputs(outputs: Any, names: Any) -> None:
+    """Make the outputs a registration names in `additionalSecretOutputs` secrets, in place, as the engine
+    does for the program (pulumi/pulumi v3.276.0 pkg/resource/deploy/step_executor.go: every name but
+    `id`, when the resource has that output and it is not a secret already)."""
+    for name in names:
+        if name == "id" or name not in outputs.fields:
+            continue
+        value = outputs.fields[name]
+        marker = value.struct_value.fields.get(output_values.SIG) if value.HasField("struct_value") else None
+        if marker is not None and marker.string_value == output_values.SECRET:
+            continue
+        wrapped = struct_pb2.Value()
+        wrapped.struct_value.fields[output_values.SIG].string_value = output_values.SECRET
+        wrapped.struct_value.fields["value"].CopyFrom(value)
+        value.CopyFrom(wrapped)
 
 
 def _engine_inputs(request: Any) -> dict[str, Any]:
