@@ -250,6 +250,24 @@ def test_the_device_story_names_the_release_removed_by_a_node_group_upgrade() ->
         "pods requesting nvidia.com/gpu on pool gpu: no nvidia device plugin serves its nodes after the change"]
 
 
+@pytest.mark.parametrize(("mode", "extended", "served"), [
+    ("karpenter", None, True), ("auto-mode", None, True), ("auto-mode", False, False)])
+def test_a_plugin_pool_turned_dra_says_whether_dra_serves_its_plain_gpu_requests(mode: str, extended: bool | None,
+                                                                                   served: bool) -> None:
+    """From Kubernetes 1.36 a DeviceClass that names nvidia.com/gpu as its extended resource lets DRA
+    serve a Pod's plain nvidia.com/gpu request (KEP-5004): the story says so where the class does, not
+    that nothing serves those Pods."""
+    pools = {"gpu": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"}}}
+    cluster = {} if extended is None else {"cluster": {"draExtendedResources": extended}}
+    before = plan_data(stacks.plan(mode, "1.36", pools, **cluster))
+    after = plan_data(stacks.plan(mode, "1.36", {"gpu": {**pools["gpu"], "devices": {"nvidia": "dra"}}}, **cluster))
+    [pool] = diff.device_story(before, after, [], (engine.Recording(), engine.Recording()))["pools"]
+    lost = "pods requesting nvidia.com/gpu on pool gpu: no nvidia device plugin serves its nodes after the change"
+    assert pool["workloadsLosingNodes"] == [lost + (
+        "; DRA does (the gpu.nvidia.com DeviceClass names nvidia.com/gpu as its extended resource), one device of "
+        "that class per unit requested" if served else "")]
+
+
 # --- the replace-forcing table on the shipped dev stack (Auto Mode), one input changed at a time ----------
 
 def _dev_with(name: str, change: Any) -> tuple[engine.Recording, engine.Recording]:

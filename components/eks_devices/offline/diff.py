@@ -19,6 +19,7 @@ from typing import Any
 
 from eks_devices.core.config.claims import EXTENDED_RESOURCES
 from eks_devices.core.knowledge import amis, replacement, rollouts, versions
+from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
 from eks_devices.core.names import POOL_LABEL
 from eks_devices.core.vocabulary import FAMILIES, reserves
 from eks_devices.offline.engine import Recording, Registered
@@ -437,6 +438,15 @@ def manager_flips(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[s
     return out
 
 
+def _served_through_dra(plan: dict[str, Any]) -> dict[str, str]:
+    """Extended resource → the DeviceClass that names it (`extendedResourceName`): on a DRA node the
+    scheduler serves a Pod's plain request for it through DRA, from Kubernetes 1.36 (KEP-5004)."""
+    if versions.kubernetes(plan["kubernetesVersion"]) < EXTENDED_RESOURCE_KUBERNETES:
+        return {}
+    return {c["extendedResourceName"]: c["name"] for c in plan.get("deviceClasses", [])
+            if c.get("extendedResourceName")}
+
+
 def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Change],
                  recordings: tuple[Recording, Recording]) -> dict[str, Any]:
     """Per pool and family the manager before → after, whether the nodes are replaced (and reserved
@@ -451,6 +461,7 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
             node_changes.setdefault(new_name, node_changes.pop(old_name))
     _stalled_pools(before, after, node_changes)
     resource_of = {family: name for name, family in EXTENDED_RESOURCES.items()}
+    through_dra = _served_through_dra(after)
     upgrade = upgrade_rolls(before, after)
     renamed_to = {old: new for new, old in was.items()}
     reasons = {renamed_to.get(p, p): why for p, why in roll_reasons(changes, recordings).items()}
@@ -476,8 +487,11 @@ def device_story(before: dict[str, Any], after: dict[str, Any], changes: list[Ch
         workloads = []
         for family, (b, a) in managers.items():
             if b == "device-plugin" and a != "device-plugin":
+                via = through_dra.get(resource_of[family]) if a == "dra" else None
                 workloads.append(f"pods requesting {resource_of[family]} on pool {pool}: "
-                                 f"no {family} device plugin serves its nodes after the change")
+                                 f"no {family} device plugin serves its nodes after the change" + (
+                                     f"; DRA does (the {via} DeviceClass names {resource_of[family]} as its "
+                                     "extended resource), one device of that class per unit requested" if via else ""))
             if b == "dra" and a != "dra":
                 claims = sorted(n for n, c in before.get("claims", {}).items() if pool in c.get("pools", {})
                                 and family in c.get("families", []))
