@@ -40,7 +40,7 @@ def up(plane: ControlPlane, env: dict[str, str], name: str, chart: str, seen: Ca
                                                          namespace="default"),
                             opts=pulumi.ResourceOptions(provider=provider))
 
-    ws = pulumi_cli.workspace(plane, {**env, "SSL_CERT_FILE": str(plane.folder / "ca.crt")})
+    ws = pulumi_cli.workspace(plane, env)
     s = auto.create_or_select_stack(stack_name=name, project_name=PROJECT, program=program, opts=ws)
     try:
         s.up(on_output=lambda _line: None)
@@ -53,7 +53,7 @@ def up(plane: ControlPlane, env: dict[str, str], name: str, chart: str, seen: Ca
 
 
 def test_a_pinned_chart_installs_and_a_wrong_or_moved_digest_is_refused(
-        control_plane: ControlPlane, pulumi_env: dict[str, str], registry: Registry) -> None:
+        control_plane: ControlPlane, chart_env: dict[str, str], registry: Registry) -> None:
     reference = f"oci://{registry.host}/charts/demo"
     pinned = registry.push_chart("charts/demo", "demo", "0.1.0", {"cm.yaml": CONFIGMAP % "pinned"})
     other = registry.push_chart("charts/other", "other", "0.1.0", {"cm.yaml": CONFIGMAP % "other"})
@@ -62,7 +62,7 @@ def test_a_pinned_chart_installs_and_a_wrong_or_moved_digest_is_refused(
         return lambda: control_plane.get("v1", "ConfigMap", f"{name}-chart", "default")["data"]["content"]
 
     def pin(name: str, digest: str) -> str:
-        return up(control_plane, pulumi_env, name, pinned_reference(reference, f"0.1.0@{digest}"), content(name))
+        return up(control_plane, chart_env, name, pinned_reference(reference, f"0.1.0@{digest}"), content(name))
 
     assert pin("right", pinned) == "pinned"  # the version's digest: Helm installs that content
     wrong = pin("wrong", other)  # another chart's digest: refused when the version's tag resolves elsewhere
@@ -74,4 +74,4 @@ def test_a_pinned_chart_installs_and_a_wrong_or_moved_digest_is_refused(
         with pytest.raises(ApiError):
             content(name)()
     # without the pin the moved tag's content is what installs: the pin is what stopped it
-    assert up(control_plane, pulumi_env, "unpinned", reference, content("unpinned")) == "moved"
+    assert up(control_plane, chart_env, "unpinned", reference, content("unpinned")) == "moved"

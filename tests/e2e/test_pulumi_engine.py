@@ -159,8 +159,8 @@ def auto_mode(pools: dict[str, Any], claims: dict[str, Any] | None = None, name:
     return stacks.config("auto-mode", "1.36", pools, name=name, **({"claims": claims} if claims else {}))
 
 
-def karpenter(pools: dict[str, Any], name: str = "e2e-karp") -> dict[str, Any]:
-    return stacks.config("karpenter", "1.36", pools, name=name)
+def karpenter(pools: dict[str, Any], name: str = "e2e-karp", **sections: Any) -> dict[str, Any]:
+    return stacks.config("karpenter", "1.36", pools, name=name, **sections)
 
 
 def _renamed(pools: dict[str, Any], old: str, new: str) -> dict[str, Any]:
@@ -239,7 +239,7 @@ def release(registry_host: str, settings: dict[str, Any]) -> Program:
 
 
 @pytest.mark.parametrize("case", sorted(RELEASE_CASES))
-def test_diff_predicts_the_providers_steps_for_a_helm_release(control_plane: ControlPlane, pulumi_env: dict[str, str],
+def test_diff_predicts_the_providers_steps_for_a_helm_release(control_plane: ControlPlane, chart_env: dict[str, str],
                                                                registry: Registry, case: str) -> None:
     """The table's `kubernetes:helm.sh/v3:Release` entry against the real provider's Diff (its embedded Helm
     pulling charts from a local registry): a new name or namespace replaces the release; new values, a new
@@ -249,8 +249,7 @@ def test_diff_predicts_the_providers_steps_for_a_helm_release(control_plane: Con
     change, expected = RELEASE_CASES[case]
     before, after = release(registry.host, RELEASE), release(registry.host, {**RELEASE, **change})
     predicted = predicted_steps(case, before, after)
-    env = {**pulumi_env, "SSL_CERT_FILE": str(control_plane.folder / "ca.crt")}
-    real = _relevant(real_steps(control_plane, env, case, before, after))
+    real = _relevant(real_steps(control_plane, chart_env, case, before, after))
     assert list(real.values()) == [expected], real
     assert predicted == real
 
@@ -293,9 +292,8 @@ SOFTWARE_CASES: dict[str, tuple[dict[str, Any], dict[str, Any], bool]] = {
     "software-unchanged": (karpenter(SOFTWARE, name="e2e-soft"), karpenter(SOFTWARE, name="e2e-soft"), False),
     "software-manager-flips": (karpenter(SOFTWARE, name="e2e-soft"), karpenter(
         {**SOFTWARE, "gpu": {**SOFTWARE["gpu"], "devices": {"nvidia": "device-plugin"}}}, name="e2e-soft"), True),
-    "software-helm-values-change": (karpenter(SOFTWARE, name="e2e-soft"), stacks.config(
-        "karpenter", "1.36", SOFTWARE, name="e2e-soft",
-        helmValues={"aws-dranet": {"resources": {"requests": {"cpu": "50m"}}}}), True),
+    "software-helm-values-change": (karpenter(SOFTWARE, name="e2e-soft"), karpenter(
+        SOFTWARE, name="e2e-soft", helmValues={"aws-dranet": {"resources": {"requests": {"cpu": "50m"}}}}), True),
     "software-pool-joins-a-release": (karpenter(SOFTWARE, name="e2e-soft"), karpenter(
         {**SOFTWARE, "g6": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"}}}, name="e2e-soft"), False),
 }
@@ -309,7 +307,7 @@ def test_software_cases_build_with_device_software() -> None:
 
 
 @pytest.mark.parametrize("case", sorted(SOFTWARE_CASES))
-def test_diff_predicts_the_engines_steps_for_device_software(control_plane: ControlPlane, pulumi_env: dict[str, str],
+def test_diff_predicts_the_engines_steps_for_device_software(control_plane: ControlPlane, chart_env: dict[str, str],
                                                              registry: Registry, case: str) -> None:
     """The device software's Helm releases as the real provider takes them: the same stack again is no
     step (nothing in a release's values moves from one run to the next, nulls included), a pool joining a
@@ -318,8 +316,7 @@ def test_diff_predicts_the_engines_steps_for_device_software(control_plane: Cont
     old_cfg, new_cfg, changes = SOFTWARE_CASES[case]
     before, after = software(old_cfg, registry), software(new_cfg, registry)
     predicted = predicted_steps(case, before, after)
-    env = {**pulumi_env, "SSL_CERT_FILE": str(control_plane.folder / "ca.crt")}
-    real = _relevant(real_steps(control_plane, env, case, before, after))
+    real = _relevant(real_steps(control_plane, chart_env, case, before, after))
     assert bool(real) == changes, real
     assert predicted == real
 
