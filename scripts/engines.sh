@@ -2,7 +2,8 @@
 # Build the real engines the e2e tests judge our models with, from the Go modules pinned under engines/:
 # kube-apiserver, kube-controller-manager, kube-scheduler (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3),
 # the Pulumi CLI (github.com/pulumi/pulumi/pkg/v3), pulumi-resource-kubernetes (pulumi-kubernetes/provider/v4)
-# and karpenter-crds (our program that writes the CRDs Karpenter's Go API package embeds).
+# and karpenter-crds (our program that writes the CRDs Karpenter's Go API package embeds, and the DRA device
+# metadata its AWS provider scraped from running instances).
 #
 # Output: a version-keyed folder outside the repository, ${XDG_CACHE_HOME:-$HOME/.cache}/eks-devices/engines/<key>,
 # whose bin/ path is printed on stdout (progress goes to stderr). The key hashes the wrapper modules, our Go source
@@ -29,7 +30,7 @@ flock 9  # one build at a time (parallel test workers, a second shell)
 if [ -f "$cache/complete" ]; then echo "$cache/bin"; exit 0; fi
 
 bin="$cache/bin"
-mkdir -p "$bin" "$cache/crds"
+mkdir -p "$bin" "$cache/karpenter"
 export GOFLAGS="-buildvcs=false -mod=readonly"
 started=$SECONDS
 
@@ -76,9 +77,9 @@ chmod -R u+w "$cache/src/pulumi-kubernetes"
 rm -rf "$cache/src"
 
 # Karpenter's modules need a newer Go than 1.26.8; the go command fetches that toolchain from the module proxy.
-say "karpenter CRDs $(cd "$root/engines/karpenter-crds" && GOTOOLCHAIN=go1.27.3 go list -m -f '{{.Version}}' github.com/aws/karpenter-provider-aws)"
+say "karpenter CRDs and DRA device metadata $(cd "$root/engines/karpenter-crds" && GOTOOLCHAIN=go1.27.3 go list -m -f '{{.Version}}' github.com/aws/karpenter-provider-aws)"
 (cd "$root/engines/karpenter-crds" && GOTOOLCHAIN=go1.27.3 go build -trimpath -ldflags "-s -w" -o "$bin/karpenter-crds" .)
-"$bin/karpenter-crds" "$cache/crds"
+"$bin/karpenter-crds" "$cache/karpenter"
 
 touch "$cache/complete"
 say "built in $((SECONDS - started)) s into $cache"

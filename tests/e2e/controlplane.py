@@ -139,8 +139,14 @@ class ControlPlane:
 
     @property
     def crds(self) -> Path:
-        """The Karpenter CRDs `karpenter-crds` wrote from Karpenter's Go API package."""
-        return self.bin_dir.parent / "crds"
+        """The folder of the Karpenter CRDs `karpenter-crds` wrote from Karpenter's Go API package."""
+        return self.bin_dir.parent / "karpenter"
+
+    @property
+    def karpenter_dra_metadata(self) -> Path:
+        """The DRA device metadata Karpenter's AWS provider scraped from running instances, per instance
+        type (its `drametadata` package, as `karpenter-crds` wrote it)."""
+        return self.crds / "dra-metadata.json"
 
     # -- lifecycle -------------------------------------------------------------------------------
     def _spawn(self, name: str, *args: str) -> None:

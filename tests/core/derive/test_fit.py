@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from eks_devices.core import cel
@@ -92,18 +94,19 @@ def _by_root(itype: str) -> dict[str, dict[str, int]]:
     return out
 
 
-@pytest.mark.parametrize(("itype", "roots", "gpus", "efas"), [
-    ("p5.48xlarge", 8, 1, 4),     # Karpenter dra.md: each GPU shares a PCIe root with four EFAs
-    ("p5e.48xlarge", 8, 1, 4),
-    ("p5en.48xlarge", 8, 1, 2),
-    ("p4d.24xlarge", 4, 2, 1),    # 8 GPUs, 4 EFAs: two GPUs per EFA
-    ("g6e.48xlarge", 4, 2, 1),
-    ("p6-b200.48xlarge", 8, 1, 1),
+@pytest.mark.parametrize(("itype", "roots"), [
+    # what Karpenter scraped from running instances (`device_layouts`): (GPUs, EFAs) → how many roots hold that
+    ("p5.48xlarge", {(1, 4): 8}),
+    ("p5e.48xlarge", {(1, 4): 8}),
+    ("p5en.48xlarge", {(2, 4): 4}),
+    ("p4d.24xlarge", {(2, 1): 4}),
+    ("g6e.48xlarge", {(1, 0): 8, (0, 2): 2}),  # no GPU shares a root with an EFA
+    ("p6-b200.48xlarge", {(2, 2): 4}),
+    ("g7e.48xlarge", {(2, 1): 4}),  # not scraped: 8 GPUs and 4 EFAs spread over min(8, 4) roots
 ])
-def test_gpu_efa_topology(itype: str, roots: int, gpus: int, efas: int) -> None:
+def test_gpu_efa_topology(itype: str, roots: dict[tuple[int, int], int]) -> None:
     layout = _by_root(itype)
-    assert len(layout) == roots
-    assert all(v == {"gpu.nvidia.com": gpus, "dra.net": efas} for v in layout.values())
+    assert Counter((v.get("gpu.nvidia.com", 0), v.get("dra.net", 0)) for v in layout.values()) == roots
 
 
 def test_gpus_publish_what_the_nvidia_driver_publishes() -> None:
@@ -113,7 +116,7 @@ def test_gpus_publish_what_the_nvidia_driver_publishes() -> None:
     assert view["attributes"]["gpu.nvidia.com"]["type"] == "gpu"
     assert view["capacity"]["gpu.nvidia.com"]["memory"] == "81152Mi"
     assert view["attributes"]["resource.kubernetes.io"]["pcieRoot"].startswith("pci0000:")
-    assert devices.inventory("g6e.48xlarge", ("nvidia",))[0].capacity["memory"] == "45776Mi"
+    assert devices.inventory("g6e.48xlarge", ("nvidia",))[0].capacity["memory"] == "46068Mi"
 
 
 def test_efa_devices_are_what_dranet_publishes() -> None:
@@ -168,20 +171,22 @@ FIT_TABLE = [
     ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32), 0, "too-many"),  # 40 devices: over it
     ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 5), 0, "topology"),   # 32 EFAs, 4 per root
     ("p5.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"), 0, "too-many"),  # 1 + all 32 EFAs
-    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"), 0, "topology-modelled"),  # 1 + 16
+    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, "all"), 0, "topology"),  # 1 + 16; 4 EFAs per root
     ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 8, ""),
-    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 4), 0, "topology-modelled"),  # 16 EFAs, 2 per root
+    ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 4), 4, ""),  # 4 × (2 GPUs + 4 EFAs)
     ("p5en.48xlarge", claims.gpu_efa_aligned_claim("c", 8, 32), 0, "too-many"),  # checked before the supply
     ("p5en.48xlarge", claims.gpu_claim("c", 1, model="H200", min_memory_gib=140), 8, ""),
     ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 8, 4), 1, ""),          # 4 × (2 GPUs + 1 EFA)
     ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),
     ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 8, 8), 0, "too-few"),   # each GPU with its own EFA
-    ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology-modelled"),  # 4 EFAs but 1 per root
+    ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),  # 4 EFAs but 1 per root
     ("p4d.24xlarge", claims.gpu_claim("c", 1, model="H100"), 0, "no-devices"),
     ("g6e.48xlarge", claims.gpu_claim("c", 2, model="L40S"), 4, ""),
     ("g6e.48xlarge", claims.gpu_claim("c", 1, model="H100"), 0, "no-devices"),  # an H100 selector on L40S
-    ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),
-    ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology-modelled"),
+    ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 0, "topology"),  # no GPU on an EFA's root
+    ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),
+    ("g7e.48xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),  # modelled: 4 × (2 GPUs + 1 EFA)
+    ("g7e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology-modelled"),
     ("g6e.48xlarge", claims.efa_claim("c", "all"), 1, ""),
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 2), 4, ""),
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 0, "topology"),  # 8 EFAs, 2 per group of 4
@@ -217,7 +222,7 @@ def test_topology_reason_describes_the_node() -> None:
 
 def test_selector_reason_names_what_the_node_has() -> None:
     result = node_fit("g6e.48xlarge", claims.gpu_claim("c", 1, model="H100"))
-    assert "8 × NVIDIA L40S (memory 45776Mi)" in result.reason
+    assert "8 × NVIDIA L40S (memory 46068Mi)" in result.reason
 
 
 def test_all_mode_reason_says_every_device_is_taken() -> None:
@@ -263,14 +268,17 @@ def test_distinct_attribute() -> None:
     spread = claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", 4)],
                           [{"requests": [], "distinctAttribute": devices.PCIE_ROOT}])
     assert node_fit("p4d.24xlarge", spread).per_node == 2
-    assert node_fit("p4d.24xlarge", claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", 5)], [
-        {"requests": [], "distinctAttribute": devices.PCIE_ROOT}])).cause == "topology-modelled"
+    five = claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", 5)],
+                        [{"requests": [], "distinctAttribute": devices.PCIE_ROOT}])
+    assert node_fit("p4d.24xlarge", five).cause == "topology"  # 4 roots, published
+    assert node_fit("g7e.48xlarge", five).cause == "topology-modelled"  # 4 roots, modelled
 
 
 def test_match_attribute_skips_devices_lacking_it() -> None:
     built = claims.build("c", [claims.exact("efa", "efa.networking.k8s.aws", 1)],
                          [claims.match(devices.device_group(1))])
-    assert node_fit("p5en.48xlarge", built).cause == "topology-modelled"  # EFAs of a GPU type have no groups
+    assert node_fit("p5en.48xlarge", built).cause == "topology"  # EFAs of a GPU type have no groups
+    assert node_fit("g7e.48xlarge", built).cause == "topology-modelled"
     assert node_fit("trn1.32xlarge", built).per_node == 8
     assert node_fit("trn2.48xlarge", built).per_node == 16
 

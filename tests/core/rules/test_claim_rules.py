@@ -174,6 +174,9 @@ def test_mig_claim_is_quiet_on_static_pools() -> None:
      "8 × (1 gpu.nvidia.com + 4 efa.networking.k8s.aws) per pcieRoot"),
     ({"pools": ["plugin"], "gpus": {}}, "plugin", "runs the nvidia device-plugin"),
     ({"pools": ["p5", "l40s"], "gpus": {"count": 2, "model": "L40S"}}, "p5", "NVIDIA H100 80GB HBM3"),
+    # g6e's GPUs and EFAs sit on separate PCIe roots (what Karpenter found on running instances)
+    ({"pools": ["l40s"], "gpus": {"count": 2, "model": "L40S"}, "efa": {"count": 1}, "alignWith": "gpu"}, "l40s",
+     "8 × (1 gpu.nvidia.com), 2 × (2 efa.networking.k8s.aws) per pcieRoot"),
 ])
 def test_claim_unsatisfiable_names_the_pool_and_the_reason(entry: dict, pool: str, reason: str) -> None:
     found = findings(MNG, {"x": entry}, "claim-unsatisfiable")
@@ -182,7 +185,7 @@ def test_claim_unsatisfiable_names_the_pool_and_the_reason(entry: dict, pool: st
 
 
 @pytest.mark.parametrize("entry", [
-    {"pools": ["l40s"], "gpus": {"count": 2, "model": "L40S"}, "efa": {"count": 1}, "alignWith": "gpu"},
+    {"pools": ["p5"], "gpus": {"count": 1}, "efa": {"count": 4}, "alignWith": "gpu"},
     {"pools": ["p5"], "gpus": {"count": 4}, "efa": {"count": 16}, "alignWith": "gpu"},
     {"pools": ["p5", "l40s"], "gpus": {"count": 1}},
 ])
@@ -255,12 +258,13 @@ def test_claim_unsatisfiable_is_quiet_when_the_search_is_undetermined(monkeypatc
 
 
 def test_a_claim_failing_only_on_a_modelled_layout_warns_instead_of_blocking() -> None:
-    """p4d's PCIe layout (2 GPUs + 1 EFA per root) is modelled from counts, p5.48xlarge's is published:
-    the same impossible alignment blocks the deploy on p5 and is only reported on p4d."""
-    pools = {"a100": {"replicas": 1, "instanceTypes": ["p4d.24xlarge"]},
+    """g7e's PCIe layout (2 GPUs + 1 EFA per root) is modelled from counts (Karpenter has no metadata for
+    it), p5.48xlarge's is published: the same impossible alignment blocks the deploy on p5 and is only
+    reported on g7e."""
+    pools = {"g7e": {"replicas": 1, "instanceTypes": ["g7e.48xlarge"]},
              "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]}}
     base = {**MNG, "eks-devices:nodePools": pools}
-    modelled = {"pools": ["a100"], "gpus": {"count": 1}, "efa": {"count": 2}, "alignWith": "gpu"}
+    modelled = {"pools": ["g7e"], "gpus": {"count": 1}, "efa": {"count": 2}, "alignWith": "gpu"}
     assert findings(base, {"x": modelled}, "claim-unsatisfiable") == []
     [warning] = findings(base, {"x": modelled}, "claim-fit-undetermined")
     assert warning.severity == "warning"
@@ -269,7 +273,7 @@ def test_a_claim_failing_only_on_a_modelled_layout_warns_instead_of_blocking() -
     [error] = findings(base, {"x": published}, "claim-unsatisfiable")
     assert error.severity == "error" and "modelled" not in error.message
     assert findings(base, {"x": published}, "claim-fit-undetermined") == []
-    too_many = {"pools": ["a100"], "gpus": {"count": 9}}  # counts are published: still an error on p4d
+    too_many = {"pools": ["g7e"], "gpus": {"count": 9}}  # counts are published: still an error on g7e
     assert len(findings(base, {"x": too_many}, "claim-unsatisfiable")) == 1
 
 

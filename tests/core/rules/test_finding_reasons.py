@@ -170,7 +170,7 @@ def test_mig_partitions_fix_names_stack_settings_and_says_when_none_helps() -> N
 
 TYPES = ["g6e.xlarge", "g6e.2xlarge", "p5.48xlarge", "p4d.24xlarge", "trn1.32xlarge"]
 SHAPES = ["{t} publishes no mig.nvidia.com device (request 'x')",
-          "no device on {t} matches the selectors of request 'gpu-1': it has {n} × NVIDIA L40S (memory 45776Mi)",
+          "no device on {t} matches the selectors of request 'gpu-1': it has {n} × NVIDIA L40S (memory 46068Mi)",
           "the claim needs {n} × efa.networking.k8s.aws but {t} has {m} that match {{#x}}"]
 
 

@@ -239,7 +239,7 @@ def _explain(requests: Sequence[Sequence[_Alt]], candidates: Mapping[str, list[D
 
 
 def _identity(devices: Sequence[Device]) -> str:
-    """What the devices are, for a failure message: '8 × NVIDIA L40S (memory 45776Mi)'."""
+    """What the devices are, for a failure message: '8 × NVIDIA L40S (memory 46068Mi)'."""
     kinds: Counter[str] = Counter()
     for device in devices:
         names = [str(v[1]) for a in ("productName", "profile", "instanceType") if (v := device.attribute(

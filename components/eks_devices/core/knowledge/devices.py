@@ -24,22 +24,19 @@ instance catalogue, shaped as the real drivers publish them:
   device's group of N consecutive devices.
 
 Topology figures and their sources (each is a modelling assumption where no source gives it):
-- GPU ↔ EFA: the GPUs and EFAs of an instance are spread evenly over `min(GPUs, EFAs)` PCIe roots.
-  That reproduces p5.48xlarge / p5e.48xlarge: 8 roots of 1 GPU + 4 EFAs (Karpenter `dra.md`: "each of
-  the eight GPUs in a p5.48xlarge shares a PCIe root with four EFAs"; 32 EFAs per Karpenter `instance-types.md`);
-  p5en.48xlarge and p6-b300.48xlarge: 1 GPU + 2 EFAs (16 EFAs, ibid.); p6-b200.48xlarge: 1 + 1;
-  p4d/p4de.24xlarge and g6e.48xlarge: 4 roots of 2 GPUs + 1 EFA (4 EFAs, ibid. — "2 GPUs per EFA"
-  is an assumption from the counts); single-EFA types (g5.48xlarge, p3dn.24xlarge, ...): one root
-  holding every GPU and the EFA (an assumption; no source gives their PCIe layout). Without EFA,
-  each GPU has a root of its own.
+- GPU ↔ EFA: where Karpenter scraped the devices of running instances of the type (`device_layouts`:
+  the g4dn, g5, g5g, g6, g6e, p3dn, p4d, p4de, p5, p5e, p5en and p6 types), the GPUs and EFAs on each PCIe
+  root, each GPU's `memory` and the EFAs' `rdma` are what it found. Elsewhere they are spread evenly over
+  `min(GPUs, EFAs)` PCIe roots (an assumption from the counts), and without EFA each GPU has a root of its own.
 - Neuron ↔ EFA: device `i` belongs to group `i // N` for each group size N ≤ its device count
   (the Neuron DRA docs' connected subsets of 1, 4, 8, 16). EFAs are spread evenly over the devices:
   trn2.48xlarge and trn1n.32xlarge have one EFA per device (16 / 16), trn1.32xlarge one EFA per two
   consecutive devices (8 / 16) — the lookup library's `lookup/neuron/trn{1,1n,2}.json` tables.
-- Published layouts (`PUBLISHED_TOPOLOGY`): p5.48xlarge and those Trainium types; a claim that fails only on
-  a `layout_attribute` of another type is undetermined in the fit check (a warning), never an error.
-- Memory: the NVIDIA driver publishes what NVML reports, a little below the nominal size; Karpenter's
-  metadata gives H100 as `81152Mi`. Other models use the EC2 `DescribeInstanceTypes` figure.
+- Published layouts (`PUBLISHED_TOPOLOGY`): the types `device_layouts` has and those Trainium types; a claim
+  that fails only on a `layout_attribute` of another type is undetermined in the fit check (a warning), never
+  an error.
+- Memory: the NVIDIA driver publishes what NVML reports, a little below the nominal size (`device_layouts`);
+  types Karpenter did not scrape use the EC2 `DescribeInstanceTypes` figure.
 - Versions (`driverVersion` 580.82.7, `cudaDriverVersion` 13.0.0) are Karpenter's example values;
   the fit check never depends on them (Karpenter allows them in matchAttribute only).
 """
@@ -53,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge.device_layouts import LAYOUTS
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
@@ -64,10 +62,10 @@ DEVICE_GROUP_SIZES = (1, 4, 8, 16)
 EFA_PCI_DEVICE = "Elastic Fabric Adapter (EFA)"
 ENA_PCI_DEVICE = "Elastic Network Adapter (ENA)"
 SLICE_DEVICE_LIMIT = 128
-# The layouts a source gives: p5.48xlarge (Karpenter `dra.md`: each of its eight GPUs shares a root with
-# four EFAs) and the Trainium Neuron-to-EFA pairings (connected-device-maps-over-efa-for-neuron v1.1.0
-# `lookup/neuron/*.json`); every other layout below is modelled from device counts.
-PUBLISHED_TOPOLOGY = frozenset({"p5.48xlarge", "trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge"})
+# The layouts a source gives: the GPU types Karpenter scraped (`device_layouts`) and the Trainium
+# Neuron-to-EFA pairings (connected-device-maps-over-efa-for-neuron v1.1.0 `lookup/neuron/*.json`); every
+# other layout below is modelled from device counts.
+PUBLISHED_TOPOLOGY = frozenset({*LAYOUTS, "trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge"})
 
 
 def topology_published(instance_type: str) -> bool:
@@ -101,8 +99,6 @@ GPU_GENERATIONS = {
     "NVIDIA H200": ("Hopper", "9.0.0"), "NVIDIA B200": ("Blackwell", "10.0.0"),
     "NVIDIA B300": ("Blackwell", "10.3.0"), "NVIDIA RTX PRO Server 6000": ("Blackwell", "12.0.0"),
 }
-# NVML-reported memory where a source gives it (Karpenter `dra.md`: H100 81152Mi).
-PUBLISHED_MEMORY_MIB = {"p5": 81152}
 DRIVER_VERSION = "580.82.7"
 CUDA_DRIVER_VERSION = "13.0.0"
 NEURON_DRIVER_VERSION = "2.24.7.0"
@@ -176,6 +172,14 @@ def _root_name(index: int) -> str:
 
 def gpu_efa_roots(itype: catalog.InstanceType) -> list[tuple[list[int], list[int]]]:
     """Per PCIe root, the GPU indices and EFA indices on it (see the module docstring)."""
+    layout = LAYOUTS.get(itype.name)
+    if layout is not None:
+        found: list[tuple[list[int], list[int]]] = []
+        g = e = 0
+        for gpus_on, efas_on in layout.roots:
+            found.append((list(range(g, g + gpus_on)), list(range(e, e + efas_on))))
+            g, e = g + gpus_on, e + efas_on
+        return found
     gpus, efas = itype.gpu_count, itype.max_efa_interfaces if itype.has_efa else 0
     if gpus and not efas:
         return [([g], []) for g in range(gpus)]
@@ -228,10 +232,11 @@ def gpus(itype: catalog.InstanceType, mig_profile: str | None = None, shares: in
     """The NVIDIA DRA driver's devices: whole GPUs, or MIG devices of `mig_profile` on MIG pools.
     `shares` models Karpenter's consumable-capacity time-slicing: each GPU serves that many claims."""
     out: list[Device] = []
-    memory = PUBLISHED_MEMORY_MIB.get(itype.family, itype.gpu_memory_mib or 0)
+    layout = LAYOUTS.get(itype.name)
+    memory = layout.gpu_memory if layout is not None else f"{itype.gpu_memory_mib or 0}Mi"
     for r, (gpu_indices, _) in enumerate(gpu_efa_roots(itype)):
         for g in gpu_indices:
-            capacity = {"memory": f"{memory}Mi"}
+            capacity = {"memory": memory}
             if shares:
                 capacity["shares"] = str(shares)
             gpu = Device(NVIDIA_DRIVER, f"gpu-{g}", _gpu_attributes(itype, g, _root_name(r)), capacity,
@@ -283,13 +288,14 @@ def efas(itype: catalog.InstanceType, limit: int | None = None) -> list[Device]:
         return out
     roots = gpu_efa_roots(itype) if itype.has_nvidia else [([], [e]) for e in range(itype.max_efa_interfaces)]
     count = itype.max_efa_interfaces
+    rdma = LAYOUTS[itype.name].efa_rdma if itype.name in LAYOUTS else True
     for r, (_, efa_indices) in enumerate(roots):
         for e in efa_indices:
             if limit is not None and e >= limit:
                 continue
             attributes: dict[str, dict[str, Any]] = {
                 "dra.net/pciDevice": _s(EFA_PCI_DEVICE), "dra.net/pciVendor": _s("Amazon.com, Inc."),
-                "dra.net/rdma": {"bool": True}, "dra.net/numaNode": _i(0 if r < len(roots) / 2 else 1),
+                "dra.net/rdma": {"bool": rdma}, "dra.net/numaNode": _i(0 if r < len(roots) / 2 else 1),
                 "dra.net/pciAddress": _s(_efa_address(r, e)),
                 "dra.net/rdmaDevice": _s(f"rdmap{e}"), PCIE_ROOT: _s(_root_name(r)),
             }

@@ -1,0 +1,82 @@
+"""Karpenter's DRA device metadata as the oracle for the devices we say a node publishes
+(`core/knowledge/devices.py`, which the fit check and the DRA allocation tier stand on): what the NVIDIA
+DRA driver and DRANET published on running instances of each type, as Karpenter's AWS provider scraped
+it (karpenter-provider-aws `pkg/providers/drametadata`, written out by `karpenter-crds` from the pinned
+module). For every instance type both know: the GPUs (how many, their product, architecture, compute
+capability and `memory`), the EFAs (how many, and whether they offer RDMA) and which GPUs and EFAs share
+a PCIe root, the attribute a topology-aligned claim matches on."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from e2e.controlplane import ControlPlane
+from eks_devices.core.cel import Quantity
+from eks_devices.core.knowledge import catalog, devices
+
+GPU_ATTRIBUTES = ("productName", "architecture", "cudaComputeCapability")
+
+
+def _scalar(typed: dict[str, Any]) -> Any:
+    (value,) = typed.values()
+    return value
+
+
+def _node(gpus: list[dict[str, Any]], efas: list[dict[str, Any]], root_of: Any) -> dict[str, Any]:
+    """One node's devices, compared as sets: the GPUs' attributes and memory, the EFAs' RDMA, and per PCIe
+    root how many GPUs and EFAs it holds (the roots' names are the hardware's, ours are made up)."""
+    roots: Counter[str] = Counter()
+    layout: dict[str, list[int]] = {}
+    for kind, found in ((0, gpus), (1, efas)):
+        for device in found:
+            layout.setdefault(root_of(device), [0, 0])[kind] += 1
+            roots[root_of(device)] += 1
+    return {
+        "gpus": sorted((*(_scalar(g["attributes"][a]) for a in GPU_ATTRIBUTES), Quantity(g["memory"]).value)
+                       for g in gpus),
+        "efas": sorted(bool(_scalar(e["attributes"]["dra.net/rdma"])) for e in efas),
+        "roots": sorted(tuple(v) for v in layout.values()),
+    }
+
+
+def karpenters(metadata: dict[str, Any], instance_type: str) -> dict[str, Any]:
+    def devices_of(family: str) -> list[dict[str, Any]]:
+        found = (metadata[family].get(instance_type) or {}).get("Devices") or []
+        return [{"attributes": d["Attributes"], "memory": ((d.get("Capacity") or {}).get("memory") or {}).get("value")}
+                for d in found]
+
+    return _node(devices_of("gpu"), devices_of("efa"),
+                 lambda d: _scalar(d["attributes"][devices.PCIE_ROOT]))
+
+
+def ours(instance_type: str) -> dict[str, Any]:
+    published = devices.inventory(instance_type, ("nvidia", "efa"))
+    gpus = [{"attributes": d.attributes, "memory": d.capacity.get("memory")}
+            for d in published if d.driver == devices.NVIDIA_DRIVER]
+    efas = [{"attributes": d.attributes} for d in published if d.driver == devices.DRANET_DRIVER
+            and _scalar(d.attributes["dra.net/pciDevice"]) == devices.EFA_PCI_DEVICE]
+    return _node(gpus, efas, lambda d: _scalar(d["attributes"][devices.PCIE_ROOT]))
+
+
+@pytest.fixture(scope="module")
+def metadata(control_plane: ControlPlane) -> dict[str, Any]:
+    return json.loads(control_plane.karpenter_dra_metadata.read_text())
+
+
+def test_each_node_publishes_the_devices_karpenter_found_on_that_type(metadata: dict[str, Any]) -> None:
+    known = catalog.instance_types()
+    both = sorted(t for t in {*metadata["gpu"], *metadata["efa"]} if t in known)
+    assert len(both) >= 40, both  # every GPU type of the catalogue Karpenter covers, not a handful
+    wrong = {t: (ours(t), karpenters(metadata, t)) for t in both if ours(t) != karpenters(metadata, t)}
+    assert not wrong, "\n".join(f"{t}:\n  ours       {o}\n  Karpenter's {k}" for t, (o, k) in wrong.items())
+
+
+def test_karpenter_covers_the_types_the_catalogue_says_it_has_dra_metadata_for(metadata: dict[str, Any]) -> None:
+    """`InstanceType.karpenter_dra_metadata` (whether Karpenter launches the type for a DRA claim) agrees
+    with the types the module has GPU metadata for."""
+    gpu_types = {t: it for t, it in catalog.instance_types().items() if it.has_nvidia}
+    assert {t for t, it in gpu_types.items() if it.karpenter_dra_metadata} == set(metadata["gpu"]) & set(gpu_types)
