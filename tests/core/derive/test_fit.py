@@ -8,7 +8,7 @@ import pytest
 
 from eks_devices.core import cel
 from eks_devices.core.derive import claims, fit
-from eks_devices.core.knowledge import devices
+from eks_devices.core.knowledge import catalog, devices
 from eks_devices.core.knowledge.device_classes import CD_CHANNEL_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL
 
 CLASSES = {
@@ -117,6 +117,15 @@ def test_gpus_publish_what_the_nvidia_driver_publishes() -> None:
     assert view["capacity"]["gpu.nvidia.com"]["memory"] == "81152Mi"
     assert view["attributes"]["resource.kubernetes.io"]["pcieRoot"].startswith("pci0000:")
     assert devices.inventory("g6e.48xlarge", ("nvidia",))[0].capacity["memory"] == "46068Mi"
+
+
+def test_each_gpu_of_a_node_has_a_pci_bus_of_its_own() -> None:
+    """Two GPUs on one PCIe root (p4d, p5en, g5.48xlarge's eight) still sit on buses of their own."""
+    gpu_types = [t for t, it in catalog.instance_types().items() if it.has_nvidia]
+    assert len(gpu_types) > 40
+    for itype in gpu_types:
+        buses = [d.attributes[devices.PCI_BUS_ID]["string"] for d in devices.inventory(itype, ("nvidia",))]
+        assert len(set(buses)) == len(buses), itype
 
 
 def test_efa_devices_are_what_dranet_publishes() -> None:

@@ -192,10 +192,11 @@ def gpu_efa_roots(itype: catalog.InstanceType) -> list[tuple[list[int], list[int
     return roots
 
 
-def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str) -> dict[str, dict[str, Any]]:
+def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str, on_root: int) -> dict[str, dict[str, Any]]:
+    """A GPU's attributes; `on_root`: its place among the GPUs of its PCIe root (each has a bus of its own)."""
     model = itype.gpu_model or "NVIDIA GPU"
     architecture, capability = GPU_GENERATIONS.get(model, ("unknown", "0.0.0"))
-    bus = f"0000:{int(root[-2:], 16) + 1:02x}:00.0"
+    bus = f"0000:{int(root[-2:], 16) + 1 + on_root:02x}:00.0"
     return {
         "type": _s("gpu"),
         "uuid": _s(f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{itype.name}/gpu/{index}')}"),
@@ -235,11 +236,11 @@ def gpus(itype: catalog.InstanceType, mig_profile: str | None = None, shares: in
     layout = LAYOUTS.get(itype.name)
     memory = layout.gpu_memory if layout is not None else f"{itype.gpu_memory_mib or 0}Mi"
     for r, (gpu_indices, _) in enumerate(gpu_efa_roots(itype)):
-        for g in gpu_indices:
+        for on_root, g in enumerate(gpu_indices):
             capacity = {"memory": memory}
             if shares:
                 capacity["shares"] = str(shares)
-            gpu = Device(NVIDIA_DRIVER, f"gpu-{g}", _gpu_attributes(itype, g, _root_name(r)), capacity,
+            gpu = Device(NVIDIA_DRIVER, f"gpu-{g}", _gpu_attributes(itype, g, _root_name(r), on_root), capacity,
                          allocations=shares or 1)
             out.extend(_mig_devices(gpu, mig_profile) if mig_profile and itype.mig_capable else [gpu])
     return sorted(out, key=lambda d: (int(d.name.split("-")[1]), d.name))
