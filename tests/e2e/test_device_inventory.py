@@ -3,8 +3,8 @@
 DRA driver and DRANET published on running instances of each type, as Karpenter's AWS provider scraped
 it (karpenter-provider-aws `pkg/providers/drametadata`, written out by `karpenter-crds` from the pinned
 module). For every instance type both know: the GPUs (how many, their product, architecture, compute
-capability and `memory`), the EFAs (how many, and whether they offer RDMA) and which GPUs and EFAs share
-a PCIe root, the attribute a topology-aligned claim matches on."""
+capability and `memory`), the EFAs (how many, whether they offer RDMA, their NUMA node where DRANET gives one)
+and which GPUs and EFAs share a PCIe root, the attribute a topology-aligned claim matches on."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ def _scalar(typed: dict[str, Any]) -> Any:
 
 
 def _node(gpus: list[dict[str, Any]], efas: list[dict[str, Any]], root_of: Any) -> dict[str, Any]:
-    """One node's devices, compared as sets: the GPUs' attributes and memory, the EFAs' RDMA, and per PCIe
-    root how many GPUs and EFAs it holds (the roots' names are the hardware's, ours are made up)."""
+    """One node's devices, compared as sets: the GPUs' attributes and memory, the EFAs' RDMA and NUMA node
+    (-1: none published), and per PCIe root how many GPUs and EFAs it holds (the roots' names are the
+    hardware's, ours are made up)."""
     roots: Counter[str] = Counter()
     layout: dict[str, list[int]] = {}
     for kind, found in ((0, gpus), (1, efas)):
@@ -38,7 +39,8 @@ def _node(gpus: list[dict[str, Any]], efas: list[dict[str, Any]], root_of: Any) 
     return {
         "gpus": sorted((*(_scalar(g["attributes"][a]) for a in GPU_ATTRIBUTES), Quantity(g["memory"]).value)
                        for g in gpus),
-        "efas": sorted(bool(_scalar(e["attributes"]["dra.net/rdma"])) for e in efas),
+        "efas": sorted((bool(_scalar(e["attributes"]["dra.net/rdma"])),
+                        _scalar(e["attributes"].get("dra.net/numaNode", {"int": -1}))) for e in efas),
         "roots": sorted(tuple(v) for v in layout.values()),
     }
 

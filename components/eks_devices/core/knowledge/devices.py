@@ -26,8 +26,9 @@ instance catalogue, shaped as the real drivers publish them:
 Topology figures and their sources (each is a modelling assumption where no source gives it):
 - GPU ↔ EFA: where Karpenter scraped the devices of running instances of the type (`device_layouts`:
   the g4dn, g5, g5g, g6, g6e, p3dn, p4d, p4de, p5, p5e, p5en and p6 types), the GPUs and EFAs on each PCIe
-  root, each GPU's `memory` and the EFAs' `rdma` are what it found. Elsewhere they are spread evenly over
-  `min(GPUs, EFAs)` PCIe roots (an assumption from the counts), and without EFA each GPU has a root of its own.
+  root, the EFAs' `numaNode` and `rdma` and each GPU's `memory` are what it found. Elsewhere they are spread
+  evenly over `min(GPUs, EFAs)` PCIe roots (an assumption from the counts), and without EFA each GPU has a
+  root of its own.
 - Neuron ↔ EFA: device `i` belongs to group `i // N` for each group size N ≤ its device count
   (the Neuron DRA docs' connected subsets of 1, 4, 8, 16). EFAs are spread evenly over the devices:
   trn2.48xlarge and trn1n.32xlarge have one EFA per device (16 / 16), trn1.32xlarge one EFA per two
@@ -176,7 +177,7 @@ def gpu_efa_roots(itype: catalog.InstanceType) -> list[tuple[list[int], list[int
     if layout is not None:
         found: list[tuple[list[int], list[int]]] = []
         g = e = 0
-        for gpus_on, efas_on in layout.roots:
+        for gpus_on, efas_on, *_ in layout.roots:
             found.append((list(range(g, g + gpus_on)), list(range(e, e + efas_on))))
             g, e = g + gpus_on, e + efas_on
         return found
@@ -289,14 +290,16 @@ def efas(itype: catalog.InstanceType, limit: int | None = None) -> list[Device]:
         return out
     roots = gpu_efa_roots(itype) if itype.has_nvidia else [([], [e]) for e in range(itype.max_efa_interfaces)]
     count = itype.max_efa_interfaces
-    rdma = LAYOUTS[itype.name].efa_rdma if itype.name in LAYOUTS else True
+    layout = LAYOUTS.get(itype.name)
     for r, (_, efa_indices) in enumerate(roots):
+        numa = layout.numa_node(r) if layout is not None else 0 if r < len(roots) / 2 else 1
         for e in efa_indices:
             if limit is not None and e >= limit:
                 continue
             attributes: dict[str, dict[str, Any]] = {
                 "dra.net/pciDevice": _s(EFA_PCI_DEVICE), "dra.net/pciVendor": _s("Amazon.com, Inc."),
-                "dra.net/rdma": {"bool": rdma}, "dra.net/numaNode": _i(0 if r < len(roots) / 2 else 1),
+                "dra.net/rdma": {"bool": layout.efa_rdma if layout is not None else True},
+                **({"dra.net/numaNode": _i(numa)} if numa is not None else {}),
                 "dra.net/pciAddress": _s(_efa_address(r, e)),
                 "dra.net/rdmaDevice": _s(f"rdmap{e}"), PCIE_ROOT: _s(_root_name(r)),
             }
