@@ -201,6 +201,12 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         (case("auto-mode", {"p": {"instanceTypes": ["g6.8xlarge", "g6.xlarge"], "devices": {"efa": "inferred"}}}),
          pool("p", instanceTypes=["g6.8xlarge"])),
     ],
+    "efa-alignment-shared-root": [
+        (case("karpenter", {"p": {"instanceTypes": ["g6e.48xlarge", "p5.48xlarge"], "efa": {"alignWith": "gpu"}}}),
+         pool("p", instanceTypes=Replace(["p5.48xlarge"]))),
+        (case("karpenter", {"p": {"instanceTypes": ["g6e.12xlarge"], "efa": {"alignWith": "gpu"}}}),
+         pool("p", efa={"alignWith": DELETE})),
+    ],
     "topology-alignment-needs-dra": [
         (case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu"}, "devices": {"efa": "device-plugin"}}}),
          pool("p", devices={"efa": "dra"})),

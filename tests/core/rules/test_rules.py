@@ -114,6 +114,10 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("karpenter", {"p": {"instanceTypes": ["g6.8xlarge", "g6.xlarge"], "devices": {"efa": "device-plugin"}}}),
         "error", "nodePools.p.instanceTypes",
         case("karpenter", {"p": {"instanceTypes": ["g6.8xlarge", "g6.xlarge"]}})),
+    "efa-alignment-shared-root": (
+        case("karpenter", {"p": {"instanceTypes": ["g6e.48xlarge"], "efa": {"alignWith": "gpu"}}}),
+        "error", "nodePools.p.instanceTypes",
+        case("karpenter", {"p": {"instanceTypes": ["p5e.48xlarge"], "efa": {"alignWith": "gpu"}}})),
     "topology-alignment-needs-dra": (
         case("karpenter", {"p": {**P5, "efa": {"alignWith": "gpu"}, "devices": {"efa": "device-plugin"}}}),
         "error", "nodePools.p.efa.alignWith",
@@ -458,3 +462,21 @@ def test_auto_mode_gpu_sharing_is_refused_on_device_plugin_pools_too(strategy: d
                                                  "gpuSharing": strategy}})
     (finding,) = [f for f in plan.findings if f.slug == "auto-mode-no-gpu-sharing"]
     assert finding.severity == "error" and "shared-claim" in finding.fix
+
+
+@pytest.mark.parametrize(("types", "align", "apart"), [
+    (["g6e.48xlarge", "g6.12xlarge", "p5.48xlarge"], "gpu", ["g6e.48xlarge", "g6.12xlarge"]),  # scraped: apart
+    (["p5.48xlarge", "p4d.24xlarge", "g5.48xlarge"], "gpu", []),  # a GPU shares a root with an EFA
+    (["g7e.48xlarge"], "gpu", []),  # a layout modelled from counts is not judged
+    (["g6e.48xlarge"], "none", []),  # no alignment asked for
+    (["g6e.xlarge"], "gpu", []),  # no EFA at all: another rule's business
+])
+def test_efa_alignment_needs_a_gpu_on_an_efa_root(types: list[str], align: str, apart: list[str]) -> None:
+    """On g6 and g6e no GPU shares a PCIe root with an EFA (what Karpenter found on running instances), so a
+    pool aligning the two there never runs an aligned Pod."""
+    plan = stacks.plan("managed-node-groups", "1.36", {
+        "gpu": {"replicas": 1, "instanceTypes": types, "efa": {"alignWith": align}}})
+    found = stacks.findings(plan, "efa-alignment-shared-root")
+    assert [f.path for f in found] == (["nodePools.gpu.instanceTypes"] if apart else [])
+    if apart:
+        assert found[0].severity == "error" and f"no GPU of {', '.join(apart)} shares a PCIe root" in found[0].message

@@ -8,8 +8,8 @@ from typing import Any
 from eks_devices.core.derive import shape_scope
 from eks_devices.core.derive.pools import efa_layouts
 from eks_devices.core.derive.resources import Facts
-from eks_devices.core.families import DESCRIPTORS, EFA, FAMILY
-from eks_devices.core.knowledge import catalog
+from eks_devices.core.families import DESCRIPTORS, EFA, FAMILY, NVIDIA
+from eks_devices.core.knowledge import catalog, devices
 from eks_devices.core.knowledge.device_classes import EFA_CLASS
 from eks_devices.core.manifests.nodes import uses_placement_group
 from eks_devices.core.model import Plan, PoolPlan
@@ -142,6 +142,26 @@ def _topology_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
             yield error(at(pool, "efa.alignWith"),
                         f"topology-aligned EFA with {align} needs DRA for both device types: {ALIGNMENT_WHY}; "
                         f"here {not_dra(pool, wrong)}", alignment_fix(plan, pool, other, "remove efa.alignWith"))
+
+
+@rule("efa-alignment-shared-root", "a pool aligning EFA with GPUs runs instance types where a GPU shares a PCIe root "
+      "with an EFA")
+def _efa_alignment_shared_root(plan: Plan) -> Iterator[Verdict]:
+    """What the NVIDIA DRA driver and DRANET publish on running instances (Karpenter's scraped DRA metadata,
+    `device_layouts`): on g6 and g6e no GPU shares a PCIe root with an EFA, so a claim aligning the two on
+    `resource.kubernetes.io/pcieRoot` never fits there. Types whose layout is only modelled are not judged."""
+    for pool in plan.pools.values():
+        if pool.config.fabric.align_with != NVIDIA.efa_alignment:
+            continue
+        apart = [t.name for t in pool_types(pool) if t.has_nvidia and t.has_efa and devices.topology_published(t.name)
+                 and not any(gpus and efas for gpus, efas in devices.gpu_efa_roots(t))]
+        if apart:
+            yield error(at(pool, "instanceTypes"),
+                        f"no GPU of {', '.join(apart)} shares a PCIe root with an EFA (the devices the NVIDIA DRA "
+                        "driver and DRANET publish on running instances, as Karpenter found them), so a claim "
+                        "aligning GPUs with EFAs never fits there and its Pods stay Pending",
+                        "remove them from this pool's instanceTypes (p4d, p5, p5e, p5en and p6 types pair GPUs "
+                        "with EFAs on a root), or remove efa.alignWith")
 
 
 # The family whose devices each `alignWith` word aligns with EFA (the first, GPUs, is the claims' default).
