@@ -79,6 +79,9 @@ def test_each_node_publishes_the_devices_karpenter_found_on_that_type(metadata: 
 
 def test_karpenter_covers_the_types_the_catalogue_says_it_has_dra_metadata_for(metadata: dict[str, Any]) -> None:
     """`InstanceType.karpenter_dra_metadata` (whether Karpenter launches the type for a DRA claim) agrees
-    with the types the module has GPU metadata for."""
-    gpu_types = {t: it for t, it in catalog.instance_types().items() if it.has_nvidia}
-    assert {t for t, it in gpu_types.items() if it.karpenter_dra_metadata} == set(metadata["gpu"]) & set(gpu_types)
+    with the types the module has GPU metadata for, and, of the types with EFA, EFA metadata for (none of
+    the Trainium and Inferentia types)."""
+    known = catalog.instance_types()
+    for family, has in (("gpu", "has_nvidia"), ("efa", "has_efa")):
+        types = {t: it for t, it in known.items() if getattr(it, has)}
+        assert {t for t, it in types.items() if it.karpenter_dra_metadata} == set(metadata[family]) & set(types), family
