@@ -54,13 +54,13 @@ def pulumi_env(control_plane: controlplane.ControlPlane, tmp_path_factory: pytes
     return pulumi_cli.prepare(control_plane, tmp_path_factory.mktemp("pulumi-home"), tmp_path_factory.mktemp("backend"))
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _skipped:
-        terminalreporter.write_line(
-            f"e2e tier (real engines) skipped: {_skipped[0]}; run `{controlplane.ENABLE}` to enable it")
-
-
 @pytest.fixture(scope="module")
 def chart_env(control_plane: controlplane.ControlPlane, pulumi_env: dict[str, str]) -> dict[str, str]:
     """`pulumi_env` trusting the control plane's CA, for the provider's Helm to pull from the `registry`."""
     return {**pulumi_env, "SSL_CERT_FILE": str(control_plane.folder / "ca.crt")}
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _skipped:
+        terminalreporter.write_line(
+            f"e2e tier (real engines) skipped: {_skipped[0]}; run `{controlplane.ENABLE}` to enable it")
