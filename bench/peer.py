@@ -38,7 +38,7 @@ from preview import ROOT, child, install, load_module, measured_peak, stack
 
 def replay(spec_file: str) -> None:
     """(Child process.) The SDK floor: load `modules`, then register `resources` (as `preview --json`
-    lists them) as generic CustomResources and ComponentResources under mocks that echo the inputs,
+    lists them) as generic custom and component resources under mocks that echo the inputs,
     parents first; print the URNs the mock monitor registered. Runs as `eks-devices` does: the
     collector off, frozen after the imports, and no interpreter teardown."""
     gc.disable()
@@ -58,6 +58,19 @@ def replay(spec_file: str) -> None:
         def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
             return {}
 
+    # Each resource through a class of its own, as a provider's generated classes and the toolkit's components
+    # are: the SDK records the program's stack for a resource only below a third `__init__` (pulumi 3.272.0
+    # `runtime/resource.py` `_get_stack_trace`), so the SDK's own classes alone would skip a cost every
+    # program built on the providers' classes pays.
+    class Custom(pulumi.CustomResource):
+        def __init__(self, type_: str, name: str, props: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
+            super().__init__(type_, name, props, opts)
+
+    class Component(pulumi.ComponentResource):
+        def __init__(self, type_: str, name: str, props: dict[str, Any], opts: pulumi.ResourceOptions,
+                     remote: bool) -> None:
+            super().__init__(type_, name, props, opts, remote=remote)
+
     made: dict[str | None, pulumi.Resource] = {}
 
     def program() -> None:
@@ -70,8 +83,8 @@ def replay(spec_file: str) -> None:
                 if r["parent"] is None or r["parent"] in made:
                     opts = pulumi.ResourceOptions(parent=made.get(r["parent"]))
                     made[f"{r['type']}::{r['name']}"] = (
-                        pulumi.ComponentResource(r["type"], r["name"], dict(r["inputs"]), opts, remote=r["remote"])
-                        if r["component"] else pulumi.CustomResource(r["type"], r["name"], dict(r["inputs"]), opts))
+                        Component(r["type"], r["name"], dict(r["inputs"]), opts, r["remote"])
+                        if r["component"] else Custom(r["type"], r["name"], dict(r["inputs"]), opts))
             pending = later
 
     pulumi.runtime.set_mocks(Echo(), project="eks-devices", stack="floor", preview=False)

@@ -4,7 +4,6 @@ and the hosted Platform built from Python with the typed arguments registers wha
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 import pulumi
@@ -133,9 +132,7 @@ def test_typed_python_names_become_the_wire_names() -> None:
 
 def test_hosted_platform_registers_what_platform_does() -> None:
     def registered(build) -> list[dict[str, Any]]:
-        rec = engine.run(build, stacks.base())
-        out = [asdict(r) | {"outputs": None, "depends_on": sorted(r.depends_on)} for r in rec.resources]
-        return sorted(out, key=lambda r: r["urn"])
+        return engine.registrations(engine.run(build, stacks.base()))
 
     hosted = registered(lambda: PackagePlatform("research", TYPED))
     python = registered(lambda: Platform("research", DICT_ARGS))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import asdict
 
 import grpc
 import pytest
@@ -28,11 +27,9 @@ def stack_config(stack: str) -> dict:
 
 
 def registrations(rec: Recording) -> list[dict]:
-    """What the engine is told about each resource (dependencies as a set), in URN order; without
-    aliases: the project's program carries its stacks' names from before stable identities, a
-    package user's program starts with none."""
-    out = [asdict(r) | {"outputs": None, "depends_on": sorted(r.depends_on), "aliases": None} for r in rec.resources]
-    return sorted(out, key=lambda r: r["urn"])
+    """What the engine is told about each resource; without aliases: the project's program carries its
+    stacks' names from before stable identities, a package user's program starts with none."""
+    return mock_engine.registrations(rec, aliases=None)
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import runpy
 from collections.abc import Callable, Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from support.stacks import ROOT
 MAIN = ROOT / "__main__.py"
 
 __all__ = ["ACCOUNT_ID", "MAIN", "OfflineMocks", "Recording", "Registered", "ancestors", "counts_under", "ints",
-           "keyed", "main", "of_type", "one", "refused", "run"]
+           "keyed", "main", "of_type", "one", "refused", "registrations", "run"]
 
 
 def run(program: Callable[[], Any], config: dict[str, Any], *, stack: str = "test",
@@ -78,6 +79,15 @@ def keyed(resources: Iterable[Registered], prefix: str = "", suffix: str = "") -
     """Resources by logical name without `prefix` and `suffix` (names must be distinct)."""
     out = {r.name.removeprefix(prefix).removesuffix(suffix): r for r in resources}
     return out
+
+
+def registrations(rec: Recording, **left_out: None) -> list[dict[str, Any]]:
+    """What the engine is told about each resource, in URN order: its inputs decoded (the bytes on the
+    wire may order a map's keys differently), dependencies as a set, outputs left out, and each field
+    named in `left_out` set to None."""
+    out = [asdict(r) | {"wire": None, "inputs": r.inputs, "outputs": None, "depends_on": sorted(r.depends_on),
+                        **left_out} for r in rec.resources]
+    return sorted(out, key=lambda r: r["urn"])
 
 
 def ancestors(rec: Recording, resource: Registered) -> list[str]:
