@@ -10,9 +10,10 @@ The peer command is given as a path (it is not part of this repository); it is c
 
 The SDK floor is a Python program with none of the toolkit in it (`replay`): it loads the SDK modules
 the toolkit's program loads for the stack and registers the resources the preview listed (their types,
-names, parents and inputs) as the SDK's generic resources under Pulumi's own mocks. It passes no
-resource options and no outputs from one resource to another, which a real program needs and pays
-for: peer/floor is about the most peer/ours could be for any program built on these SDKs.
+names, parents and inputs) as generic resources, each through a class of its own as a provider's are,
+under Pulumi's own mocks. It passes no resource options and no outputs from one resource to another,
+which a real program needs and pays for: peer/floor is about the most peer/ours could be for any program
+built on these SDKs.
 """
 
 from __future__ import annotations
