@@ -237,7 +237,8 @@ class ControlPlane:
 
     def _exchange(self, method: str, target: str, data: bytes | None, content_type: str) -> tuple[int, bytes]:
         """Send one request on the kept-alive connection; a connection the server closed while idle
-        is opened again once (nothing was sent on it, so the request is not repeated)."""
+        is opened again once (nothing was sent on it, so the request is not repeated): the server's close
+        shows as a disconnect, a broken pipe, a reset, or TLS's end of stream on the next write."""
         headers = {"Content-Type": content_type, "Accept": "application/json"}
         for attempt in (1, 2):
             conn = self._connection()
@@ -249,7 +250,7 @@ class ControlPlane:
                 conn.close()
                 self._local.conn = None
                 if attempt == 2 or not isinstance(exc, (http.client.RemoteDisconnected, BrokenPipeError,
-                                                        ConnectionResetError)):
+                                                        ConnectionResetError, ssl.SSLEOFError)):
                     raise
         raise AssertionError("unreachable")
 
