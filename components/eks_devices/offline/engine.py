@@ -64,9 +64,9 @@ class Registered:
 
     @functools.cached_property
     def inputs(self) -> dict[str, Any]:
-        """The inputs as the engine keeps them in the stack's state (see `_plugin`): decoded when
-        first asked for, after the program, from the bytes on the wire (2.3 MiB at 1,000 pools, where
-        the decoded inputs are ~15 MiB held through the program's peak)."""
+        """The inputs as the engine keeps them in the stack's state, a provider's with its `plugin`
+        (`_plugin`): decoded when first asked for, after the program, from the bytes on the wire (2.3 MiB
+        at 1,000 pools, where the decoded inputs held ~15 MiB through the program's peak)."""
         return {**_plain_struct(struct_pb2.Struct.FromString(self.wire)), **self.plugin}
 
     @functools.cached_property
