@@ -9,6 +9,7 @@ import copy
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from unittest import mock
 
 import pulumi
 import pytest
@@ -152,3 +153,74 @@ def test_the_toolkits_mocks_leave_their_inputs_as_given(type_: str, inputs: dict
     given_inputs = copy.deepcopy(inputs)
     Mocks("us-west-2").new_resource(pulumi.runtime.MockResourceArgs(type_, "r", inputs, custom=True))
     assert inputs == given_inputs
+
+
+class ViaSdk(Mocks):
+    """The toolkit's mocks, answered through the SDK's own round trip (a team's override of `new_resource`)."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        return super().new_resource(args)
+
+
+def _program_sees(mocks: Mocks, type_: str, inputs: dict[str, Any], secret: list[str]) -> dict[str, Any]:
+    """What a program reads from a resource registered with `inputs`: each input's output, and whether it is
+    a secret, under the offline engine with `mocks`."""
+
+    def program() -> None:
+        opts = pulumi.ResourceOptions(additional_secret_outputs=secret)
+        res = pulumi.CustomResource(type_, "r", props=copy.deepcopy(inputs), opts=opts)
+        outputs = {key: vars(res)[key] for key in inputs}
+        pulumi.export("values", outputs)
+        pulumi.export("secret", {key: output.is_secret() for key, output in outputs.items()})
+
+    recording = engine.run(program, {"aws:region": "us-west-2"}, mocks=mocks)
+    return {**recording.exports, "state": dict(recording.resources[0].state)}
+
+
+OUTPUT_NAMES = st.sampled_from(["name", "tags", "spec", "metadata", "subnetIds"]) | st.from_regex(r"[a-z][a-zA-Z]{0,7}",
+                                                                                             fullmatch=True)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.sampled_from(TYPES), st.dictionaries(OUTPUT_NAMES.filter(lambda k: k not in ("id", "urn")), JSON, max_size=6),
+       st.data())
+def test_outputs_left_out_of_the_answer_reach_the_program_as_the_sdks_own_answer_gives_them(
+        type_: str, inputs: dict[str, Any], data: st.DataObject) -> None:
+    """Outside a dry run the answer leaves out the outputs that are inputs as given (the SDK fills them from its
+    inputs): the program reads the same values and secrets as through the SDK's own round trip."""
+    secret = data.draw(st.lists(st.sampled_from(sorted(inputs)), unique=True) if inputs else st.just([]))
+    with mock.patch.object(echo, "register", wraps=echo.register) as answered:
+        ours = _program_sees(Mocks("us-west-2"), type_, inputs, secret)
+    assert [c.args[2] for c in answered.call_args_list] == [True]  # answered here, leaving inputs out
+    assert ours == _program_sees(ViaSdk("us-west-2"), type_, inputs, secret)
+    assert {key for key, is_secret in ours["secret"].items() if is_secret} == set(secret)
+
+
+def test_an_answer_outside_a_dry_run_holds_only_what_the_mocks_added_and_the_outputs_made_secret() -> None:
+    inputs = {"name": "q", "tags": {"team": "ml"}, "sizes": [1, 2]}
+    request = _request(inputs, type="aws:sqs/queue:Queue", additionalSecretOutputs=["tags"])
+    monitor = pulumi_mocks.MockMonitor(Mocks("us-west-2"))
+    response = _on_monitor_thread(lambda: echo.register(monitor, request, True))
+    assert sorted(response.object.fields) == ["arn", "id", "tags", "url"]
+    assert response.object.fields["tags"] == request.object.fields["tags"]  # for the monitor to mark it secret
+    assert monitor.resources[response.urn].state["sizes"] == [1, 2]  # the mocks' state is kept whole
+
+
+def test_a_remote_components_inputs_sent_as_output_values_reach_the_program_as_their_values() -> None:
+    """A remote component's inputs travel as output values, which the mocks see as plain values (see
+    `output_values.for_mocks`): the SDK fills the outputs its answer leaves out from those output values,
+    and a known one that is no secret (the only kind a plain answer meets) reads as its value."""
+
+    def program(mocks_answer: Mocks) -> dict[str, Any]:
+        def body() -> None:
+            queue = pulumi.CustomResource("aws:sqs/queue:Queue", "q", props={"name": "jobs"})
+            thing = pulumi.ComponentResource("team:index:Thing", "thing", props={"queue": vars(queue)["name"],
+                                                                                 "size": 3}, remote=True)
+            pulumi.export("values", {"queue": vars(thing)["queue"], "size": vars(thing)["size"]})
+
+        return engine.run(body, {"aws:region": "us-west-2"}, mocks=mocks_answer).exports
+
+    with mock.patch.object(echo, "register", wraps=echo.register) as answered:
+        ours = program(Mocks("us-west-2"))
+    assert [c.args[2] for c in answered.call_args_list] == [True, True]
+    assert ours == program(ViaSdk("us-west-2")) == {"values": {"queue": "jobs", "size": 3}}
