@@ -120,21 +120,21 @@ def probe_scaling(stacks: str, size: int) -> None:
     stack first (it loads them), then `size` pools; print the second's CPU seconds. Without the
     imports, whose noise dwarfs a small stack's cost in a fresh process, the per-pool figures of two
     sizes compare the program's own growth."""
-    import gc
-
+    from eks_devices.cli import collector
     from eks_devices.core import planner
     from eks_devices.core.config import stack_file
     from eks_devices.offline.preview import resources_data, run_program
 
-    gc.freeze()  # as the CLI runs the program (`cli/app.py`, `_collector_off`)
-    gc.disable()
     directory = Path(stacks)
     seconds = 0.0
     for name in ("bench0", f"bench{size}"):
         started = time.process_time()
         config = stack_file.read_config(directory / f"Pulumi.{name}.yaml")
         plan = planner.build(stack_file.load(name, directory))
-        json.dumps(resources_data(run_program(directory.parent, name, config, plan).recording))
+        collector.off()  # as the CLI runs the program (`cli/app.py`, `_run_offline`)
+        run = run_program(directory.parent, name, config, plan, collector.young_generation)
+        collector.off()
+        json.dumps(resources_data(run.recording))
         seconds = time.process_time() - started
     print(json.dumps(seconds))
 

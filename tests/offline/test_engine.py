@@ -244,3 +244,19 @@ def test_outputs_named_in_additional_secret_outputs_are_secrets_as_the_engine_ma
     assert {r.name: r.secrets for r in rec.resources} == {"queue": [("tags", "team")], "from-queue": [("tags", "name")]}
     shown = {d["name"]: d["inputs"] for d in resources_data(rec)}
     assert shown["from-queue"]["tags"] == {"name": engine.SECRET, "team": "platform"}
+
+
+def test_after_body_is_called_once_the_body_has_run_and_before_its_registrations_resolve() -> None:
+    import pulumi
+
+    made: list[pulumi.Resource] = []
+    seen: list[tuple[int, int]] = []  # resources made, resources registered
+
+    def program() -> None:
+        made.extend(pulumi.CustomResource("aws:sqs/queue:Queue", f"q{i}", props={"name": f"q{i}"}) for i in range(3))
+
+    def after_body() -> None:
+        seen.append((len(made), len(pulumi.runtime.settings.get_monitor().recording.resources)))
+
+    recording = engine.run(program, {}, after_body=after_body)
+    assert seen == [(3, 0)] and len(recording.resources) == 3

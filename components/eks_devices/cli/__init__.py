@@ -8,7 +8,7 @@ def main() -> None:
     """Run the command; an installed device family that is not one stops it with the reason (exit 2).
 
     The cyclic garbage collector is off from the first import: each command is one short process
-    (`cli/app.py`, `_collector_off`), and its passes over the modules being imported cost every command
+    (`cli/collector.py`), and its passes over the modules being imported cost every command
     3–6% of its CPU (docs/performance.md)."""
     gc.disable()
     from eks_devices.core.vocabulary import PluginError

@@ -7,7 +7,6 @@ No `from __future__ import annotations` here: typer reads every command's annota
 as text they would be compiled and evaluated again each time (~6 ms of every command's CPU).
 """
 
-import gc
 import json
 import os
 import sys
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
-from eks_devices.cli import terminal
+from eks_devices.cli import collector, terminal
 from eks_devices.cli.text import cited, say
 from eks_devices.core import planner as planning
 from eks_devices.core.config import stack_file
@@ -137,15 +136,6 @@ def _fail(code: int, message: str, as_json: bool, extra: dict[str, Any]) -> NoRe
     raise typer.Exit(code)
 
 
-def _collector_off() -> None:
-    """Turn the cyclic garbage collector off for the rest of this short-lived process (it ends without
-    teardown, see main): its full passes walk every live object, so with a plan of many pools or the
-    SDK's ~270k long-lived objects they cost more the bigger the stack (measured superlinear above
-    ~500 pools, docs/performance.md); reference counting still frees nearly everything."""
-    gc.freeze()
-    gc.disable()
-
-
 def _reason(exc: Exception) -> str:
     """Why the program failed, in one line: the innermost reason (a traceback's last line), or for a
     missing configuration key both of Pulumi's lines, the key and how to set it."""
@@ -199,11 +189,12 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
     the program."""
     from eks_devices.offline.preview import run_program  # Pulumi loads only for the verbs that run the program
 
-    _collector_off()
+    collector.off()
     started = time.monotonic()
     err(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…")
     try:
-        run = _on_fresh_thread(run_program, stack_file.find_project(project_dir), stack, config, plan)
+        run = _on_fresh_thread(run_program, stack_file.find_project(project_dir), stack, config, plan,
+                               collector.young_generation)
     except (FileNotFoundError, stack_file.ProjectInvalid) as exc:
         _fail(2, str(exc), as_json, {})
     except Exception as exc:  # the program failed as `pulumi up` would: one line, the innermost reason
@@ -211,6 +202,8 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
             raise
         _fail(1, f"the Pulumi program failed for stack {stack}: {_reason(exc)} "
                  "(EKS_DEVICES_TRACEBACK=1 shows where)", as_json, {})
+    finally:
+        collector.off()  # what the output is made of lives to the end
     err(f"program finished in {time.monotonic() - started:.1f}s: {len(run.recording.resources)} resources")
     return run
 
@@ -489,7 +482,7 @@ def check_command(
     problems or a missing stack (the worst over the stacks)."""
     from eks_devices.cli import check as checking
 
-    _collector_off()
+    collector.off()
     project = stack_file.find_project(project_dir)
     checked = checking.check(list(stacks or []), stack_file.stacks_dir(project), project)
     if as_json or output is Format.json:

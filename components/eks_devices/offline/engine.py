@@ -415,9 +415,11 @@ def _brought_subnet_zones(config: dict[str, Any]) -> dict[str, str]:
 
 
 def run(program: Callable[[], None], config: dict[str, Any], stack: str = "dev",
-        project: str = "eks-devices", mocks: OfflineMocks | None = None) -> Recording:
+        project: str = "eks-devices", mocks: OfflineMocks | None = None,
+        after_body: Callable[[], None] | None = None) -> Recording:
     """Run `program` under the mock engine with `config` as the stack's configuration (and `mocks`
-    answering, the stack's own by default)."""
+    answering, the stack's own by default); `after_body`, if given, is called once the program's body
+    has run, before its registrations resolve (what the body made is the program's long-lived state)."""
     recording = Recording()
     region = str(config.get("aws:region", "us-west-2"))
     mocks = mocks or OfflineMocks(region, subnet_zones=_brought_subnet_zones(config))
@@ -433,6 +435,8 @@ def run(program: Callable[[], None], config: dict[str, Any], stack: str = "dev",
 
     def program_and_exports() -> None:
         program()
+        if after_body is not None:
+            after_body()
         root = pulumi_settings.get_root_resource()
         outputs = dict(getattr(root, "outputs", {}))
         order.extend(outputs)

@@ -11,6 +11,7 @@ import contextlib
 import copy
 import os
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,11 +33,12 @@ class ProgramRun:
     rejected: str | None  # the program's refusal (error findings), when it refused
 
 
-def run_program(project_dir: Path, stack: str, config: dict[str, Any], plan: Plan | None = None) -> ProgramRun:
+def run_program(project_dir: Path, stack: str, config: dict[str, Any], plan: Plan | None = None,
+                after_body: Callable[[], None] | None = None) -> ProgramRun:
     """Run the project's program (`<project_dir>/__main__.py`, or where Pulumi.yaml's `main` points)
     for `stack` of the project Pulumi.yaml names (`stack_file.ProjectInvalid` if it names none) under
     the mock engine; `plan`, when the caller already built it from `config`, is handed to the program
-    (`program.handed_plan`) so it is not built twice."""
+    (`program.handed_plan`) so it is not built twice; `after_body` as `engine.run` takes it."""
     entry = stack_file.program_entry(project_dir)
     main = entry / "__main__.py" if entry.is_dir() else entry
     if not main.is_file():
@@ -57,7 +59,7 @@ def run_program(project_dir: Path, stack: str, config: dict[str, Any], plan: Pla
     os.chdir(entry if entry.is_dir() else entry.parent)
     try:
         with handed_plan(config, plan) if plan is not None else contextlib.nullcontext():
-            recording = offline.run(program, config, stack=stack, project=project)
+            recording = offline.run(program, config, stack=stack, project=project, after_body=after_body)
     finally:
         os.chdir(here)
     return ProgramRun(recording, rejected[0] if rejected else None)
