@@ -18,6 +18,7 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
+import orjson
 import typer
 
 from eks_devices.cli import collector, terminal
@@ -90,9 +91,33 @@ ProjectDir = Annotated[Path | None, typer.Option("--project-dir", help="Director
 
 
 def _emit(data: Any) -> None:
-    """Write `data` as indented JSON in slices of a few thousand pieces: a 1,000-pool preview's 9 MB
-    would otherwise be built first as a list of a million pieces and then one string (~40 MiB at the
-    peak), and one write per piece (`json.dump`) is one system call each with PYTHONUNBUFFERED set."""
+    """Write `data` as JSON, indented, keys sorted, as the standard library writes it. orjson writes the
+    same bytes ~40x faster (the standard library indents in pure Python: 0.19 s of a 1,000-pool
+    preview's CPU); what orjson would write otherwise (non-ASCII text, which the standard library
+    escapes; an integer beyond 64 bits or a key that is no string, which orjson refuses) takes the
+    standard library's path. Only a NaN or an infinity, invalid JSON as the standard library writes
+    it, reads null here."""
+    try:
+        encoded: bytes | None = orjson.dumps(
+            data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        encoded = None
+    binary = getattr(sys.stdout, "buffer", None)
+    if encoded is None or not encoded.isascii():
+        _emit_standard(data)
+    elif binary is None:  # a text-only stream
+        sys.stdout.write(encoded.decode("ascii"))
+    else:
+        sys.stdout.flush()  # what was written as text goes first
+        binary.write(encoded)
+        binary.flush()
+
+
+def _emit_standard(data: Any) -> None:
+    """`data` through the standard library's encoder, written in slices of a few thousand pieces: a
+    1,000-pool preview's 9 MB would otherwise be built first as a list of a million pieces and then one
+    string (~40 MiB at the peak), and one write per piece (`json.dump`) is one system call each with
+    PYTHONUNBUFFERED set."""
     pieces: list[str] = []
     for piece in json.JSONEncoder(indent=2, sort_keys=True).iterencode(data):
         pieces.append(piece)
