@@ -1,52 +1,10 @@
-"""The CLI runs the Pulumi program on a thread of its own: the SDK captures the whole Python stack for
-each resource it registers, and the command's own frames need not be in it. What the program returns
-or raises comes back to the caller unchanged."""
+"""The CLI's verbs that run the Pulumi program run it on a thread of its own (`offline/engine.py`
+`_on_own_thread`): `check` never loads the event loop, and Ctrl-C reaches a running preview."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import traceback
-
-import pytest
-
-from eks_devices.cli import app
 from support.cli import fresh
 from support.stacks import ROOT
-
-
-def test_the_work_runs_on_another_thread_with_an_event_loop_of_its_own() -> None:
-    seen: dict[str, object] = {}
-
-    def work(a: int, b: int) -> int:
-        seen["thread"] = threading.current_thread()
-        seen["loop"] = asyncio.get_event_loop()
-        seen["depth"] = len(traceback.extract_stack())
-        return a + b
-
-    def deep(n: int) -> int:
-        return app._on_fresh_thread(work, 2, 3) if n == 0 else deep(n - 1)
-
-    assert deep(30) == 5
-    assert seen["thread"] is not threading.current_thread()
-    loop = seen["loop"]
-    assert isinstance(loop, asyncio.AbstractEventLoop) and loop.is_closed()  # closed once the work is done
-    # the thread's body and the work: none of the caller's 30 frames (and pytest's), nor `threading`'s
-    assert seen["depth"] == 2
-
-
-def test_an_exception_comes_back_as_raised() -> None:
-    class Refused(Exception):
-        pass
-
-    raised = Refused("no")
-
-    def work() -> None:
-        raise raised
-
-    with pytest.raises(Refused) as caught:
-        app._on_fresh_thread(work)
-    assert caught.value is raised
 
 
 def test_check_loads_neither_asyncio_nor_pulumi() -> None:
@@ -58,7 +16,7 @@ def test_check_loads_neither_asyncio_nor_pulumi() -> None:
 
 
 def test_ctrl_c_stops_a_preview_at_once_with_exit_130(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """With the program on its own thread the command's thread waits in `join`, where Ctrl-C reaches it:
+    """With the program on its own thread the command's thread waits for it, where Ctrl-C reaches it:
     the preview stops at once (exit 130, nothing on stdout). Before, Ctrl-C while the SDK's event loop
     registered the resources was lost and the preview ran to the end."""
     import signal

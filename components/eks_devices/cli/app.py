@@ -11,12 +11,11 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import orjson
 import typer
@@ -33,8 +32,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from eks_devices.offline.preview import ProgramRun
-
-T = TypeVar("T")
 
 
 class _FlagHelp:
@@ -172,41 +169,6 @@ def _reason(exc: Exception) -> str:
     return "; ".join(lines) if isinstance(exc, ConfigMissingError) else lines[-1]
 
 
-def _on_fresh_thread(work: Callable[..., T], *args: Any) -> T:
-    """`work(*args)` on a thread of its own, its result or its exception handed back. The Pulumi SDK
-    captures the whole Python stack for every resource it registers (pulumi 3.272.0,
-    `runtime/resource.py` `_get_stack_trace`: every frame's source line and file URI), ~8% of a 200-pool
-    preview's CPU: the command's own frames (typer's, click's, the verb's) would be a third of that stack,
-    and `threading`'s three more on every resource; a bare thread (`_thread`) starts at `run`."""
-    import _thread
-    import asyncio  # loaded with Pulumi anyway: `check` need not pay for it
-
-    result: list[T] = []
-    failure: list[BaseException] = []
-    done = _thread.allocate_lock()
-    done.acquire()
-
-    def run() -> None:
-        try:
-            loop = asyncio.new_event_loop()  # the main thread has one implicitly, others must set their own
-            asyncio.set_event_loop(loop)
-            try:
-                result.append(work(*args))
-            finally:
-                asyncio.set_event_loop(None)
-                loop.close()
-        except BaseException as exc:  # handed back to the calling thread and raised there
-            failure.append(exc)
-        finally:
-            done.release()
-
-    _thread.start_new_thread(run, ())
-    done.acquire()  # where Ctrl-C reaches the command while the program runs
-    if failure:
-        raise failure[0]
-    return result[0]
-
-
 def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: dict[str, Any],
                  plan: planning.Plan, label: str = "") -> "ProgramRun":
     """Run the project's program for a stack with `config` (its stack file's, as read, or a baseline's)
@@ -218,8 +180,7 @@ def _run_offline(stack: str, project_dir: Path | None, as_json: bool, config: di
     started = time.monotonic()
     err(f"running the Pulumi program for stack {stack}{f' ({label})' if label else ''} under the mock engine…")
     try:
-        run = _on_fresh_thread(run_program, stack_file.find_project(project_dir), stack, config, plan,
-                               collector.young_generation)
+        run = run_program(stack_file.find_project(project_dir), stack, config, plan, collector.young_generation)
     except (FileNotFoundError, stack_file.ProjectInvalid) as exc:
         _fail(2, str(exc), as_json, {})
     except Exception as exc:  # the program failed as `pulumi up` would: one line, the innermost reason
