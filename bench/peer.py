@@ -13,7 +13,9 @@ the toolkit's program loads for the stack and registers the resources the previe
 names, parents and inputs) as generic resources, each through a class of its own as a provider's are,
 under Pulumi's own mocks. It passes no resource options and no outputs from one resource to another,
 which a real program needs and pays for: peer/floor is about the most peer/ours could be for any program
-built on these SDKs.
+built on these SDKs. The floor with the command (`floor+cli`) also imports first what `eks-devices` imports
+before it runs a program (typer, pydantic and the configuration models, the planner and the rules):
+peer/(floor+cli) is about the most peer/ours could be for a program run by this command.
 """
 
 from __future__ import annotations
@@ -36,14 +38,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the sibling benchmark's stacks, timer, install and module loader
 from preview import ROOT, child, install, load_module, measured_peak, stack
 
+COMMAND = "eks_devices.cli.app"  # what `eks-devices` (`eks_devices.cli.main`) imports before its verb runs
 
-def replay(spec_file: str) -> None:
+
+def replay(spec_file: str, command: bool = False) -> None:
     """(Child process.) The SDK floor: load `modules`, then register `resources` (as `preview --json`
     lists them) as generic custom and component resources under mocks that echo the inputs,
     parents first; print the URNs the mock monitor registered. Runs as `eks-devices` does: the
-    collector off, frozen after the imports, and no interpreter teardown."""
+    collector off, frozen after the imports, and no interpreter teardown. With `command`, first
+    imports what `eks-devices` imports before it runs a program (`COMMAND`), and nothing more."""
     gc.disable()
     spec = json.loads(Path(spec_file).read_text())
+    if command:
+        load_module(COMMAND)
     import pulumi
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
@@ -114,9 +121,10 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 200], help="pool counts (the issue's targets "
                         "are at 10 and 200 pools for CPU, at 1,000 for memory)")
     parser.add_argument("--replay", help=argparse.SUPPRESS)
+    parser.add_argument("--with-command", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.replay:
-        return replay(args.replay)
+        return replay(args.replay, command=args.with_command)
     if not args.peer:
         parser.error("--peer is required")
     peer_cmd = Path(args.peer).resolve()  # the runs happen in a temporary project folder
@@ -130,7 +138,8 @@ def main() -> None:
         shutil.copy(ROOT / "__main__.py", project)
         (project / "stacks").mkdir()
         print(f"{'pools':>6} {'resources':>10} {'ours wall':>10} {'ours cpu':>9} {'peer wall':>10} {'peer cpu':>9} "
-              f"{'floor cpu':>10} {'peer/ours wall':>15} {'peer/ours cpu':>14} {'peer/floor cpu':>15}")
+              f"{'floor cpu':>10} {'peer/ours wall':>15} {'peer/ours cpu':>14} {'peer/floor cpu':>15} "
+              f"{'floor+cli cpu':>14} {'peer/(floor+cli) cpu':>21}")
         peaks, refused = [], []
         for size in args.sizes:
             path = project / "stacks" / f"Pulumi.peer{size}.yaml"
@@ -147,8 +156,9 @@ def main() -> None:
             modules = child("--probe-program", str(path), cwd=project)["modules"]
             spec = project / f"floor{size}.json"
             spec.write_text(json.dumps({"modules": modules, "resources": resources}))
-            contestants = {"ours": [str(cli), "preview", f"peer{size}", "--json"],
-                           "floor": [sys.executable, __file__, "--replay", str(spec)]}
+            floor_cmd = [sys.executable, __file__, "--replay", str(spec)]
+            contestants = {"ours": [str(cli), "preview", f"peer{size}", "--json"], "floor": floor_cmd,
+                           "floor+cli": [*floor_cmd, "--with-command"]}
             if not peer_first.returncode:
                 contestants["peer"] = [str(peer_cmd), str(path)]
             runs: dict[str, list[Run]] = {name: [] for name in contestants}
@@ -157,16 +167,16 @@ def main() -> None:
                     wall, cpu, mib, result = measured_peak(cmd, project)
                     if result.returncode:
                         sys.exit(f"a run of {name} failed ({result.returncode}): {result.stderr[-300:]}")
-                    if name == "floor" and len(json.loads(result.stdout)) != len(resources):
-                        sys.exit(f"the floor registered {len(json.loads(result.stdout))} resources, the preview "
+                    if name.startswith("floor") and len(json.loads(result.stdout)) != len(resources):
+                        sys.exit(f"{name} registered {len(json.loads(result.stdout))} resources, the preview "
                                  f"{len(resources)}")
                     runs[name].append((wall, cpu, mib))
             nan: list[Run] = [(math.nan,) * 3] * args.repeat
-            ours, peer, floor = runs["ours"], runs.get("peer", nan), runs["floor"]
+            ours, peer, floor, floor_cli = runs["ours"], runs.get("peer", nan), runs["floor"], runs["floor+cli"]
             print(f"{size:>6} {len(resources):>10} {_median(ours, 0):>10.2f} {_median(ours, 1):>9.2f} "
                   f"{_median(peer, 0):>10.2f} {_median(peer, 1):>9.2f} {_median(floor, 1):>10.2f} "
-                  f"{_paired(peer, ours, 0):>15.2f} {_paired(peer, ours, 1):>14.2f} {_paired(peer, floor, 1):>15.2f}",
-                  flush=True)
+                  f"{_paired(peer, ours, 0):>15.2f} {_paired(peer, ours, 1):>14.2f} {_paired(peer, floor, 1):>15.2f} "
+                  f"{_median(floor_cli, 1):>14.2f} {_paired(peer, floor_cli, 1):>21.2f}", flush=True)
             peaks.append((size, _median(ours, 2), _median(peer, 2), _median(floor, 2)))
         print(f"\npeak resident MiB (medians; the peer's is its largest process)\n"
               f"{'pools':>6} {'ours':>7} {'peer':>7} {'floor':>7} {'ours/floor':>11}")

@@ -1,5 +1,6 @@
-"""bench/peer.py's tables: CPU and peak memory for ours, the peer and the floor at each size, and a size the
-peer refuses measured without it (the CDK peer stops at CloudFormation's 500 resources a stack)."""
+"""bench/peer.py's tables: CPU and peak memory for ours, the peer and the floor (CPU also for the floor with the
+command's imports) at each size, and a size the peer refuses measured without it (the CDK peer stops at
+CloudFormation's 500 resources a stack)."""
 
 from __future__ import annotations
 
@@ -44,5 +45,7 @@ def test_a_size_the_peer_refuses_is_measured_without_it(tmp_path: Path) -> None:
         assert math.isnan(peer_mib) == (size == 10)
         assert math.isnan(float(cpu[size][4])) == (size == 10)  # the peer's CPU
         assert not math.isnan(float(cpu[size][2])) and not math.isnan(float(cpu[size][5]))  # ours, the floor's
+        assert float(cpu[size][9]) > 0  # the floor with the command's imports
+        assert math.isnan(float(cpu[size][10])) == (size == 10)  # peer/(floor+cli)
     assert "the peer fails at 10 pools (3): TooManyResourcesInStack: 501" in result.stdout
     assert "fails at 0 pools" not in result.stdout
