@@ -150,9 +150,9 @@ class ControlPlane:
 
     # -- lifecycle -------------------------------------------------------------------------------
     def _spawn(self, name: str, *args: str) -> None:
-        log = (self.folder / f"{name}.log").open("wb")
-        self.processes.append(subprocess.Popen([str(self.bin_dir / name), *args], stdout=log, stderr=log,
-                                               cwd=self.folder, start_new_session=True))
+        with (self.folder / f"{name}.log").open("wb") as log:  # the child keeps its own descriptor
+            self.processes.append(subprocess.Popen([str(self.bin_dir / name), *args], stdout=log, stderr=log,
+                                                   cwd=self.folder, start_new_session=True))
 
     def start(self, timeout: float = 90) -> ControlPlane:
         make_pki(self.folder)
