@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from unittest import mock
 
@@ -54,9 +53,12 @@ def _request(inputs: dict[str, Any], **fields: Any) -> Any:
 
 
 def _on_monitor_thread(work: Callable[[], Any]) -> Any:
-    """As the engine calls the monitor: from a thread of the loop's executor, not the test's own."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(work).result()
+    """As the engine calls the monitor: from a thread of the program's executor, not the test's own."""
+    workers = engine._Workers(1)
+    try:
+        return workers.executor.submit(work).result()
+    finally:
+        workers.close()
 
 
 def _both_answers(mocks: pulumi.runtime.Mocks, request: Any) -> tuple[Any, Any, Any, Any]:

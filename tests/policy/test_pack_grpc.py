@@ -25,17 +25,17 @@ from support.stacks import ROOT, shipped
 
 @pytest.fixture(scope="module")
 def analyzer() -> Iterator[analyzer_pb2_grpc.AnalyzerStub]:
-    pack = subprocess.Popen([sys.executable, "-m", "pulumi.policy", "127.0.0.1:0", str(ROOT / "policypack")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT / "policypack")
-    try:
-        port = pack.stdout.readline().decode().strip() if pack.stdout else ""
-        assert port.isdigit(), f"the pack printed {port!r}; stderr: {pack.stderr.read().decode() if pack.stderr else ''}"
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            grpc.channel_ready_future(channel).result(timeout=30)
-            yield analyzer_pb2_grpc.AnalyzerStub(channel)
-    finally:
-        pack.terminate()
-        pack.wait(timeout=30)
+    with subprocess.Popen([sys.executable, "-m", "pulumi.policy", "127.0.0.1:0", str(ROOT / "policypack")],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT / "policypack") as pack:
+        try:  # leaving the `with` closes the pipes and waits for the pack
+            port = pack.stdout.readline().decode().strip() if pack.stdout else ""
+            assert port.isdigit(), (f"the pack printed {port!r}; "
+                                    f"stderr: {pack.stderr.read().decode() if pack.stderr else ''}")
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                grpc.channel_ready_future(channel).result(timeout=30)
+                yield analyzer_pb2_grpc.AnalyzerStub(channel)
+        finally:
+            pack.terminate()
 
 
 def engine_form(value: Any) -> Any:

@@ -13,7 +13,6 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from concurrent import futures
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ from pulumi.runtime.proto import (
     status_pb2,
 )
 
-from eks_devices.offline.engine import OfflineMocks, Recording, RecordingMonitor, config_strings
+from eks_devices.offline.engine import OfflineMocks, Recording, RecordingMonitor, _Workers, config_strings
 from support.stacks import ROOT
 
 PLUGIN_DIR = ROOT / "components"
@@ -137,7 +136,8 @@ class Engine:
 def engine() -> Iterator[Engine]:
     """The engine service and the mock engine's monitor, served on a local port."""
     monitor, engine_servicer = MonitorServicer(), EngineServicer()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    workers = _Workers(4)  # the mock monitor's event loops, closed with the server
+    server = grpc.server(workers.executor)
     resource_pb2_grpc.add_ResourceMonitorServicer_to_server(monitor, server)
     engine_pb2_grpc.add_EngineServicer_to_server(engine_servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -146,6 +146,7 @@ def engine() -> Iterator[Engine]:
         yield Engine(f"127.0.0.1:{port}", monitor, engine_servicer)
     finally:
         server.stop(None)
+        workers.close()
         pulumi_settings.ROOT.set(None)
 
 

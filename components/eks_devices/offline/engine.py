@@ -18,6 +18,7 @@ import inspect
 import json
 import threading
 from collections.abc import Callable, Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -454,6 +455,29 @@ def run(program: Callable[[], None], config: dict[str, Any], stack: str = "dev",
     return recording
 
 
+class _Workers:
+    """The program's executor, which the SDK sends every call to its monitor through. The SDK's mock monitor
+    gives each thread that answers an invoke an event loop of its own and never closes it (pulumi 3.272.0
+    `runtime/mocks.py` `MockMonitor.Invoke`, `sync_await._ensure_event_loop`): three descriptors held per
+    thread until collected, a ResourceWarning when they are. Here each thread starts with a loop this
+    engine closes once the run is over, which the SDK then finds and uses."""
+
+    def __init__(self, max_workers: int | None = None) -> None:
+        self._loops: list[asyncio.AbstractEventLoop] = []
+        self.executor = ThreadPoolExecutor(max_workers, thread_name_prefix="asyncio", initializer=self._start)
+
+    def _start(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loops.append(loop)  # list.append is atomic: the threads start concurrently
+
+    def close(self) -> None:
+        """Wait for the threads to end (the event loop's close only asks them to), then close their loops."""
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        for loop in self._loops:
+            loop.close()
+
+
 def _on_own_thread(start: Callable[[], Coroutine[Any, Any, Any]]) -> None:
     """Run the coroutine `start` returns to completion on a new thread and event loop, in a copy of the
     caller's context, and raise here what it raised. The Pulumi SDK captures the whole Python stack for
@@ -469,7 +493,9 @@ def _on_own_thread(start: Callable[[], Coroutine[Any, Any, Any]]) -> None:
 
     def run() -> None:
         loop = asyncio.new_event_loop()  # a thread's own: only the main thread has one implicitly
+        workers = _Workers()
         try:
+            loop.set_default_executor(workers.executor)
             asyncio.set_event_loop(loop)
             context.run(loop.run_until_complete, context.run(start))
         except BaseException as exc:  # handed back to the caller's thread and raised there
@@ -478,6 +504,7 @@ def _on_own_thread(start: Callable[[], Coroutine[Any, Any, Any]]) -> None:
             context.run(pulumi_settings.ROOT.set, None)
             asyncio.set_event_loop(None)
             loop.close()
+            workers.close()
             done.release()
 
     _thread.start_new_thread(run, ())
