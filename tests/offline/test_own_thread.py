@@ -62,7 +62,7 @@ def test_an_exception_comes_back_as_raised() -> None:
 
 
 def test_every_event_loop_of_a_run_is_closed_when_it_returns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The SDK's mock monitor gives each thread that answers an invoke an event loop; the engine closes those
+    """The SDK's mock monitor gives each thread that answers a call an event loop; the engine closes those
     too, so a process running many previews holds no loops, descriptors or ResourceWarnings from them."""
     made: list[tuple[str, asyncio.AbstractEventLoop]] = []
     new_event_loop = asyncio.new_event_loop

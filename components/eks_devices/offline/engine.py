@@ -457,8 +457,8 @@ def run(program: Callable[[], None], config: dict[str, Any], stack: str = "dev",
 
 class _Workers:
     """The program's executor, which the SDK sends every call to its monitor through. The SDK's mock monitor
-    gives each thread that answers an invoke an event loop of its own and never closes it (pulumi 3.272.0
-    `runtime/mocks.py` `MockMonitor.Invoke`, `sync_await._ensure_event_loop`): three descriptors held per
+    gives each thread that answers a registration or an invoke an event loop of its own and never closes it
+    (pulumi 3.272.0 `runtime/mocks.py`, `sync_await._ensure_event_loop`): three descriptors held per
     thread until collected, a ResourceWarning when they are. Here each thread starts with a loop this
     engine closes once the run is over, which the SDK then finds and uses."""
 
