@@ -36,6 +36,7 @@ def analyzer() -> Iterator[analyzer_pb2_grpc.AnalyzerStub]:
                 yield analyzer_pb2_grpc.AnalyzerStub(channel)
         finally:
             pack.terminate()
+            pack.wait(timeout=30)
 
 
 def engine_form(value: Any) -> Any:
