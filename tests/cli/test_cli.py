@@ -112,6 +112,10 @@ def test_rules_and_catalog_listings() -> None:
     types = json.loads(run("catalog", "--json").stdout)
     p5 = next(t for t in types if t["name"] == "p5.48xlarge")
     assert (p5["gpu_count"], p5["max_efa_interfaces"], p5["karpenterDraMetadata"]) == (8, 32, True)
+    g6f = next(t for t in types if t["name"] == "g6f.large")
+    assert (g6f["gpu_count"], g6f["gpu_partition"]) == (1, 0.125)
+    table = run("catalog", env={**os.environ, "COLUMNS": "200"}).stdout
+    assert "1 x NVIDIA L4 (1/8 of one)" in table and "1 x NVIDIA H100" in table
 
 
 @pytest.mark.parametrize("verb", ["preview", "render", "preflight", "diff"])

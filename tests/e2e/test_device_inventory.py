@@ -85,3 +85,11 @@ def test_karpenter_covers_the_types_the_catalogue_says_it_has_dra_metadata_for(m
     for family, has in (("gpu", "has_nvidia"), ("efa", "has_efa")):
         types = {t: it for t, it in known.items() if getattr(it, has)}
         assert {t for t, it in types.items() if it.karpenter_dra_metadata} == set(metadata[family]) & set(types), family
+
+
+def test_the_catalogue_knows_every_type_karpenter_can_launch_for_a_claim(metadata: dict[str, Any]) -> None:
+    """A pool may name any of them (g6f's GPU partitions too), and `karpenterDraMetadata` says which."""
+    launched = {*metadata["gpu"], *metadata["efa"]}
+    known = catalog.instance_types()
+    assert launched <= set(known), sorted(launched - set(known))
+    assert {t for t, it in known.items() if it.karpenter_dra_metadata} == launched

@@ -528,6 +528,8 @@ def show_catalog(
         _emit([{**t.__dict__, "migCapable": t.mig_capable, "karpenterDraMetadata": t.karpenter_dra_metadata,
                 "autoModeDraMetadata": t.auto_mode_dra_metadata} for t in types.values()])
         return
+    from fractions import Fraction
+
     from rich.table import Table
 
     table = Table(title=f"{len(types)} instance types")
@@ -535,6 +537,8 @@ def show_catalog(
         table.add_column(column)
     for t in types.values():
         gpus = f"{t.gpu_count} x {t.gpu_model}" if t.has_nvidia else "-"
+        if t.gpu_partition:
+            gpus += f" ({Fraction(t.gpu_partition).limit_denominator(64)} of one)"
         neurons = f"{t.neuron_count} x {t.neuron_model}" if t.has_neuron else "-"
         table.add_row(t.name, t.architecture, gpus, neurons, str(t.max_efa_interfaces) if t.has_efa else "-",
                       "yes" if t.mig_capable else "-",

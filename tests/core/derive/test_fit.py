@@ -119,6 +119,18 @@ def test_gpus_publish_what_the_nvidia_driver_publishes() -> None:
     assert devices.inventory("g6e.48xlarge", ("nvidia",))[0].capacity["memory"] == "46068Mi"
 
 
+@pytest.mark.parametrize(("itype", "product", "memory"), [
+    ("gr6.4xlarge", "NVIDIA L4", "23034Mi"),
+    ("g6f.large", "NVIDIA L4-3Q", "3Gi"),
+    ("g6f.2xlarge", "NVIDIA L4-6Q", "6Gi"),
+    ("gr6f.4xlarge", "NVIDIA L4-12Q", "12Gi"),
+])
+def test_a_gpu_partition_is_one_device_named_by_its_vgpu_profile(itype: str, product: str, memory: str) -> None:
+    """(Karpenter v1.15.0 `drametadata`: a partition publishes its vGPU profile and its memory.)"""
+    (gpu,) = devices.inventory(itype, ("nvidia",))
+    assert (gpu.attributes["productName"]["string"], gpu.capacity["memory"]) == (product, memory)
+
+
 def test_each_gpu_of_a_node_has_a_pci_bus_of_its_own() -> None:
     """Two GPUs on one PCIe root (p4d, p5en, g5.48xlarge's eight) still sit on buses of their own."""
     gpu_types = [t for t, it in catalog.instance_types().items() if it.has_nvidia]
@@ -191,6 +203,9 @@ FIT_TABLE = [
     ("p4d.24xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),  # 4 EFAs but 1 per root
     ("p4d.24xlarge", claims.gpu_claim("c", 1, model="H100"), 0, "no-devices"),
     ("g6e.48xlarge", claims.gpu_claim("c", 2, model="L40S"), 4, ""),
+    ("g6f.4xlarge", claims.gpu_claim("c", 1, model="L4"), 1, ""),  # the model word matches `NVIDIA L4-12Q`
+    ("g6f.4xlarge", claims.gpu_claim("c", 1, model="L4", min_memory_gib=20), 0, "no-devices"),
+    ("gr6.4xlarge", claims.gpu_claim("c", 1, model="L4", min_memory_gib=20), 1, ""),
     ("g6e.48xlarge", claims.gpu_claim("c", 1, model="H100"), 0, "no-devices"),  # an H100 selector on L40S
     ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 0, "topology"),  # no GPU on an EFA's root
     ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),

@@ -36,6 +36,11 @@ def test_every_required_family_is_catalogued() -> None:
     assert {t.family for t in catalog.instance_types().values()} >= REQUIRED_FAMILIES
 
 
+def test_every_family_karpenter_ships_dra_metadata_for_is_catalogued() -> None:
+    """A pool may choose any type Karpenter can launch for a DRA claim (its fractional-GPU g6f and gr6f too)."""
+    assert {t.family for t in catalog.instance_types().values()} >= catalog.KARPENTER_DRA_FAMILIES
+
+
 @pytest.mark.parametrize(("name", "gpus", "model", "efa", "cards", "neuron", "arch"), [
     ("p5.48xlarge", 8, "NVIDIA H100", 32, 32, 0, "x86_64"),
     ("p5en.48xlarge", 8, "NVIDIA H200", 16, 16, 0, "x86_64"),
@@ -47,6 +52,9 @@ def test_every_required_family_is_catalogued() -> None:
     ("trn2.48xlarge", 0, None, 16, 16, 16, "x86_64"),
     ("inf2.48xlarge", 0, None, 0, 1, 12, "x86_64"),
     ("g5g.xlarge", 1, "NVIDIA T4g", 0, 1, 0, "arm64"),
+    ("gr6.8xlarge", 1, "NVIDIA L4", 1, 1, 0, "x86_64"),
+    ("g6f.large", 1, "NVIDIA L4", 0, 1, 0, "x86_64"),  # an eighth of an L4: one device to the driver
+    ("gr6f.4xlarge", 1, "NVIDIA L4", 0, 1, 0, "x86_64"),
     ("p6e-gb200.36xlarge", 4, "NVIDIA GB200", 17, 17, 0, "arm64"),
 ])
 def test_hardware_figures(name: str, gpus: int, model: str | None, efa: int, cards: int, neuron: int,
@@ -74,6 +82,7 @@ def test_types_missing_from_ec2_data_name_their_source() -> None:
 @pytest.mark.parametrize(("name", "karpenter", "auto_mode", "mig"), [
     ("p5.48xlarge", True, True, True),
     ("g6e.xlarge", True, True, False),
+    ("g6f.xlarge", True, True, False),
     ("g7e.2xlarge", False, False, True),
     ("trn2.48xlarge", False, False, False),
     ("inf2.xlarge", False, False, False),

@@ -38,6 +38,7 @@ class InstanceType:
     gpu_count: int
     gpu_model: str | None
     gpu_memory_mib: int | None
+    gpu_partition: float | None  # each GPU device is this fraction of one GPU (g6f, gr6f); None: whole GPUs
     neuron_count: int
     neuron_model: str | None
     efa_supported: bool

@@ -20,7 +20,7 @@ NVIDIA_MODEL_PREFIX = "NVIDIA "
 
 # Instance families the project supports. Every size EC2 describes is taken.
 FAMILIES: tuple[str, ...] = (
-    "g4dn", "g5", "g5g", "g6", "g6e", "g7e", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en",
+    "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "gr6f", "g7e", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en",
     "p6-b200", "p6-b300", "p6e-gb200", "trn1", "trn1n", "trn2", "inf2",
 )
 
@@ -33,6 +33,7 @@ EXTRA_TYPES: tuple[dict[str, Any], ...] = (
         "gpu_count": 4,
         "gpu_model": "NVIDIA GB200",
         "gpu_memory_mib": None,
+        "gpu_partition": None,
         "neuron_count": 0,
         "neuron_model": None,
         "efa_supported": True,
@@ -53,6 +54,21 @@ def _efa_cards(net: dict[str, Any]) -> list[int]:
                   if {EFA_INTERFACE, EFA_ONLY} & set(c.get("InterfaceTypes", [])))
 
 
+def _gpu_count(gpu: dict[str, Any]) -> int:
+    """The GPUs one `Gpus` record gives a node. A partitioned GPU (g6f, gr6f: `GpuPartitionSize` below 1,
+    `Count` 0) is a whole device to the driver on the instance, one per `LogicalGpuCount`, as Karpenter's
+    DRA metadata lists them (one `NVIDIA L4-3Q` on a g6f.large)."""
+    if gpu.get("Count"):
+        return int(gpu["Count"])
+    return int(gpu.get("LogicalGpuCount", 0)) if _partition(gpu) else 0
+
+
+def _partition(gpu: dict[str, Any]) -> float | None:
+    """The fraction of one GPU each device is (EC2's `GpuPartitionSize`); None for whole GPUs."""
+    size = gpu.get("GpuPartitionSize", 1)
+    return float(size) if size < 1 else None
+
+
 def _entry(raw: dict[str, Any]) -> dict[str, Any]:
     """The catalogue fields of one `DescribeInstanceTypes` record."""
     gpus = (raw.get("GpuInfo") or {}).get("Gpus") or []
@@ -63,9 +79,10 @@ def _entry(raw: dict[str, Any]) -> dict[str, Any]:
     return {
         "name": raw["InstanceType"],
         "architecture": "arm64" if "arm64" in archs else "x86_64",
-        "gpu_count": sum(g.get("Count", 0) for g in nvidia_gpus),
+        "gpu_count": sum(_gpu_count(g) for g in nvidia_gpus),
         "gpu_model": f"{NVIDIA_MODEL_PREFIX}{nvidia_gpus[0]['Name']}" if nvidia_gpus else None,
         "gpu_memory_mib": nvidia_gpus[0].get("MemoryInfo", {}).get("SizeInMiB") if nvidia_gpus else None,
+        "gpu_partition": _partition(nvidia_gpus[0]) if nvidia_gpus else None,
         "neuron_count": sum(n.get("Count", 0) for n in neurons),
         "neuron_model": neurons[0]["Name"] if neurons else None,
         "efa_supported": bool(net.get("EfaSupported")),

@@ -74,6 +74,13 @@ LAYOUTS: dict[str, Layout] = {
     "g6e.4xlarge": Layout(((1, 0),), "46068Mi"),
     "g6e.8xlarge": Layout(((0, 1), (1, 0)), "46068Mi"),
     "g6e.xlarge": Layout(((1, 0),), "46068Mi"),
+    "g6f.2xlarge": Layout(((1, 0),), "6Gi"),  # a GPU partition publishes its vGPU profile's memory
+    "g6f.4xlarge": Layout(((1, 0),), "12Gi"),
+    "g6f.large": Layout(((1, 0),), "3Gi"),
+    "g6f.xlarge": Layout(((1, 0),), "3Gi"),
+    "gr6.4xlarge": Layout(((1, 0),), "23034Mi"),
+    "gr6.8xlarge": Layout(((0, 1), (1, 0)), "23034Mi"),
+    "gr6f.4xlarge": Layout(((1, 0),), "12Gi"),
     "p3dn.24xlarge": Layout(((8, 1),), "32Gi"),
     "p4d.24xlarge": Layout(((2, 1, 0),) * 2 + ((2, 1, 1),) * 2, "40320Mi"),
     "p4de.24xlarge": Layout(((2, 1, 0),) * 2 + ((2, 1, 1),) * 2, "80Gi"),

@@ -92,6 +92,11 @@ PRODUCT_NAMES = {
     "p4de": "NVIDIA A100-SXM4-80GB", "p5": "NVIDIA H100 80GB HBM3", "p5e": "NVIDIA H200",
     "p5en": "NVIDIA H200", "p6-b200": "NVIDIA B200", "p6-b300": "NVIDIA B300 SXM6 AC",
 }
+# A GPU partition's productName is its vGPU profile and differs by size (the same table).
+PARTITION_PRODUCT_NAMES = {
+    "g6f.large": "NVIDIA L4-3Q", "g6f.xlarge": "NVIDIA L4-3Q", "g6f.2xlarge": "NVIDIA L4-6Q",
+    "g6f.4xlarge": "NVIDIA L4-12Q", "gr6f.4xlarge": "NVIDIA L4-12Q",
+}
 # architecture and CUDA compute capability per catalogue GPU model (NVIDIA's published figures).
 GPU_GENERATIONS = {
     "NVIDIA T4": ("Turing", "7.5.0"), "NVIDIA T4g": ("Turing", "7.5.0"), "NVIDIA A10G": ("Ampere", "8.6.0"),
@@ -193,6 +198,11 @@ def gpu_efa_roots(itype: catalog.InstanceType) -> list[tuple[list[int], list[int
     return roots
 
 
+def _product_name(itype: catalog.InstanceType) -> str:
+    """The productName the NVIDIA driver reports for the instance type's GPUs."""
+    return PARTITION_PRODUCT_NAMES.get(itype.name) or PRODUCT_NAMES.get(itype.family, itype.gpu_model or "NVIDIA GPU")
+
+
 def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str, on_root: int) -> dict[str, dict[str, Any]]:
     """A GPU's attributes; `on_root`: its place among the GPUs of its PCIe root (each has a bus of its own)."""
     model = itype.gpu_model or "NVIDIA GPU"
@@ -201,7 +211,7 @@ def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str, on_root:
     return {
         "type": _s("gpu"),
         "uuid": _s(f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{itype.name}/gpu/{index}')}"),
-        "productName": _s(PRODUCT_NAMES.get(itype.family, model)),
+        "productName": _s(_product_name(itype)),
         "brand": _s("Nvidia"),
         "architecture": _s(architecture),
         "cudaComputeCapability": {"version": capability},
