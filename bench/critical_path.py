@@ -45,15 +45,19 @@ NEEDS: dict[str, set[str]] = {
     "role-attachment": {"role"}, "policy": {"role", "queue", "eks-cluster"}, "kms-alias": {"kms-key"},
     "log-group": {"kms-key"},
     "eks-cluster": {"subnet", "vpc", "sg", "role", "role-attachment", "kms-key", "log-group"},
-    "eks-part": {"eks-cluster"}, "k8s-provider": {"eks-cluster"}, "tag": {"eks-cluster", "subnet", "sg"},
+    # the Kubernetes provider talks to the cluster as the deployer, whose access entry and policy must exist
+    "eks-part": {"eks-cluster"}, "k8s-provider": {"eks-cluster", "access-entry", "access-policy"},
+    "tag": {"eks-cluster", "subnet", "sg"},
     "access-entry": {"eks-cluster", "role"}, "access-policy": {"eks-cluster", "role", "access-entry"},
     "pod-identity": {"eks-cluster", "role", "addon"}, "event-target": {"queue", "event-rule"},
     "queue-policy": {"queue"},
-    # CoreDNS runs on nodes; a node group needs its cluster, role, template and subnets with their routes
+    # CoreDNS runs on nodes; a node group needs its cluster, role, template and subnets with their routes,
+    # and aws-node's Pod Identity association (its own role, docs/security.md), without which a node's
+    # network plugin starts with no credentials
     "addon": {"eks-cluster", "node-group"},
     "launch-template": {"sg", "placement-group", "eks-cluster"},
     "node-group": {"eks-cluster", "role", "role-attachment", "launch-template", "subnet", "route", "rta",
-                   "placement-group"},
+                   "placement-group", "pod-identity"},
     "crd-release": {"k8s-provider", "eks-cluster"},
     # the controller runs on the system nodes, resolves AWS endpoints through CoreDNS, and takes its
     # credentials from Pod Identity and its queue from SQS

@@ -4,7 +4,7 @@ source, since Python keeps none for them.
 They become the descriptions of the generated stack-file schema and component types. They are read
 only when those are generated, never when the configuration models are imported: pydantic's
 `use_attribute_docstrings` parses each model's source at class creation, which cost every command
-about 60 ms (docs/performance.md).
+30–40 ms (docs/performance.md).
 """
 
 from __future__ import annotations
