@@ -58,7 +58,7 @@ class NetworkArgs:
             try:
                 network = specs.Network.model_validate(dict(network))
             except (ValidationError, TypeError, ValueError) as exc:
-                found = from_validation(exc, "config.") if isinstance(exc, ValidationError) else []
+                found = from_validation(exc, "config.", specs.Network) if isinstance(exc, ValidationError) else []
                 problems.extend((p.path, f"given {p.given}; accepted: {p.accepted}") for p in found)
                 if not found:
                     problems.append(("config", f"given {network!r}; accepted: a mapping of network settings"))

@@ -61,6 +61,20 @@ def test_every_problem_reported_at_once() -> None:
     assert found["nodePools.a.bogus"].given == "unknown key 'bogus'"
 
 
+def test_an_unknown_key_is_answered_with_the_keys_of_its_section() -> None:
+    """Not every key of the configuration: the ones the section it sits in takes. A pool named like a
+    pool's own key (`efa`) is a name, not that key."""
+    cfg = stacks.config(pools={"efa": {"instanceTypes": ["p5.48xlarge"], "efa": {"enabled": True},
+                                       "gpuSharing": {"mig": "1g.10gb"}}},
+                        cluster={"karpenter": {"verison": "1.15.0"}})
+    found = problems(cfg)
+    assert found["nodePools.efa.efa.enabled"].accepted == "the keys of this section: alignWith, networkInterfaces"
+    assert found["nodePools.efa.gpuSharing.mig"].accepted.endswith(
+        "claimName, claimNamespace, profile, replicas, strategy")
+    assert found["cluster.karpenter.verison"].accepted == (
+        "did you mean 'version'? the keys of this section: reuseValues, settings, version")
+
+
 @pytest.mark.parametrize(("version", "ok"), [("1.36", True), ("1.3x", False), ("latest", False), ("136", False)])
 def test_kubernetes_version_must_be_a_minor(version: str, ok: bool) -> None:
     cfg = stacks.config(version=version)

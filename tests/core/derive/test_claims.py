@@ -234,7 +234,7 @@ def test_config_short_shapes_map_to_builders() -> None:
     ({"pools": ["p5"]}, "claims.x", "gpus, mig, efa"),
     ({"pools": ["p5"], "gpus": {}, "mig": {"profile": "1g.10gb"}}, "claims.x.mig", "either whole GPUs"),
     ({"pools": ["p5"], "timeSlicing": {}, "efa": {"count": 1}}, "claims.x.timeSlicing", "together with gpus"),
-    ({"pools": ["p5"], "gpus": {"minMemoryGib": 8}}, "claims.x.gpus.minMemoryGib", "no such key"),
+    ({"pools": ["p5"], "gpus": {"minMemoryGib": 8}}, "claims.x.gpus.minMemoryGib", "did you mean 'minMemoryGiB'?"),
     ({"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {
         "deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {"expression": "device.driver =="}}]}}]},
      "claims.x.requests.0.exactly.selectors.0.cel.expression", "a CEL expression that compiles"),

@@ -680,7 +680,7 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
         try:
             spec = Spec.model_validate(data)
         except ValidationError as exc:
-            problems.extend(_aws_key(p) for p in from_validation(exc))
+            problems.extend(_aws_key(p) for p in from_validation(exc, model=Spec))
         else:
             problems.extend(_semantic_problems(spec))
             if not problems:
