@@ -88,8 +88,7 @@ def test_karpenter_covers_the_types_the_catalogue_says_it_has_dra_metadata_for(m
 
 
 def test_the_catalogue_knows_every_type_karpenter_can_launch_for_a_claim(metadata: dict[str, Any]) -> None:
-    """A pool may name any of them (g6f's GPU partitions too), and `karpenterDraMetadata` says which."""
+    """A pool may name any of them (g6f's GPU partitions too); the test above says `karpenterDraMetadata` is
+    true for exactly these."""
     launched = {*metadata["gpu"], *metadata["efa"]}
-    known = catalog.instance_types()
-    assert launched <= set(known), sorted(launched - set(known))
-    assert {t for t, it in known.items() if it.karpenter_dra_metadata} == launched
+    assert launched <= set(catalog.instance_types()), sorted(launched - set(catalog.instance_types()))

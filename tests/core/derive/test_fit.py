@@ -120,7 +120,6 @@ def test_gpus_publish_what_the_nvidia_driver_publishes() -> None:
 
 
 @pytest.mark.parametrize(("itype", "product", "memory"), [
-    ("gr6.4xlarge", "NVIDIA L4", "23034Mi"),
     ("g6f.large", "NVIDIA L4-3Q", "3Gi"),
     ("g6f.2xlarge", "NVIDIA L4-6Q", "6Gi"),
     ("gr6f.4xlarge", "NVIDIA L4-12Q", "12Gi"),

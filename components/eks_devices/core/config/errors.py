@@ -51,7 +51,7 @@ def _unwrapped(annotation: Any) -> Any:
     return _unwrapped(args[0]) if get_origin(annotation) in (Union, UnionType) and len(args) == 1 else annotation
 
 
-def section_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+def _section_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """The keys the section at `loc` (a validation error's location below `model`) accepts; empty where
     the location leads to no single model (a union of shapes, a field of another type)."""
     current: Any = model
@@ -78,7 +78,7 @@ def _accepted(err: Any, model: type[BaseModel] | None = None) -> str:
         return "a value (this field is required)"
     if kind == "extra_forbidden":
         key = str(err["loc"][-1])
-        here = section_keys(model, err["loc"][:-1]) if model is not None else []
+        here = _section_keys(model, err["loc"][:-1]) if model is not None else []
         # a key refused as given is no suggestion for itself, even where another section accepts it
         # (`instanceType` is the system node group's; a pool's is `instanceTypes`)
         candidates = here or sorted(known_keys() - {key})

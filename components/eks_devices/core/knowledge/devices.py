@@ -198,11 +198,6 @@ def gpu_efa_roots(itype: catalog.InstanceType) -> list[tuple[list[int], list[int
     return roots
 
 
-def _product_name(itype: catalog.InstanceType) -> str:
-    """The productName the NVIDIA driver reports for the instance type's GPUs."""
-    return PARTITION_PRODUCT_NAMES.get(itype.name) or PRODUCT_NAMES.get(itype.family, itype.gpu_model or "NVIDIA GPU")
-
-
 def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str, on_root: int) -> dict[str, dict[str, Any]]:
     """A GPU's attributes; `on_root`: its place among the GPUs of its PCIe root (each has a bus of its own)."""
     model = itype.gpu_model or "NVIDIA GPU"
@@ -211,7 +206,7 @@ def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str, on_root:
     return {
         "type": _s("gpu"),
         "uuid": _s(f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{itype.name}/gpu/{index}')}"),
-        "productName": _s(_product_name(itype)),
+        "productName": _s(PARTITION_PRODUCT_NAMES.get(itype.name) or PRODUCT_NAMES.get(itype.family, model)),
         "brand": _s("Nvidia"),
         "architecture": _s(architecture),
         "cudaComputeCapability": {"version": capability},
