@@ -224,7 +224,19 @@ def test_platform_args_refuse_unknown_keys_and_outputs() -> None:
 
     exc, recording = refused(program)
     assert recording.resources == []
-    assert sorted(paths(exc)) == ["cluster", "nodePools"]
+    assert sorted(paths(exc)) == ["cluster", "nodePools"]  # an Output is refused once, not also as missing
+
+
+def test_an_unknown_argument_is_reported_with_the_problems_of_the_others_and_the_nearest_argument() -> None:
+    """A misspelt argument does not hide the problems of the rest: every problem comes at once."""
+    args = {"cluster": {"name": "ml", "version": "1.36", "mode": "karpentr"},
+            "node_pools": {"gpu": {"instanceType": ["p5.48xlarge"]}}, "nodepools": {}}
+    exc, recording = refused(lambda: Platform("ml", args))  # type: ignore[arg-type]
+    assert recording.resources == []
+    assert sorted(paths(exc)) == ["cluster.mode", "nodePools.gpu.instanceType", "nodePools.gpu.instanceTypes",
+                                  "nodepools"]
+    reason = next(e["reason"] for e in exc.errors or [] if e["property_path"] == "nodepools")
+    assert reason.startswith("unknown argument; accepted: did you mean 'node_pools'?")
 
 
 @pytest.mark.parametrize("component", ["NodePools", "DeviceSoftware", "ClaimTemplates"])
