@@ -21,6 +21,7 @@ import pulumi
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.core.model import Plan
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
+from eks_devices.inputs import check_plan, name_problems
 from eks_devices.node_pools import NodePools, NodePoolsArgs
 from eks_devices.platform import plan_config
 
@@ -76,7 +77,7 @@ class ClusterDevices(pulumi.ComponentResource):
     claims: ClaimTemplates
 
     def __init__(self, name: str, args: ClusterDevicesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        self._build(name, plan_config("ClusterDevices", args.config()), args, opts)
+        self._build(name, plan_config("ClusterDevices", args.config(), name_problems(name)), args, opts)
 
     @classmethod
     def from_plan(cls, name: str, plan: Plan, args: ClusterDevicesArgs,
@@ -88,6 +89,7 @@ class ClusterDevices(pulumi.ComponentResource):
         return instance
 
     def _build(self, name: str, plan: Plan, args: ClusterDevicesArgs, opts: pulumi.ResourceOptions | None) -> None:
+        check_plan("ClusterDevices", plan, name_problems(name))
         self.plan = plan
         super().__init__(CLUSTER_DEVICES_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

@@ -27,7 +27,7 @@ from eks_devices.core.manifests import nodes as manifests
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import NODE_POOLS_TYPE
 from eks_devices.core.vocabulary import reserves
-from eks_devices.inputs import Problem, check_plan
+from eks_devices.inputs import Problem, check_plan, name_problems
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class NodePools(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NodePoolsArgs, opts: pulumi.ResourceOptions | None = None):
         plan = args.plan
-        check_plan("NodePools", plan, input_problems(args) if isinstance(plan, Plan) else ())
+        check_plan("NodePools", plan, [*name_problems(name), *(input_problems(args) if isinstance(plan, Plan) else ())])
         super().__init__(NODE_POOLS_TYPE, name, None, opts)
         self._name, self._plan, self._inputs = name, plan, args
         self._tags = dict(plan.spec.cluster.tags)

@@ -11,6 +11,7 @@ path) before any resource is registered.
 # at run time to infer the multi-language schema of PlatformArgs.
 
 import difflib
+from collections.abc import Iterable
 from enum import Enum
 from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 
@@ -104,11 +105,12 @@ def plan_args(args: PlatformArgs) -> Plan:
     return plan_config("Platform", args)
 
 
-def plan_config(component: str, args: Any) -> Plan:
+def plan_config(component: str, args: Any, extra: Iterable[Problem] = ()) -> Plan:
     """Parse and plan the stack-configuration sections a component takes (PlatformArgs' keys), or
-    raise InputPropertiesError naming every problem."""
+    raise InputPropertiesError naming every problem (with the caller's `extra` ones, such as its name's)."""
+    extra = list(extra)
     if not isinstance(args, dict):
-        reject(component, [("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
+        reject(component, [*extra, ("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
     problems = argument_problems(args)
     hints = get_type_hints(PlatformArgs)
     # the arguments that can be read are checked too, so that every problem is reported at once
@@ -124,9 +126,9 @@ def plan_config(component: str, args: Any) -> Plan:
         problems.extend((zone_path(path, count_given), reason) for path, reason in config_problems(exc, PROPERTY_PATHS)
                         if path.partition(".")[0] not in refused)  # an Output is not also "missing"
     if problems:
-        reject(component, problems)
+        reject(component, [*extra, *problems])
     plan = planner.build(spec)
-    check_plan(component, plan)
+    check_plan(component, plan, extra)
     return plan
 
 

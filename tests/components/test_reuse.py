@@ -208,6 +208,54 @@ def test_a_platform_without_a_name_is_an_input_error(name: Any) -> None:
     assert paths(exc) == ["name"]
 
 
+KARPENTER_STACK: dict[str, Any] = {**ERROR_STACK, "eks-devices:cluster": {"name": "ml", "version": "1.36",
+                                                                          "mode": "karpenter"},
+                                   "eks-devices:nodePools": {"gpu": {"instanceTypes": ["g6e.xlarge"]}}}
+
+
+def component_named(component: str, name: Any) -> Callable[[], None]:
+    """A program building `component` alone, named `name`, with arguments it accepts otherwise."""
+    plan = build(parse(KARPENTER_STACK))
+    assert not plan.errors and plan.karpenter is not None
+
+    def program() -> None:
+        if component == "Network":
+            Network(name, NetworkArgs(cluster_name="ml", config={"availabilityZones": ["us-west-2a", "us-west-2b"]}))
+        elif component == "Cluster":
+            eks_devices.Cluster(name, eks_devices.ClusterArgs(plan=plan, network=None))  # type: ignore[arg-type]
+        elif component == "Karpenter":
+            eks_devices.Karpenter(name, eks_devices.KarpenterArgs(
+                plan=plan.karpenter, cluster_name="ml", physical_cluster_name="ml", region="us-west-2",
+                k8s_provider=None))  # type: ignore[arg-type]
+        elif component == "NodePools":
+            NodePools(name, NodePoolsArgs(
+                plan=plan, cluster_name="ml", k8s_provider=None, node_role_name="n", node_role_arn="arn:n",
+                private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c",
+                discovery_tag="ml", efa_security_group_id="sg-0e"))
+        elif component == "DeviceSoftware":
+            DeviceSoftware(name, DeviceSoftwareArgs(plan=plan, k8s_provider=None))
+        elif component == "ClaimTemplates":
+            ClaimTemplates(name, ClaimTemplatesArgs(plan=plan, k8s_provider=None))
+        else:
+            ClusterDevices(name, ClusterDevicesArgs(
+                cluster={"name": "ml", "version": "1.35", "mode": "managed-node-groups"},
+                node_pools={"gpu": {"instanceTypes": ["g6e.xlarge"], "replicas": 1}},
+                k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+                private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c",
+                efa_security_group_id="sg-0e"))
+
+    return program
+
+
+@pytest.mark.parametrize("component", ["Network", "Cluster", "Karpenter", "NodePools", "DeviceSoftware",
+                                       "ClaimTemplates", "ClusterDevices"])
+@pytest.mark.parametrize("name", ["", None])
+def test_each_component_without_a_name_is_an_input_error_not_the_sdks_type_error(component: str, name: Any) -> None:
+    exc, recording = refused(component_named(component, name), KARPENTER_STACK)
+    assert recording.resources == []
+    assert str(exc).startswith(f"{component}: ") and "name" in paths(exc)
+
+
 def test_platform_args_config_problems_are_all_reported_at_their_property_paths() -> None:
     args = PlatformArgs(region="moon-1", cluster={"name": "ml", "version": "1.36", "mode": "sideways"},
                         node_pools={"gpu": {"instanceTypes": ["p9.huge"]}}, network={"cidr": "10.0.0.0/8"})
