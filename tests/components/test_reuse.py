@@ -164,6 +164,34 @@ def test_an_existing_cluster_states_what_it_runs_and_nothing_the_toolkit_would_c
                                   "helmValues.karpenter"]
 
 
+def test_cluster_devices_refuses_what_its_pools_lack_before_registering_itself() -> None:
+    """An EFA pool without the EFA security group and Karpenter pools without a provider are the
+    ClusterDevices' input problems, all at once, before it registers (not NodePools' after it has)."""
+    def program() -> None:
+        ClusterDevices("research", ClusterDevicesArgs(
+            cluster={"name": "research", "version": "1.35", "mode": "karpenter",
+                     "karpenter": {"version": "1.15.0", "settings": {"enableDRA": True}}},
+            node_pools={"h100": {"instanceTypes": ["p5.48xlarge"]}},
+            k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+            private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c"))
+
+    exc, recording = refused(program)
+    assert recording.resources == []
+    assert str(exc).startswith("ClusterDevices: 2 input problem(s)")
+    assert sorted(paths(exc)) == ["k8sProvider", "nodePools.h100.efa"]
+
+
+def test_cluster_devices_from_a_plan_with_error_findings_registers_nothing() -> None:
+    plan = build(parse({**ERROR_STACK, "eks-devices:cluster": {**ERROR_STACK["eks-devices:cluster"], "existing": True}}))
+    assert plan.errors
+    args = ClusterDevicesArgs(cluster={}, k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+                              private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c",
+                              efa_security_group_id="sg-0e")
+    exc, recording = refused(lambda: ClusterDevices.from_plan("ml", plan, args), ERROR_STACK)
+    assert recording.resources == []
+    assert paths(exc)[:len(plan.errors)] == [f.path for f in plan.errors] and "k8sProvider" in paths(exc)
+
+
 def test_platform_refuses_an_existing_cluster_and_names_cluster_devices() -> None:
     args = PlatformArgs(cluster={"name": "ml", "version": "1.36", "mode": "managed-node-groups", "existing": True})
     exc, recording = refused(lambda: Platform("ml", args))
