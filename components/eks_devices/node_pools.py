@@ -13,7 +13,7 @@ their replacement is created, so the reservation is free for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -73,6 +73,24 @@ def input_problems(args: NodePoolsArgs) -> list[Problem]:
                                                              "but efaSecurityGroupId is not given"))
     if plan.mode != "managed-node-groups" and plan.pools and args.k8s_provider is None:
         found.append(("k8sProvider", f"{plan.mode} pools are Kubernetes objects: give the cluster's provider"))
+    if plan.mode == "managed-node-groups":
+        found.extend(zone_problems(args))
+    return found
+
+
+def zone_problems(args: NodePoolsArgs) -> list[Problem]:
+    """A node group pinned to a zone (`availabilityZone`) that has no subnet among the subnets by zone,
+    when those are given plainly (an Output's zones are known only once it resolves)."""
+    found: list[Problem] = []
+    for pool in args.plan.pools.values():
+        public = pool.config.subnets == "public"
+        by_zone = args.public_subnets_by_zone if public else args.private_subnets_by_zone
+        zone = pool.config.availability_zone
+        if zone and isinstance(by_zone, Mapping) and zone not in by_zone:
+            given = "publicSubnetsByZone" if public else "privateSubnetsByZone"
+            found.append((f"nodePools.{pool.name}.availabilityZone",
+                          f"given {zone!r}; accepted: a zone of the {given} given "
+                          f"({', '.join(sorted(by_zone)) or 'none'}), or add that zone's subnet to them"))
     return found
 
 

@@ -181,6 +181,25 @@ def test_cluster_devices_refuses_what_its_pools_lack_before_registering_itself()
     assert sorted(paths(exc)) == ["k8sProvider", "nodePools.h100.efa"]
 
 
+def test_a_node_group_pinned_to_a_zone_without_a_given_subnet_is_refused_before_registering() -> None:
+    """Not a ValueError inside the SDK at the node group's registration, after the others registered."""
+    def program() -> None:
+        ClusterDevices("prod", ClusterDevicesArgs(
+            cluster={"name": "prod", "version": "1.35", "mode": "managed-node-groups"},
+            node_pools={"l4": {"instanceTypes": ["g6.xlarge"], "replicas": 1, "availabilityZone": "us-west-2c"},
+                        "a10g": {"instanceTypes": ["g5.2xlarge"], "replicas": 1, "availabilityZone": "us-west-2a"}},
+            k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+            private_subnet_ids=["subnet-0a", "subnet-0b"],
+            private_subnets_by_zone={"us-west-2a": "subnet-0a", "us-west-2b": "subnet-0b"},
+            cluster_security_group_id="sg-0c", efa_security_group_id="sg-0e"))
+
+    exc, recording = refused(program)
+    assert recording.resources == []
+    assert paths(exc) == ["nodePools.l4.availabilityZone"]
+    assert (exc.errors or [])[0]["reason"].startswith(
+        "given 'us-west-2c'; accepted: a zone of the privateSubnetsByZone given (us-west-2a, us-west-2b)")
+
+
 def test_cluster_devices_from_a_plan_with_error_findings_registers_nothing() -> None:
     plan = build(parse({**ERROR_STACK, "eks-devices:cluster": {**ERROR_STACK["eks-devices:cluster"], "existing": True}}))
     assert plan.errors
