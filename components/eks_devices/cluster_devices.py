@@ -21,7 +21,7 @@ import pulumi
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.core.model import Plan
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
-from eks_devices.inputs import check_plan, name_problems
+from eks_devices.inputs import check_plan, name_problems, reject
 from eks_devices.node_pools import NodePools, NodePoolsArgs, input_problems
 from eks_devices.platform import plan_config
 
@@ -77,6 +77,10 @@ class ClusterDevices(pulumi.ComponentResource):
     claims: ClaimTemplates
 
     def __init__(self, name: str, args: ClusterDevicesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        if not isinstance(args, ClusterDevicesArgs):
+            wrong = ("args", f"given a {type(args).__name__}; accepted: ClusterDevicesArgs(cluster=..., "
+                             "k8s_provider=..., ...)")
+            reject("ClusterDevices", [*name_problems(name), wrong])
         self._build(name, plan_config("ClusterDevices", args.config(), name_problems(name)), args, opts)
 
     @classmethod
@@ -100,7 +104,13 @@ class ClusterDevices(pulumi.ComponentResource):
             discovery_tag=args.discovery_tag or spec.name, depends_on=list(args.depends_on))
         # error findings, the name and what the pools lack (the EFA security group, the provider) are refused
         # here, all at once, before this component registers (not by NodePools once it has)
-        check_plan("ClusterDevices", plan, [*name_problems(name), *input_problems(pools)])
+        problems = input_problems(pools)
+        if args.k8s_provider is None and "k8sProvider" not in {path for path, _ in problems}:
+            # the device software and claims need it in every mode: without one, the releases would go to
+            # whatever cluster the ambient kubeconfig names
+            problems.append(("k8sProvider", "given None; accepted: the cluster's Kubernetes provider, "
+                                            "pulumi_kubernetes.Provider(name, kubeconfig=...)"))
+        check_plan("ClusterDevices", plan, [*name_problems(name), *problems])
         self.plan = plan
         super().__init__(CLUSTER_DEVICES_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

@@ -73,9 +73,19 @@ def input_problems(args: NodePoolsArgs) -> list[Problem]:
                                                              "but efaSecurityGroupId is not given"))
     if plan.mode != "managed-node-groups" and plan.pools and args.k8s_provider is None:
         found.append(("k8sProvider", f"{plan.mode} pools are Kubernetes objects: give the cluster's provider"))
+    found.extend(provider_problems(args.k8s_provider))
     if plan.mode == "managed-node-groups":
         found.extend(zone_problems(args))
     return found
+
+
+def provider_problems(provider: object) -> list[Problem]:
+    """A Kubernetes provider given as something else (a kubeconfig, a cluster), which the SDK would only
+    refuse at the first object's registration with an AttributeError."""
+    if provider is None or isinstance(provider, pulumi.ProviderResource):
+        return []
+    return [("k8sProvider", f"given a {type(provider).__name__}; accepted: a Kubernetes provider for the cluster, "
+                            "pulumi_kubernetes.Provider(name, kubeconfig=...)")]
 
 
 def zone_problems(args: NodePoolsArgs) -> list[Problem]:

@@ -195,9 +195,33 @@ def test_a_node_group_pinned_to_a_zone_without_a_given_subnet_is_refused_before_
 
     exc, recording = refused(program)
     assert recording.resources == []
-    assert paths(exc) == ["nodePools.l4.availabilityZone"]
+    assert paths(exc) == ["nodePools.l4.availabilityZone", "k8sProvider"]
     assert (exc.errors or [])[0]["reason"].startswith(
         "given 'us-west-2c'; accepted: a zone of the privateSubnetsByZone given (us-west-2a, us-west-2b)")
+
+
+@pytest.mark.parametrize(("provider", "given"), [(None, "given None"), ('{"apiVersion": "v1"}', "given a str")])
+def test_cluster_devices_needs_a_kubernetes_provider_in_every_mode(provider: Any, given: str) -> None:
+    """Node groups need none, but the device software and claims do: without one the releases would go to
+    whatever cluster the ambient kubeconfig names; a kubeconfig given instead is refused at its path too."""
+    def program() -> None:
+        ClusterDevices("prod", ClusterDevicesArgs(
+            cluster={"name": "prod", "version": "1.35", "mode": "managed-node-groups"},
+            node_pools={"l4": {"instanceTypes": ["g6.xlarge"], "replicas": 1}},
+            k8s_provider=provider, node_role_name="n", node_role_arn="arn:n",
+            private_subnet_ids=["subnet-0a"], private_subnets_by_zone={"us-west-2a": "subnet-0a"},
+            cluster_security_group_id="sg-0c"))
+
+    exc, recording = refused(program)
+    assert recording.resources == []
+    assert paths(exc) == ["k8sProvider"] and (exc.errors or [])[0]["reason"].startswith(given)
+    assert "pulumi_kubernetes.Provider(name, kubeconfig=...)" in (exc.errors or [])[0]["reason"]
+
+
+def test_cluster_devices_given_a_mapping_for_its_args_names_the_args_class() -> None:
+    exc, recording = refused(lambda: ClusterDevices("prod", {"cluster": {"name": "prod"}}))  # type: ignore[arg-type]
+    assert recording.resources == []
+    assert paths(exc) == ["args"] and "ClusterDevicesArgs(" in (exc.errors or [])[0]["reason"]
 
 
 def test_cluster_devices_from_a_plan_with_error_findings_registers_nothing() -> None:
