@@ -4,6 +4,7 @@ process-wide, which is what the "other tests in the same process" checks are abo
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -52,8 +53,11 @@ def test_a_bucket_after_the_failures():
 def run_pytest(folder: Path, *args: str) -> dict[str, str]:
     """Run pytest in `folder` (its own project); each test's outcome and message by name."""
     report = folder / "report.xml"
+    # this checkout's package, whatever is installed (a relative PYTHONPATH would not reach it from `folder`)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(stacks.ROOT / "components"),
+                                                         *filter(None, [os.environ.get("PYTHONPATH")])])}
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                    f"--junitxml={report}", *args], cwd=folder, capture_output=True, text=True, timeout=600)
+                    f"--junitxml={report}", *args], cwd=folder, capture_output=True, text=True, timeout=600, env=env)
     outcomes: dict[str, str] = {}
     for case in ET.parse(report).iter("testcase"):
         failure = case.find("failure") if case.find("failure") is not None else case.find("error")
@@ -129,3 +133,4 @@ def pulumi_call(token: str, args: dict[str, str]) -> object:
     import pulumi
 
     return pulumi.runtime.MockCallArgs(token, args, "")
+
