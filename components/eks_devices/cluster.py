@@ -170,6 +170,7 @@ class Cluster(pulumi.ComponentResource):
         plan, network = args.plan, args.network
         endpoint = endpoint_problems(plan.spec.cluster.endpoint) if isinstance(plan, Plan) else []
         check_plan("Cluster", plan, [*name_problems(name), *endpoint])
+        answers.check_region("Cluster", plan.spec.region)
         answers.check_mocks("Cluster", cluster_reads(plan))
         super().__init__(CLUSTER_TYPE, name, None, opts)
         self._base = name

@@ -169,6 +169,7 @@ class Platform(pulumi.ComponentResource):
         if problems := endpoint_problems(plan.spec.cluster.endpoint):
             reject("Platform", problems)
         # under a team's own mocks, every answer the platform reads is asked for before anything is registered
+        answers.check_region("Platform", plan.spec.region)
         answers.check_mocks("Platform", [*network_reads(plan.spec.network), *cluster_reads(plan)])
         super().__init__(PLATFORM_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

@@ -134,3 +134,29 @@ def pulumi_call(token: str, args: dict[str, str]) -> object:
 
     return pulumi.runtime.MockCallArgs(token, args, "")
 
+
+
+def test_public_mocks_of_another_region_fail_before_registering_naming_the_region_and_break_no_other_test(
+        tmp_path: Path) -> None:
+    """`Mocks()` answers for us-west-2; a program in us-east-2 would get another region's zones (a pinned
+    zone then fails inside the event loop, and every later test of the process with it)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_a_platform.py").write_text('''
+import pulumi
+from eks_devices import Platform, PlatformArgs
+from eks_devices.testing import Mocks
+
+pulumi.runtime.set_mocks(Mocks(), preview=False)
+
+def test_a_pinned_pool():
+    Platform("research", PlatformArgs(
+        region="us-east-2", cluster={"name": "research", "version": "1.36", "mode": "karpenter"},
+        node_pools={"h100": {"instanceTypes": ["p5.48xlarge"], "availabilityZone": "us-east-2b"}}))
+''')
+    (tmp_path / "test_b_unrelated.py").write_text(UNRELATED)
+    outcomes = run_pytest(tmp_path)
+    assert outcomes["test_a_bucket_after_the_failures"] == "passed"
+    message = outcomes["test_a_pinned_pool"]
+    assert ("MissingMockAnswers: Platform: the mocks (Mocks) answer for region us-west-2 (its zones, ARNs and "
+            "endpoints), but the program's region is us-east-2") in message
+    assert "Mocks(region='us-east-2')" in message
