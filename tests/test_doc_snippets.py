@@ -59,7 +59,7 @@ def test_sources_are_cited_upstream_not_in_private_notes() -> None:
 
 # --- the components' arguments as the docs show them ----------------------------------------------
 
-ARGS_CALL = re.compile(r"\b(NodePoolsArgs|DeviceSoftwareArgs|ClaimTemplatesArgs)\(")
+ARGS_CALL = re.compile(r"\b(NodePoolsArgs|DeviceSoftwareArgs|ClaimTemplatesArgs|ClusterDevicesArgs)\(")
 
 
 def _documented_args_calls() -> list[tuple[str, str, ast.Call]]:
@@ -97,7 +97,7 @@ def test_documented_component_arguments_exist_and_cover_every_field() -> None:
         keywords = [k.arg for k in call.keywords]
         assert not [k for k in keywords if k not in fields], (where, name, keywords)
         shown.setdefault(name, set()).update(positional, keywords)
-    assert set(shown) == {"NodePoolsArgs", "DeviceSoftwareArgs", "ClaimTemplatesArgs"}
+    assert set(shown) == {"NodePoolsArgs", "DeviceSoftwareArgs", "ClaimTemplatesArgs", "ClusterDevicesArgs"}
     for name, used in shown.items():
         missing = [f.name for f in dataclasses.fields(getattr(eks_devices, name)) if f.name not in used]
         assert not missing, f"{name} fields no document shows: {missing}"

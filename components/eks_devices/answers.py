@@ -104,6 +104,19 @@ def check_mocks(component: str, reads: Iterable[tuple[Read, dict[str, Any]]]) ->
                                  + "\n".join(f"  - {line}" for line in lines) + f"\n{HINT}")
 
 
+def check_region(component: str, region: str) -> None:
+    """Under mocks that answer for a region (`eks_devices.testing.Mocks(region=...)`: zones, ARNs,
+    endpoints), raise MissingMockAnswers when it is not the program's: their zones would not be the
+    region's (a pinned zone then fails inside the event loop, and the process's later tests with it)."""
+    monitor = pulumi_settings.get_monitor()
+    mocks = getattr(monitor, "mocks", None) if isinstance(monitor, pulumi_mocks.MockMonitor) else None
+    answering = getattr(mocks, "region", None) if isinstance(mocks, AnsweringMocks) else None
+    if isinstance(answering, str) and answering != region:
+        raise MissingMockAnswers(f"{component}: the mocks ({type(mocks).__qualname__}) answer for region {answering} "
+                                 f"(its zones, ARNs and endpoints), but the program's region is {region}: give the "
+                                 f"mocks the program's region, {type(mocks).__qualname__}(region={region!r})")
+
+
 def answered(read: Read, field: str, value: Any) -> Any:
     """`value` as read from the engine, or MissingMockAnswers naming it when the engine left it empty."""
     if value is None:

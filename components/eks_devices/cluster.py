@@ -38,7 +38,7 @@ from eks_devices.core.names import (
     SECURITY_GROUP_TAG,
     SYSTEM_LABEL,
 )
-from eks_devices.inputs import Problem, check_plan
+from eks_devices.inputs import Problem, check_plan, name_problems
 from eks_devices.karpenter import POD_IDENTITY_AGENT, Karpenter, KarpenterArgs
 from eks_devices.network import Network
 
@@ -168,7 +168,9 @@ class Cluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
         plan, network = args.plan, args.network
-        check_plan("Cluster", plan, endpoint_problems(plan.spec.cluster.endpoint) if isinstance(plan, Plan) else ())
+        endpoint = endpoint_problems(plan.spec.cluster.endpoint) if isinstance(plan, Plan) else []
+        check_plan("Cluster", plan, [*name_problems(name), *endpoint])
+        answers.check_region("Cluster", plan.spec.region)
         answers.check_mocks("Cluster", cluster_reads(plan))
         super().__init__(CLUSTER_TYPE, name, None, opts)
         self._base = name

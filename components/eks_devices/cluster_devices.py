@@ -21,7 +21,8 @@ import pulumi
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.core.model import Plan
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
-from eks_devices.node_pools import NodePools, NodePoolsArgs
+from eks_devices.inputs import check_plan, name_problems, reject
+from eks_devices.node_pools import NodePools, NodePoolsArgs, input_problems
 from eks_devices.platform import plan_config
 
 CLUSTER_DEVICES_TYPE = "eks-devices:index:ClusterDevices"
@@ -76,7 +77,11 @@ class ClusterDevices(pulumi.ComponentResource):
     claims: ClaimTemplates
 
     def __init__(self, name: str, args: ClusterDevicesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        self._build(name, plan_config("ClusterDevices", args.config()), args, opts)
+        if not isinstance(args, ClusterDevicesArgs):
+            wrong = ("args", f"given a {type(args).__name__}; accepted: ClusterDevicesArgs(cluster=..., "
+                             "k8s_provider=..., ...)")
+            reject("ClusterDevices", [*name_problems(name), wrong])
+        self._build(name, plan_config("ClusterDevices", args.config(), name_problems(name)), args, opts)
 
     @classmethod
     def from_plan(cls, name: str, plan: Plan, args: ClusterDevicesArgs,
@@ -88,16 +93,28 @@ class ClusterDevices(pulumi.ComponentResource):
         return instance
 
     def _build(self, name: str, plan: Plan, args: ClusterDevicesArgs, opts: pulumi.ResourceOptions | None) -> None:
-        self.plan = plan
-        super().__init__(CLUSTER_DEVICES_TYPE, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        if not isinstance(plan, Plan):
+            check_plan("ClusterDevices", plan)  # refuses it
         spec = plan.spec.cluster
-        self.node_pools = NodePools(name, NodePoolsArgs(
+        pools = NodePoolsArgs(
             plan=plan, cluster_name=spec.name, k8s_provider=args.k8s_provider, node_role_name=args.node_role_name,
             node_role_arn=args.node_role_arn, private_subnet_ids=args.private_subnet_ids,
             private_subnets_by_zone=args.private_subnets_by_zone, public_subnets_by_zone=args.public_subnets_by_zone,
             cluster_security_group_id=args.cluster_security_group_id, efa_security_group_id=args.efa_security_group_id,
-            discovery_tag=args.discovery_tag or spec.name, depends_on=list(args.depends_on)), opts=child)
+            discovery_tag=args.discovery_tag or spec.name, depends_on=list(args.depends_on))
+        # error findings, the name and what the pools lack (the EFA security group, the provider) are refused
+        # here, all at once, before this component registers (not by NodePools once it has)
+        problems = input_problems(pools)
+        if args.k8s_provider is None and "k8sProvider" not in {path for path, _ in problems}:
+            # the device software and claims need it in every mode: without one, the releases would go to
+            # whatever cluster the ambient kubeconfig names
+            problems.append(("k8sProvider", "given None; accepted: the cluster's Kubernetes provider, "
+                                            "pulumi_kubernetes.Provider(name, kubeconfig=...)"))
+        check_plan("ClusterDevices", plan, [*name_problems(name), *problems])
+        self.plan = plan
+        super().__init__(CLUSTER_DEVICES_TYPE, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.node_pools = NodePools(name, pools, opts=child)
         # DaemonSet-only releases wait for nothing; one running a Deployment lands on the cluster's running nodes
         self.device_software = software = DeviceSoftware(name, DeviceSoftwareArgs(
             plan=plan, k8s_provider=args.k8s_provider), opts=child)

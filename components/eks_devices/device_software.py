@@ -22,7 +22,7 @@ from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.model import Plan
 from eks_devices.core.model import Release as ReleasePlan
 from eks_devices.core.names import DEVICE_SOFTWARE_TYPE
-from eks_devices.inputs import check_plan
+from eks_devices.inputs import check_plan, name_problems
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class DeviceSoftware(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DeviceSoftwareArgs, opts: pulumi.ResourceOptions | None = None):
         plan = args.plan
-        check_plan("DeviceSoftware", plan)
+        check_plan("DeviceSoftware", plan, name_problems(name))
         super().__init__(DEVICE_SOFTWARE_TYPE, name, None, opts)
         self._name = name
         self._provider = args.k8s_provider

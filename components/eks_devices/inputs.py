@@ -24,12 +24,18 @@ def reject(component: str, problems: Iterable[Problem]) -> NoReturn:
         [{"property_path": path, "reason": reason} for path, reason in found])
 
 
-def check_name(component: str, name: object) -> None:
-    """A component's name is non-empty text: the Pulumi SDK raises a bare TypeError for anything else,
-    and the name prefixes every child's name."""
+def name_problems(name: object) -> list[Problem]:
+    """A component's name is non-empty text: the Pulumi SDK raises a bare TypeError for anything else
+    (after the component's checks), and the name prefixes every child's name."""
     if not isinstance(name, str) or not name.strip():
-        reject(component, [("name", f"given {name!r}; accepted: a non-empty name (every child resource's name "
-                                    "starts with it)")])
+        return [("name", f"given {name!r}; accepted: a non-empty name (every child resource's name starts with it)")]
+    return []
+
+
+def check_name(component: str, name: object) -> None:
+    """Refuse a name that is not non-empty text (`name_problems`)."""
+    if problems := name_problems(name):
+        reject(component, problems)
 
 
 def finding_problems(plan: Plan) -> list[Problem]:

@@ -26,7 +26,7 @@ from eks_devices import answers, iam
 from eks_devices.core.knowledge.charts import CHARTS
 from eks_devices.core.model import KarpenterPlan
 from eks_devices.core.names import KARPENTER_SERVICE_ACCOUNT, KARPENTER_TYPE
-from eks_devices.inputs import reject
+from eks_devices.inputs import name_problems, reject
 
 NAMESPACE = CHARTS["karpenter"].namespace
 SERVICE_ACCOUNT = KARPENTER_SERVICE_ACCOUNT
@@ -94,9 +94,12 @@ class Karpenter(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
 
     def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None):
+        problems = name_problems(name)
         if not isinstance(args.plan, KarpenterPlan):
-            reject("Karpenter", [("plan", f"given {type(args.plan).__name__}; accepted: the Plan's karpenter "
-                                          "settings (plan.karpenter, present in karpenter mode)")])
+            problems.append(("plan", f"given {type(args.plan).__name__}; accepted: the Plan's karpenter "
+                                     "settings (plan.karpenter, present in karpenter mode)"))
+        if problems:
+            reject("Karpenter", problems)
         answers.check_mocks("Karpenter", [(answers.CALLER_IDENTITY, {})])
         super().__init__(KARPENTER_TYPE, name, None, opts)
         plan, cluster_name, region, tags = args.plan, args.cluster_name, args.region, dict(args.tags)

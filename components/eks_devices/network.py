@@ -22,7 +22,7 @@ from eks_devices.core.config import stack as specs
 from eks_devices.core.config.errors import from_validation
 from eks_devices.core.config.subnets import pick_zones, subnet_layout
 from eks_devices.core.names import DISCOVERY_TAG, EFA_SECURITY_GROUP, NETWORK_TYPE, SECURITY_GROUP_TAG
-from eks_devices.inputs import reject
+from eks_devices.inputs import Problem, name_problems, reject
 
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
 INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
@@ -48,9 +48,10 @@ class NetworkArgs:
     required_zones: Sequence[str] = ()
     protect: bool = True
 
-    def validated(self) -> specs.Network:
-        """The network configuration, or InputPropertiesError naming every problem."""
-        problems: list[tuple[str, str]] = []
+    def validated(self, extra: Sequence[Problem] = ()) -> specs.Network:
+        """The network configuration, or InputPropertiesError naming every problem (`extra` too: the
+        component's name's)."""
+        problems: list[Problem] = list(extra)
         if not isinstance(self.cluster_name, str) or not self.cluster_name:
             problems.append(("clusterName", f"given {self.cluster_name!r}; accepted: the EKS cluster's name"))
         network = self.config
@@ -95,7 +96,7 @@ class Network(pulumi.ComponentResource):
     public_egress: list[pulumi.Resource]
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        network = args.validated()
+        network = args.validated(name_problems(name))
         answers.check_mocks("Network", network_reads(network))
         super().__init__(NETWORK_TYPE, name, None, opts)
         self._name = name

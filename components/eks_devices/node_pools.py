@@ -13,7 +13,7 @@ their replacement is created, so the reservation is free for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -27,7 +27,7 @@ from eks_devices.core.manifests import nodes as manifests
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import NODE_POOLS_TYPE
 from eks_devices.core.vocabulary import reserves
-from eks_devices.inputs import Problem, check_plan
+from eks_devices.inputs import Problem, check_plan, name_problems
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,34 @@ def input_problems(args: NodePoolsArgs) -> list[Problem]:
                                                              "but efaSecurityGroupId is not given"))
     if plan.mode != "managed-node-groups" and plan.pools and args.k8s_provider is None:
         found.append(("k8sProvider", f"{plan.mode} pools are Kubernetes objects: give the cluster's provider"))
+    found.extend(provider_problems(args.k8s_provider))
+    if plan.mode == "managed-node-groups":
+        found.extend(zone_problems(args))
+    return found
+
+
+def provider_problems(provider: object) -> list[Problem]:
+    """A Kubernetes provider given as something else (a kubeconfig, a cluster), which the SDK would only
+    refuse at the first object's registration with an AttributeError."""
+    if provider is None or isinstance(provider, pulumi.ProviderResource):
+        return []
+    return [("k8sProvider", f"given a {type(provider).__name__}; accepted: a Kubernetes provider for the cluster, "
+                            "pulumi_kubernetes.Provider(name, kubeconfig=...)")]
+
+
+def zone_problems(args: NodePoolsArgs) -> list[Problem]:
+    """A node group pinned to a zone (`availabilityZone`) that has no subnet among the subnets by zone,
+    when those are given plainly (an Output's zones are known only once it resolves)."""
+    found: list[Problem] = []
+    for pool in args.plan.pools.values():
+        public = pool.config.subnets == "public"
+        by_zone = args.public_subnets_by_zone if public else args.private_subnets_by_zone
+        zone = pool.config.availability_zone
+        if zone and isinstance(by_zone, Mapping) and zone not in by_zone:
+            given = "publicSubnetsByZone" if public else "privateSubnetsByZone"
+            found.append((f"nodePools.{pool.name}.availabilityZone",
+                          f"given {zone!r}; accepted: a zone of the {given} given "
+                          f"({', '.join(sorted(by_zone)) or 'none'}), or add that zone's subnet to them"))
     return found
 
 
@@ -90,7 +118,7 @@ class NodePools(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NodePoolsArgs, opts: pulumi.ResourceOptions | None = None):
         plan = args.plan
-        check_plan("NodePools", plan, input_problems(args) if isinstance(plan, Plan) else ())
+        check_plan("NodePools", plan, [*name_problems(name), *(input_problems(args) if isinstance(plan, Plan) else ())])
         super().__init__(NODE_POOLS_TYPE, name, None, opts)
         self._name, self._plan, self._inputs = name, plan, args
         self._tags = dict(plan.spec.cluster.tags)

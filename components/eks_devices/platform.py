@@ -10,6 +10,8 @@ path) before any resource is registered.
 # No `from __future__ import annotations` here: Pulumi's component analyzer reads these annotations
 # at run time to infer the multi-language schema of PlatformArgs.
 
+import difflib
+from collections.abc import Iterable
 from enum import Enum
 from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 
@@ -82,33 +84,51 @@ def zone_path(path: str, count_given: bool) -> str:
     return path
 
 
+def argument_problems(args: dict[str, Any]) -> list[Problem]:
+    """Arguments PlatformArgs does not have (with the nearest it has: `nodePools` → `node_pools`) and
+    arguments given as Outputs, which the plan cannot wait for."""
+    accepted = sorted(STACK_KEYS)
+    problems: list[Problem] = []
+    for key in sorted(k for k in args if k not in STACK_KEYS):
+        close = difflib.get_close_matches(snake_case(str(key)), accepted, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        problems.append((str(key), f"unknown argument; accepted: {hint}the arguments PlatformArgs takes: "
+                                   f"{', '.join(accepted)}"))
+    problems.extend((k, "given an Output; accepted: a plain value, known when the program runs (the plan "
+                        "decides which resources exist)")
+                    for k in sorted(k for k, v in args.items() if k in STACK_KEYS and isinstance(v, pulumi.Output)))
+    return problems
+
+
 def plan_args(args: PlatformArgs) -> Plan:
     """Parse and plan PlatformArgs, or raise InputPropertiesError naming every problem."""
     return plan_config("Platform", args)
 
 
-def plan_config(component: str, args: Any) -> Plan:
+def plan_config(component: str, args: Any, extra: Iterable[Problem] = ()) -> Plan:
     """Parse and plan the stack-configuration sections a component takes (PlatformArgs' keys), or
-    raise InputPropertiesError naming every problem."""
+    raise InputPropertiesError naming every problem (with the caller's `extra` ones, such as its name's)."""
+    extra = list(extra)
     if not isinstance(args, dict):
-        reject(component, [("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
-    unknown = sorted(set(args) - set(STACK_KEYS))
-    outputs = sorted(k for k, v in args.items() if isinstance(v, pulumi.Output))
-    if unknown or outputs:
-        reject(component, [*((k, f"unknown argument; accepted: {', '.join(sorted(STACK_KEYS))}") for k in unknown),
-                           *((k, "given an Output; accepted: a plain value, known when the program runs "
-                                 "(the plan decides which resources exist)") for k in outputs)])
+        reject(component, [*extra, ("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
+    problems = argument_problems(args)
     hints = get_type_hints(PlatformArgs)
-    config = {STACK_KEYS[k]: stack_keys(v, hints.get(k, Any)) for k, v in args.items()}
-    problems, count_given = split_zones(config)
+    # the arguments that can be read are checked too, so that every problem is reported at once
+    config = {STACK_KEYS[k]: stack_keys(v, hints.get(k, Any)) for k, v in args.items()
+              if k in STACK_KEYS and not isinstance(v, pulumi.Output)}
+    zone_problems, count_given = split_zones(config)
+    problems.extend(zone_problems)
     try:
         spec = parse(config, source=f"{component}Args")
     except ConfigError as exc:
-        problems.extend((zone_path(path, count_given), reason) for path, reason in config_problems(exc, PROPERTY_PATHS))
+        refused = {property_name(STACK_KEYS[k]) for k, v in args.items()
+                   if k in STACK_KEYS and isinstance(v, pulumi.Output)}
+        problems.extend((zone_path(path, count_given), reason) for path, reason in config_problems(exc, PROPERTY_PATHS)
+                        if path.partition(".")[0] not in refused)  # an Output is not also "missing"
     if problems:
-        reject(component, problems)
+        reject(component, [*extra, *problems])
     plan = planner.build(spec)
-    check_plan(component, plan)
+    check_plan(component, plan, extra)
     return plan
 
 
@@ -149,6 +169,7 @@ class Platform(pulumi.ComponentResource):
         if problems := endpoint_problems(plan.spec.cluster.endpoint):
             reject("Platform", problems)
         # under a team's own mocks, every answer the platform reads is asked for before anything is registered
+        answers.check_region("Platform", plan.spec.region)
         answers.check_mocks("Platform", [*network_reads(plan.spec.network), *cluster_reads(plan)])
         super().__init__(PLATFORM_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

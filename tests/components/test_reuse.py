@@ -164,6 +164,77 @@ def test_an_existing_cluster_states_what_it_runs_and_nothing_the_toolkit_would_c
                                   "helmValues.karpenter"]
 
 
+def test_cluster_devices_refuses_what_its_pools_lack_before_registering_itself() -> None:
+    """An EFA pool without the EFA security group and Karpenter pools without a provider are the
+    ClusterDevices' input problems, all at once, before it registers (not NodePools' after it has)."""
+    def program() -> None:
+        ClusterDevices("research", ClusterDevicesArgs(
+            cluster={"name": "research", "version": "1.35", "mode": "karpenter",
+                     "karpenter": {"version": "1.15.0", "settings": {"enableDRA": True}}},
+            node_pools={"h100": {"instanceTypes": ["p5.48xlarge"]}},
+            k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+            private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c"))
+
+    exc, recording = refused(program)
+    assert recording.resources == []
+    assert str(exc).startswith("ClusterDevices: 2 input problem(s)")
+    assert sorted(paths(exc)) == ["k8sProvider", "nodePools.h100.efa"]
+
+
+def test_a_node_group_pinned_to_a_zone_without_a_given_subnet_is_refused_before_registering() -> None:
+    """Not a ValueError inside the SDK at the node group's registration, after the others registered."""
+    def program() -> None:
+        ClusterDevices("prod", ClusterDevicesArgs(
+            cluster={"name": "prod", "version": "1.35", "mode": "managed-node-groups"},
+            node_pools={"l4": {"instanceTypes": ["g6.xlarge"], "replicas": 1, "availabilityZone": "us-west-2c"},
+                        "a10g": {"instanceTypes": ["g5.2xlarge"], "replicas": 1, "availabilityZone": "us-west-2a"}},
+            k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+            private_subnet_ids=["subnet-0a", "subnet-0b"],
+            private_subnets_by_zone={"us-west-2a": "subnet-0a", "us-west-2b": "subnet-0b"},
+            cluster_security_group_id="sg-0c", efa_security_group_id="sg-0e"))
+
+    exc, recording = refused(program)
+    assert recording.resources == []
+    assert paths(exc) == ["nodePools.l4.availabilityZone", "k8sProvider"]
+    assert (exc.errors or [])[0]["reason"].startswith(
+        "given 'us-west-2c'; accepted: a zone of the privateSubnetsByZone given (us-west-2a, us-west-2b)")
+
+
+@pytest.mark.parametrize(("provider", "given"), [(None, "given None"), ('{"apiVersion": "v1"}', "given a str")])
+def test_cluster_devices_needs_a_kubernetes_provider_in_every_mode(provider: Any, given: str) -> None:
+    """Node groups need none, but the device software and claims do: without one the releases would go to
+    whatever cluster the ambient kubeconfig names; a kubeconfig given instead is refused at its path too."""
+    def program() -> None:
+        ClusterDevices("prod", ClusterDevicesArgs(
+            cluster={"name": "prod", "version": "1.35", "mode": "managed-node-groups"},
+            node_pools={"l4": {"instanceTypes": ["g6.xlarge"], "replicas": 1}},
+            k8s_provider=provider, node_role_name="n", node_role_arn="arn:n",
+            private_subnet_ids=["subnet-0a"], private_subnets_by_zone={"us-west-2a": "subnet-0a"},
+            cluster_security_group_id="sg-0c"))
+
+    exc, recording = refused(program)
+    assert recording.resources == []
+    assert paths(exc) == ["k8sProvider"] and (exc.errors or [])[0]["reason"].startswith(given)
+    assert "pulumi_kubernetes.Provider(name, kubeconfig=...)" in (exc.errors or [])[0]["reason"]
+
+
+def test_cluster_devices_given_a_mapping_for_its_args_names_the_args_class() -> None:
+    exc, recording = refused(lambda: ClusterDevices("prod", {"cluster": {"name": "prod"}}))  # type: ignore[arg-type]
+    assert recording.resources == []
+    assert paths(exc) == ["args"] and "ClusterDevicesArgs(" in (exc.errors or [])[0]["reason"]
+
+
+def test_cluster_devices_from_a_plan_with_error_findings_registers_nothing() -> None:
+    plan = build(parse({**ERROR_STACK, "eks-devices:cluster": {**ERROR_STACK["eks-devices:cluster"], "existing": True}}))
+    assert plan.errors
+    args = ClusterDevicesArgs(cluster={}, k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+                              private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c",
+                              efa_security_group_id="sg-0e")
+    exc, recording = refused(lambda: ClusterDevices.from_plan("ml", plan, args), ERROR_STACK)
+    assert recording.resources == []
+    assert paths(exc)[:len(plan.errors)] == [f.path for f in plan.errors] and "k8sProvider" in paths(exc)
+
+
 def test_platform_refuses_an_existing_cluster_and_names_cluster_devices() -> None:
     args = PlatformArgs(cluster={"name": "ml", "version": "1.36", "mode": "managed-node-groups", "existing": True})
     exc, recording = refused(lambda: Platform("ml", args))
@@ -208,6 +279,54 @@ def test_a_platform_without_a_name_is_an_input_error(name: Any) -> None:
     assert paths(exc) == ["name"]
 
 
+KARPENTER_STACK: dict[str, Any] = {**ERROR_STACK, "eks-devices:cluster": {"name": "ml", "version": "1.36",
+                                                                          "mode": "karpenter"},
+                                   "eks-devices:nodePools": {"gpu": {"instanceTypes": ["g6e.xlarge"]}}}
+
+
+def component_named(component: str, name: Any) -> Callable[[], None]:
+    """A program building `component` alone, named `name`, with arguments it accepts otherwise."""
+    plan = build(parse(KARPENTER_STACK))
+    assert not plan.errors and plan.karpenter is not None
+
+    def program() -> None:
+        if component == "Network":
+            Network(name, NetworkArgs(cluster_name="ml", config={"availabilityZones": ["us-west-2a", "us-west-2b"]}))
+        elif component == "Cluster":
+            eks_devices.Cluster(name, eks_devices.ClusterArgs(plan=plan, network=None))  # type: ignore[arg-type]
+        elif component == "Karpenter":
+            eks_devices.Karpenter(name, eks_devices.KarpenterArgs(
+                plan=plan.karpenter, cluster_name="ml", physical_cluster_name="ml", region="us-west-2",
+                k8s_provider=None))  # type: ignore[arg-type]
+        elif component == "NodePools":
+            NodePools(name, NodePoolsArgs(
+                plan=plan, cluster_name="ml", k8s_provider=None, node_role_name="n", node_role_arn="arn:n",
+                private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c",
+                discovery_tag="ml", efa_security_group_id="sg-0e"))
+        elif component == "DeviceSoftware":
+            DeviceSoftware(name, DeviceSoftwareArgs(plan=plan, k8s_provider=None))
+        elif component == "ClaimTemplates":
+            ClaimTemplates(name, ClaimTemplatesArgs(plan=plan, k8s_provider=None))
+        else:
+            ClusterDevices(name, ClusterDevicesArgs(
+                cluster={"name": "ml", "version": "1.35", "mode": "managed-node-groups"},
+                node_pools={"gpu": {"instanceTypes": ["g6e.xlarge"], "replicas": 1}},
+                k8s_provider=None, node_role_name="n", node_role_arn="arn:n",  # type: ignore[arg-type]
+                private_subnet_ids=[], private_subnets_by_zone={}, cluster_security_group_id="sg-0c",
+                efa_security_group_id="sg-0e"))
+
+    return program
+
+
+@pytest.mark.parametrize("component", ["Network", "Cluster", "Karpenter", "NodePools", "DeviceSoftware",
+                                       "ClaimTemplates", "ClusterDevices"])
+@pytest.mark.parametrize("name", ["", None])
+def test_each_component_without_a_name_is_an_input_error_not_the_sdks_type_error(component: str, name: Any) -> None:
+    exc, recording = refused(component_named(component, name), KARPENTER_STACK)
+    assert recording.resources == []
+    assert str(exc).startswith(f"{component}: ") and "name" in paths(exc)
+
+
 def test_platform_args_config_problems_are_all_reported_at_their_property_paths() -> None:
     args = PlatformArgs(region="moon-1", cluster={"name": "ml", "version": "1.36", "mode": "sideways"},
                         node_pools={"gpu": {"instanceTypes": ["p9.huge"]}}, network={"cidr": "10.0.0.0/8"})
@@ -224,7 +343,19 @@ def test_platform_args_refuse_unknown_keys_and_outputs() -> None:
 
     exc, recording = refused(program)
     assert recording.resources == []
-    assert sorted(paths(exc)) == ["cluster", "nodePools"]
+    assert sorted(paths(exc)) == ["cluster", "nodePools"]  # an Output is refused once, not also as missing
+
+
+def test_an_unknown_argument_is_reported_with_the_problems_of_the_others_and_the_nearest_argument() -> None:
+    """A misspelt argument does not hide the problems of the rest: every problem comes at once."""
+    args = {"cluster": {"name": "ml", "version": "1.36", "mode": "karpentr"},
+            "node_pools": {"gpu": {"instanceType": ["p5.48xlarge"]}}, "nodepools": {}}
+    exc, recording = refused(lambda: Platform("ml", args))  # type: ignore[arg-type]
+    assert recording.resources == []
+    assert sorted(paths(exc)) == ["cluster.mode", "nodePools.gpu.instanceType", "nodePools.gpu.instanceTypes",
+                                  "nodepools"]
+    reason = next(e["reason"] for e in exc.errors or [] if e["property_path"] == "nodepools")
+    assert reason.startswith("unknown argument; accepted: did you mean 'node_pools'?")
 
 
 @pytest.mark.parametrize("component", ["NodePools", "DeviceSoftware", "ClaimTemplates"])

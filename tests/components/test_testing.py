@@ -4,6 +4,7 @@ process-wide, which is what the "other tests in the same process" checks are abo
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -52,8 +53,11 @@ def test_a_bucket_after_the_failures():
 def run_pytest(folder: Path, *args: str) -> dict[str, str]:
     """Run pytest in `folder` (its own project); each test's outcome and message by name."""
     report = folder / "report.xml"
+    # this checkout's package, whatever is installed (a relative PYTHONPATH would not reach it from `folder`)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(stacks.ROOT / "components"),
+                                                         *filter(None, [os.environ.get("PYTHONPATH")])])}
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                    f"--junitxml={report}", *args], cwd=folder, capture_output=True, text=True, timeout=600)
+                    f"--junitxml={report}", *args], cwd=folder, capture_output=True, text=True, timeout=600, env=env)
     outcomes: dict[str, str] = {}
     for case in ET.parse(report).iter("testcase"):
         failure = case.find("failure") if case.find("failure") is not None else case.find("error")
@@ -129,3 +133,30 @@ def pulumi_call(token: str, args: dict[str, str]) -> object:
     import pulumi
 
     return pulumi.runtime.MockCallArgs(token, args, "")
+
+
+
+def test_public_mocks_of_another_region_fail_before_registering_naming_the_region_and_break_no_other_test(
+        tmp_path: Path) -> None:
+    """`Mocks()` answers for us-west-2; a program in us-east-2 would get another region's zones (a pinned
+    zone then fails inside the event loop, and every later test of the process with it)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_a_platform.py").write_text('''
+import pulumi
+from eks_devices import Platform, PlatformArgs
+from eks_devices.testing import Mocks
+
+pulumi.runtime.set_mocks(Mocks(), preview=False)
+
+def test_a_pinned_pool():
+    Platform("research", PlatformArgs(
+        region="us-east-2", cluster={"name": "research", "version": "1.36", "mode": "karpenter"},
+        node_pools={"h100": {"instanceTypes": ["p5.48xlarge"], "availabilityZone": "us-east-2b"}}))
+''')
+    (tmp_path / "test_b_unrelated.py").write_text(UNRELATED)
+    outcomes = run_pytest(tmp_path)
+    assert outcomes["test_a_bucket_after_the_failures"] == "passed"
+    message = outcomes["test_a_pinned_pool"]
+    assert ("MissingMockAnswers: Platform: the mocks (Mocks) answer for region us-west-2 (its zones, ARNs and "
+            "endpoints), but the program's region is us-east-2") in message
+    assert "Mocks(region='us-east-2')" in message

@@ -118,7 +118,7 @@ def test_shipped_stacks_keep_the_pulumi_eks_contract(stack: str) -> None:
 
 def test_the_own_program_example_keeps_the_pulumi_eks_contract() -> None:
     """docs/reuse.md's example of a platform team's own program (a Platform in karpenter mode)."""
-    rec = engine.main({}, path=stacks.ROOT / "examples" / "own-program" / "__main__.py", stack="research",
+    rec = engine.main(stacks.example_config("own-program"), path=stacks.ROOT / "examples" / "own-program" / "__main__.py", stack="research",
                       project="research-gpus")
     assert_keeps_contract(rec, "karpenter")
 

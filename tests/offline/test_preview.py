@@ -197,7 +197,7 @@ def test_documented_reuse_example_is_the_tested_program() -> None:
     example = (ROOT / "examples" / "own-program" / "__main__.py").read_text()
     assert example in (ROOT / "docs" / "reuse.md").read_text()
     assert len(example.splitlines()) <= 25
-    recording = engine.main({}, path=ROOT / "examples" / "own-program" / "__main__.py", stack="research",
+    recording = engine.main(stacks.example_config("own-program"), path=ROOT / "examples" / "own-program" / "__main__.py", stack="research",
                             project="research-gpus")
     counts = recording.counts()
     assert counts["kubernetes:karpenter.sh/v1:NodePool"] == 2

@@ -132,7 +132,7 @@ def test_typed_python_names_become_the_wire_names() -> None:
 
 def test_hosted_platform_registers_what_platform_does() -> None:
     def registered(build) -> list[dict[str, Any]]:
-        return engine.registrations(engine.run(build, stacks.base()))
+        return engine.registrations(engine.run(build, stacks.base(region="us-east-2")))  # the args' region
 
     hosted = registered(lambda: PackagePlatform("research", TYPED))
     python = registered(lambda: Platform("research", DICT_ARGS))

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from eks_devices.core import planner as planning
 from eks_devices.core.config import stack_file
 from eks_devices.core.config.stack import Spec, parse
@@ -31,6 +33,11 @@ def _recorded(cfg: dict[str, Any]) -> dict[str, Any]:
         text = json.dumps(cfg, sort_keys=True, default=str)
         Path(folder, hashlib.sha256(text.encode()).hexdigest()[:16] + ".json").write_text(text)
     return cfg
+
+
+def example_config(example: str) -> dict[str, Any]:
+    """The `config:` of an example program's Pulumi.yaml (such as its `aws:region`), as `pulumi up` gives it."""
+    return dict(yaml.safe_load((ROOT / "examples" / example / "Pulumi.yaml").read_text()).get("config") or {})
 
 
 def base(mode: str = "karpenter", version: str | None = None, *, name: str = "test",
