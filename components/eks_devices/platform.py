@@ -10,7 +10,6 @@ path) before any resource is registered.
 # No `from __future__ import annotations` here: Pulumi's component analyzer reads these annotations
 # at run time to infer the multi-language schema of PlatformArgs.
 
-import difflib
 from collections.abc import Iterable
 from enum import Enum
 from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
@@ -22,7 +21,7 @@ from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.cluster import Cluster, ClusterArgs, cluster_reads, endpoint_problems
 from eks_devices.config_types import PlatformArgs
 from eks_devices.core import planner
-from eks_devices.core.config.errors import ConfigError
+from eks_devices.core.config.errors import ConfigError, did_you_mean
 from eks_devices.core.config.keys import camel_case, count_key, property_name, snake_case, stack_key
 from eks_devices.core.config.stack import STACK_KEYS as SPEC_KEYS
 from eks_devices.core.config.stack import parse
@@ -90,8 +89,7 @@ def argument_problems(args: dict[str, Any]) -> list[Problem]:
     accepted = sorted(STACK_KEYS)
     problems: list[Problem] = []
     for key in sorted(k for k in args if k not in STACK_KEYS):
-        close = difflib.get_close_matches(snake_case(str(key)), accepted, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        hint = did_you_mean(snake_case(str(key)), accepted)
         problems.append((str(key), f"unknown argument; accepted: {hint}the arguments PlatformArgs takes: "
                                    f"{', '.join(accepted)}"))
     problems.extend((k, "given an Output; accepted: a plain value, known when the program runs (the plan "

@@ -4,6 +4,7 @@ given and what is accepted, raised together as one ConfigError (the CLI's exit 2
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
@@ -12,6 +13,13 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from eks_devices.core.config.base import known_keys
+
+
+def did_you_mean(word: str, candidates: Iterable[str], cutoff: float = 0.6, spelled: str = "{!r}") -> str:
+    """"did you mean X? " for the candidate nearest a word that was not accepted, or "" when none is
+    near enough: one wording for every near miss (keys, arguments, config namespaces)."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=cutoff)
+    return f"did you mean {spelled.format(close[0])}? " if close else ""
 
 
 @dataclass(frozen=True)
@@ -82,8 +90,7 @@ def _accepted(err: Any, model: type[BaseModel] | None = None) -> str:
         # a key refused as given is no suggestion for itself, even where another section accepts it
         # (`instanceType` is the system node group's; a pool's is `instanceTypes`)
         candidates = here or sorted(known_keys() - {key})
-        close = difflib.get_close_matches(to_camel(key), candidates, n=1, cutoff=0.6 if here else 0.75)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        hint = did_you_mean(to_camel(key), candidates, cutoff=0.6 if here else 0.75)
         if here:
             return f"{hint}the keys of this section: {', '.join(here)}"
         return f"no such key ({hint}keys are camelCase, as in docs/configuration.md)"

@@ -23,7 +23,7 @@ from eks_devices.core.config.claims import MIG_PROFILE, Claim
 from eks_devices.core.config.claims import problems as claim_problems
 from eks_devices.core.config.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
 from eks_devices.core.config.digests import Digests
-from eks_devices.core.config.errors import ConfigError, ConfigProblem, from_validation
+from eks_devices.core.config.errors import ConfigError, ConfigProblem, did_you_mean, from_validation
 from eks_devices.core.config.helm import problems as helm_shape_problems
 from eks_devices.core.config.keys import camel_case, property_name, stack_key
 from eks_devices.core.config.subnets import subnet_layout
@@ -664,8 +664,7 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
         if key in STACK_KEYS:
             data[camel_case(STACK_KEYS[key])] = value
         elif namespace == NAMESPACE:
-            close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-            hint = f"did you mean {NAMESPACE}:{close[0]}? " if close else ""
+            hint = did_you_mean(name, allowed, spelled=f"{NAMESPACE}:{{}}")
             problems.append(ConfigProblem(key, f"unknown key {key!r}",
                                           hint + ", ".join(f"{NAMESPACE}:{k}" for k in allowed)))
         elif near_namespace(str(key)):
