@@ -327,7 +327,7 @@ class PlatformArgs(TypedDict):
     """
 
     region: NotRequired[str]
-    """The AWS region (us-west-2 when absent)."""
+    """The AWS region (us-west-2 when absent). PlatformArgs without one take the AWS provider's `aws:region`."""
     profile: NotRequired[str]
     """The AWS profile the stack deploys with; the cluster's kubeconfig asks for tokens with it too."""
     network: NotRequired[NetworkConfig]

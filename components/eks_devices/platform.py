@@ -103,6 +103,25 @@ def plan_args(args: PlatformArgs) -> Plan:
     return plan_config("Platform", args)
 
 
+REGION = STACK_KEYS["region"]  # aws:region, the AWS provider's own setting
+
+
+def provider_region(config: dict[str, Any]) -> list[Problem]:
+    """Agree with the region the AWS provider deploys to, its `aws:region` in the stack's Pulumi config:
+    a region left out is taken from it, one given that differs is refused, since the toolkit plans the
+    zones, image registries and ARNs for its region and the resources would go to the provider's."""
+    namespace, _, key = REGION.partition(":")
+    deployed = pulumi.Config(namespace).get(key)
+    given = config.get(REGION)
+    if deployed is None or given == deployed:
+        return []
+    if given is None:
+        config[REGION] = deployed
+        return []
+    return [("region", f"given {given!r}; accepted: {deployed!r}, the AWS provider's region ({REGION} in the "
+                       "stack's config), where the resources go: zones, registries and ARNs are planned for this one")]
+
+
 def plan_config(component: str, args: Any, extra: Iterable[Problem] = ()) -> Plan:
     """Parse and plan the stack-configuration sections a component takes (PlatformArgs' keys), or
     raise InputPropertiesError naming every problem (with the caller's `extra` ones, such as its name's)."""
@@ -116,6 +135,8 @@ def plan_config(component: str, args: Any, extra: Iterable[Problem] = ()) -> Pla
               if k in STACK_KEYS and not isinstance(v, pulumi.Output)}
     zone_problems, count_given = split_zones(config)
     problems.extend(zone_problems)
+    if "region" not in args or not isinstance(args["region"], pulumi.Output):
+        problems.extend(provider_region(config))
     try:
         spec = parse(config, source=f"{component}Args")
     except ConfigError as exc:

@@ -413,3 +413,20 @@ def test_pulumi_component_analyzer_reads_platform_args_as_the_stack_configuratio
     assert set(inputs) == sections | {"region", "profile"}
     assert [k for k, v in inputs.items() if not v.optional] == ["cluster"]
     assert all(v.description for v in inputs.values())
+
+
+def test_a_platform_plans_for_the_aws_providers_region_and_refuses_another() -> None:
+    """PlatformArgs without a region are planned for `aws:region`, where the AWS provider deploys (not for
+    the configuration's default, us-west-2); a region that differs from it is refused at `region` with the
+    provider's, before anything registers."""
+    args: dict[str, Any] = {"cluster": {"name": "ml", "version": "1.36", "mode": "karpenter"},
+                            "node_pools": {"l40s": {"instanceTypes": ["g6e.xlarge"]}}}
+    built: list[Platform] = []
+    recording = engine.run(lambda: built.append(Platform("ml", args)), {"aws:region": "us-east-2"})  # type: ignore[arg-type]
+    assert built[0].plan.spec.region == "us-east-2"
+    zones = {r.inputs.get("availabilityZone") for r in recording.resources if r.type == "aws:ec2/subnet:Subnet"}
+    assert zones and all(str(zone).startswith("us-east-2") for zone in zones)
+    exc, refused_run = refused(lambda: Platform("ml", {**args, "region": "us-west-2"}),  # type: ignore[arg-type]
+                               {"aws:region": "us-east-2"})
+    assert refused_run.resources == [] and paths(exc) == ["region"]
+    assert (exc.errors or [{}])[0]["reason"].startswith("given 'us-west-2'; accepted: 'us-east-2', the AWS provider's")

@@ -230,7 +230,7 @@ class Spec(Model):
     """A whole stack: network, cluster, node pools and per-chart overrides."""
 
     region: str = Field(default="us-west-2", pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
-    """The AWS region (us-west-2 when absent)."""
+    """The AWS region (us-west-2 when absent). PlatformArgs without one take the AWS provider's `aws:region`."""
     aws_profile: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.@+=,-]{1,128}$")
     """The AWS profile the stack deploys with; the cluster's kubeconfig asks for tokens with it too."""
     network: Network = Network()
