@@ -19,8 +19,10 @@ from typing import Any
 import pulumi
 
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
+from eks_devices.core.config.errors import article
 from eks_devices.core.model import Plan
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
+from eks_devices.inputs import check_name, check_plan, reject
 from eks_devices.node_pools import NodePools, NodePoolsArgs
 from eks_devices.platform import plan_config
 
@@ -76,6 +78,10 @@ class ClusterDevices(pulumi.ComponentResource):
     claims: ClaimTemplates
 
     def __init__(self, name: str, args: ClusterDevicesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        check_name("ClusterDevices", name)
+        if not isinstance(args, ClusterDevicesArgs):
+            reject("ClusterDevices", [("args", f"given {article(type(args).__name__)}; accepted: ClusterDevicesArgs "
+                                               "(the stack sections to add and the cluster's own resources)")])
         self._build(name, plan_config("ClusterDevices", args.config()), args, opts)
 
     @classmethod
@@ -83,6 +89,8 @@ class ClusterDevices(pulumi.ComponentResource):
                   opts: pulumi.ResourceOptions | None = None) -> "ClusterDevices":
         """The component for a Plan the caller built from `args.config()` (the component provider plans
         first, so that a refusal reaches the engine as property errors)."""
+        check_name("ClusterDevices", name)
+        check_plan("ClusterDevices", plan)
         instance = cls.__new__(cls)
         instance._build(name, plan, args, opts)
         return instance

@@ -3,13 +3,14 @@ and the declared claims — every piece read from the plan, none of them re-deci
 
 `Platform(name, PlatformArgs(...))` takes the stack configuration's shape and plans it itself;
 `Platform.from_plan(name, plan)` takes a Plan already built. Either way a configuration problem or
-an error finding raises `pulumi.InputPropertiesError` (one entry per problem, at its property
-path) before any resource is registered.
+an error finding raises `pulumi.InputPropertiesError` (one entry per property path, naming every
+problem there) before any resource is registered.
 """
 
 # No `from __future__ import annotations` here: Pulumi's component analyzer reads these annotations
 # at run time to infer the multi-language schema of PlatformArgs.
 
+import difflib
 from enum import Enum
 from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 
@@ -20,7 +21,7 @@ from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.cluster import Cluster, ClusterArgs, cluster_reads, endpoint_problems
 from eks_devices.config_types import PlatformArgs
 from eks_devices.core import planner
-from eks_devices.core.config.errors import ConfigError
+from eks_devices.core.config.errors import ConfigError, article
 from eks_devices.core.config.keys import camel_case, count_key, property_name, snake_case, stack_key
 from eks_devices.core.config.stack import STACK_KEYS as SPEC_KEYS
 from eks_devices.core.config.stack import parse
@@ -82,6 +83,27 @@ def zone_path(path: str, count_given: bool) -> str:
     return path
 
 
+def _near_argument(key: object) -> str:
+    """` (did you mean node_pools?)` for a stack file's spelling of an argument (`nodePools`), or a near miss."""
+    near = snake_case(key) if isinstance(key, str) else ""
+    if near not in STACK_KEYS:
+        close = difflib.get_close_matches(near, list(STACK_KEYS), n=1, cutoff=0.75)
+        near = close[0] if close else ""
+    return f" (did you mean {near}?)" if near else ""
+
+
+def _outputs(value: Any, path: str) -> list[str]:
+    """The property paths of the Outputs in an argument's value (`cluster.name`): the plan needs every
+    value known when the program runs."""
+    if isinstance(value, pulumi.Output):
+        return [path]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _outputs(item, f"{path}.{key}")]
+    if isinstance(value, list | tuple):
+        return [found for i, item in enumerate(value) for found in _outputs(item, f"{path}.{i}")]
+    return []
+
+
 def plan_args(args: PlatformArgs) -> Plan:
     """Parse and plan PlatformArgs, or raise InputPropertiesError naming every problem."""
     return plan_config("Platform", args)
@@ -91,13 +113,16 @@ def plan_config(component: str, args: Any) -> Plan:
     """Parse and plan the stack-configuration sections a component takes (PlatformArgs' keys), or
     raise InputPropertiesError naming every problem."""
     if not isinstance(args, dict):
-        reject(component, [("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
-    unknown = sorted(set(args) - set(STACK_KEYS))
-    outputs = sorted(k for k, v in args.items() if isinstance(v, pulumi.Output))
+        given = "None" if args is None else article(type(args).__name__)
+        reject(component, [("args", f"given {given}; accepted: PlatformArgs (a mapping)")])
+    unknown = sorted(set(args) - set(STACK_KEYS), key=str)
+    outputs = [path for key, value in args.items() if key in STACK_KEYS for path in _outputs(value, property_name(
+        STACK_KEYS[key]))]
     if unknown or outputs:
-        reject(component, [*((k, f"unknown argument; accepted: {', '.join(sorted(STACK_KEYS))}") for k in unknown),
-                           *((k, "given an Output; accepted: a plain value, known when the program runs "
-                                 "(the plan decides which resources exist)") for k in outputs)])
+        reject(component, [*((str(k), f"unknown argument{_near_argument(k)}; accepted: {', '.join(sorted(STACK_KEYS))}")
+                             for k in unknown),
+                           *((path, "given an Output; accepted: a plain value, known when the program runs "
+                                    "(the plan decides which resources exist)") for path in outputs)])
     hints = get_type_hints(PlatformArgs)
     config = {STACK_KEYS[k]: stack_keys(v, hints.get(k, Any)) for k, v in args.items()}
     problems, count_given = split_zones(config)

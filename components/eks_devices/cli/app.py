@@ -261,7 +261,8 @@ def _load_both(stack: str, against: str, project_dir: Path | None,
         problems += [{"in": f"baseline {against}", "path": p.path, "given": p.given, "accepted": p.accepted}
                      for p in exc.problems]
     if problems or plan is None or base is None:
-        lines = "\n".join(f"  - {p['in']}: {p['path']}: {p['given']} (accepted: {p['accepted']})" for p in problems)
+        lines = "\n".join(f"  - {p['in']}: {p['path']}: given {p['given']}; accepted: {p['accepted']}"
+                          for p in problems)
         _fail(2, f"stack {stack} against {against!r}: {len(problems)} problem(s), nothing compared\n{lines}",
               as_json, {"problems": problems})
     return config, plan, found, base
