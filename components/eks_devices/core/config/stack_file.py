@@ -31,9 +31,15 @@ MAX_ALIASES = 1000  # `*anchor` uses per file: enough to share values, too few t
 MAX_DEPTH = 200  # nested mappings and lists: a stack file needs a dozen; the checks and Pulumi walk values recursively
 
 
+def _line(text: str, mark: yaml.Mark) -> int:
+    """The line a YAML mark is on, counted as editors and GitHub count them (line feeds only: YAML also breaks
+    lines at a lone CR, NEL and the Unicode line and paragraph separators, which would shift every later line)."""
+    return text.count("\n", 0, mark.index) + 1
+
+
 class _TooManyAliases(Exception):
-    def __init__(self, line: int):
-        self.line = line
+    def __init__(self, mark: yaml.Mark):
+        self.mark = mark
 
 
 class _TooDeep(Exception):
@@ -43,8 +49,8 @@ class _TooDeep(Exception):
 class _BadKey(Exception):
     """A collection as a mapping key (`? [a, b]`), which no JSON or Pulumi configuration can hold."""
 
-    def __init__(self, line: int, kind: str):
-        self.line, self.kind = line, kind
+    def __init__(self, mark: yaml.Mark, kind: str):
+        self.mark, self.kind = mark, kind
 
 
 class DuplicateKeys(ConfigError):
@@ -59,8 +65,8 @@ class DuplicateKeys(ConfigError):
 class _BadTag(Exception):
     """A scalar its YAML tag cannot hold (`!!bool maybe`, `!!timestamp soon`, `!!int c`), with its line."""
 
-    def __init__(self, line: int, tag: str, value: str, why: Exception):
-        self.line, self.tag, self.value, self.why = line, tag, value, why
+    def __init__(self, mark: yaml.Mark, tag: str, value: str, why: Exception):
+        self.mark, self.tag, self.value, self.why = mark, tag, value, why
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -85,7 +91,7 @@ class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
             # PyYAML's constructors raise these for a tag that does not fit its value: `!!int c` a
             # ValueError, `!!bool maybe` a KeyError, `!!timestamp soon` an AttributeError
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-            raise _BadTag(node.start_mark.line + 1, tag, str(node.value), exc) from None
+            raise _BadTag(node.start_mark, tag, str(node.value), exc) from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, yaml.Mark] = {}
@@ -96,7 +102,7 @@ class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
             key = (key_node.value if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode)
                    else self.construct_object(key_node, deep=deep))
             if not isinstance(key, Hashable):
-                raise _BadKey(key_node.start_mark.line + 1, type(key).__name__)
+                raise _BadKey(key_node.start_mark, type(key).__name__)
             if key in seen:
                 self.duplicates.append((key_node.start_mark, seen[key], key))
             seen.setdefault(key, key_node.start_mark)
@@ -235,23 +241,24 @@ def config_of(raw: bytes, source: str) -> dict[str, Any]:
                           source) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else source
-        line = text.split("\n")[mark.line] if mark and mark.line < text.count("\n") + 1 else ""
+        where = f"line {_line(text, mark)}" if mark else source
+        line = text.split("\n")[_line(text, mark) - 1] if mark else ""
         accepted = "well-formed YAML" + (": indent with spaces (YAML refuses tabs)" if "\t" in line else "")
         raise ConfigError([ConfigProblem(where, f"invalid YAML ({getattr(exc, 'problem', None) or exc})", accepted)],
                           source) from None
     except _BadKey as exc:
-        raise ConfigError([ConfigProblem(f"line {exc.line}", f"{_KINDS.get(exc.kind, article(exc.kind))} as a mapping "
-                                         "key", "mapping keys that are text or numbers")], source) from None
+        kind = _KINDS.get(exc.kind, article(exc.kind))
+        raise ConfigError([ConfigProblem(f"line {_line(text, exc.mark)}", f"{kind} as a mapping key",
+                                         "mapping keys that are text or numbers")], source) from None
     except (RecursionError, _TooDeep):
         raise ConfigError([ConfigProblem(source, "YAML nested too deeply to read",
                                          f"a stack file nested at most {MAX_DEPTH} levels deep")], source) from None
     except _TooManyAliases as exc:
-        raise ConfigError([ConfigProblem(f"line {exc.line}", f"more than {MAX_ALIASES} YAML aliases",
+        raise ConfigError([ConfigProblem(f"line {_line(text, exc.mark)}", f"more than {MAX_ALIASES} YAML aliases",
                                          f"at most {MAX_ALIASES} aliases (*name) per stack file")], source) from None
     except _BadTag as exc:
         given = f"{exc.tag} {exc.value!r}, which that YAML tag cannot hold"
-        raise ConfigError([ConfigProblem(f"line {exc.line}", given,
+        raise ConfigError([ConfigProblem(f"line {_line(text, exc.mark)}", given,
                                          f"a value its tag can hold, or no tag (the YAML reader said: {exc.why!r})")],
                           source) from None
     except _TAG_ERRORS as exc:  # a tag whose error escaped the per-node wrapper (a merged or deep value)
@@ -287,18 +294,20 @@ def _kind(value: Any) -> str:
 
 
 def _duplicate_problems(text: str, duplicates: list[tuple[yaml.Mark, yaml.Mark, Any]]) -> list[ConfigProblem]:
-    """A problem per repeated key, at its configuration path (`nodePools.gpu`, `cluster.name`) and line."""
+    """A problem per repeated key, at its configuration path (`nodePools.gpu`, `cluster.name`) and line, in the
+    file's order."""
     paths = _key_paths(yaml.compose(text, Loader=_SAFE_LOADER))
     problems = []
-    for mark, first, key in duplicates:
+    for mark, first, key in sorted(duplicates, key=lambda found: (found[0].line, found[0].column)):
         path = paths.get((mark.line, mark.column), [])
         named = len(path) == 2 and path[0] in NAMED_SECTIONS
         why = {"nodePools": "a node pool's name is its identity", "claims": "a claim's name is its object's name",
                "deviceClasses": "a class's name is its object's name"}.get(path[0] if named else "", "")
+        line = _line(text, mark)
         problems.append(ConfigProblem(
-            ".".join(path) or f"line {mark.line + 1}", f"{key!r} a second time, on line {mark.line + 1} (first on line "
-            f"{first.line + 1})", "each key once: YAML keeps only the last"
-            + (f" ({why}: rename one of them)" if why else " (remove one of them)"), line=mark.line + 1))
+            ".".join(path) or f"line {line}", f"{key!r} a second time, on line {line} (first on line "
+            f"{_line(text, first)})", "each key once: YAML keeps only the last"
+            + (f" ({why}: rename one of them)" if why else " (remove one of them)"), line=line))
     return problems
 
 
@@ -353,7 +362,7 @@ def _refuse_bombs(text: str) -> None:
         if isinstance(event, yaml.AliasEvent):
             aliases += 1
             if aliases > MAX_ALIASES:
-                raise _TooManyAliases(event.start_mark.line + 1)
+                raise _TooManyAliases(event.start_mark)
         elif isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
@@ -424,7 +433,8 @@ def line_of(path: Path, config_path: str) -> int:
     if (named := re.fullmatch(r"line (\d+)", config_path)) is not None:  # YAML problems name their line
         return int(named.group(1))
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        text = path.read_bytes().decode("utf-8")  # as read for the problems: no newline translation
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return 1
     node, line = root, 1
@@ -436,5 +446,5 @@ def line_of(path: Path, config_path: str) -> int:
         found = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
         if found is None:
             break
-        line, node = found[0].start_mark.line + 1, found[1]
+        line, node = _line(text, found[0].start_mark), found[1]
     return line
