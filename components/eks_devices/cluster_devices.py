@@ -19,6 +19,7 @@ from typing import Any
 import pulumi
 
 from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
+from eks_devices.core.config.errors import article
 from eks_devices.core.model import Plan
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
 from eks_devices.inputs import check_plan, name_problems, reject
@@ -78,7 +79,7 @@ class ClusterDevices(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ClusterDevicesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         if not isinstance(args, ClusterDevicesArgs):
-            wrong = ("args", f"given a {type(args).__name__}; accepted: ClusterDevicesArgs(cluster=..., "
+            wrong = ("args", f"given {article(type(args).__name__)}; accepted: ClusterDevicesArgs(cluster=..., "
                              "k8s_provider=..., ...)")
             reject("ClusterDevices", [*name_problems(name), wrong])
         self._build(name, plan_config("ClusterDevices", args.config(), name_problems(name)), args, opts)

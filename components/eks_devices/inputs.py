@@ -16,12 +16,16 @@ Problem = tuple[str, str]  # (property path, reason)
 
 
 def reject(component: str, problems: Iterable[Problem]) -> NoReturn:
-    """Raise one InputPropertiesError listing every problem; nothing has been created."""
+    """Raise one InputPropertiesError listing every problem, one entry per property path (the reasons of
+    several problems at one path joined, in order); nothing has been created."""
     found = list(problems)
+    reasons: dict[str, list[str]] = {}
+    for path, reason in found:
+        reasons.setdefault(path, []).append(reason)
     lines = "\n".join(f"  - {path}: {reason}" for path, reason in found)
     raise pulumi.InputPropertiesError(
         f"{component}: {len(found)} input problem(s), nothing created\n{lines}",
-        [{"property_path": path, "reason": reason} for path, reason in found])
+        [{"property_path": path, "reason": "; ".join(said)} for path, said in reasons.items()])
 
 
 def name_problems(name: object) -> list[Problem]:

@@ -3,8 +3,8 @@ and the declared claims — every piece read from the plan, none of them re-deci
 
 `Platform(name, PlatformArgs(...))` takes the stack configuration's shape and plans it itself;
 `Platform.from_plan(name, plan)` takes a Plan already built. Either way a configuration problem or
-an error finding raises `pulumi.InputPropertiesError` (one entry per problem, at its property
-path) before any resource is registered.
+an error finding raises `pulumi.InputPropertiesError` (one entry per property path, naming every
+problem there) before any resource is registered.
 """
 
 # No `from __future__ import annotations` here: Pulumi's component analyzer reads these annotations
@@ -21,7 +21,7 @@ from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.cluster import Cluster, ClusterArgs, cluster_reads, endpoint_problems
 from eks_devices.config_types import PlatformArgs
 from eks_devices.core import planner
-from eks_devices.core.config.errors import ConfigError, did_you_mean
+from eks_devices.core.config.errors import ConfigError, article, did_you_mean
 from eks_devices.core.config.keys import camel_case, count_key, property_name, snake_case, stack_key
 from eks_devices.core.config.stack import STACK_KEYS as SPEC_KEYS
 from eks_devices.core.config.stack import parse
@@ -83,19 +83,35 @@ def zone_path(path: str, count_given: bool) -> str:
     return path
 
 
-def argument_problems(args: dict[str, Any]) -> list[Problem]:
+def _outputs(value: Any, path: str) -> list[str]:
+    """The property paths of the Outputs in an argument's value (`cluster.name`): the plan needs every
+    value known when the program runs."""
+    if isinstance(value, pulumi.Output):
+        return [path]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _outputs(item, f"{path}.{key}")]
+    if isinstance(value, list | tuple):
+        return [found for i, item in enumerate(value) for found in _outputs(item, f"{path}.{i}")]
+    return []
+
+
+def argument_problems(args: dict[str, Any]) -> tuple[list[Problem], set[str]]:
     """Arguments PlatformArgs does not have (with the nearest it has: `nodePools` → `node_pools`) and
-    arguments given as Outputs, which the plan cannot wait for."""
+    Outputs anywhere in an argument, which the plan cannot wait for; with the arguments holding Outputs,
+    which are not read further."""
     accepted = sorted(STACK_KEYS)
     problems: list[Problem] = []
-    for key in sorted(k for k in args if k not in STACK_KEYS):
-        hint = did_you_mean(snake_case(str(key)), accepted)
+    for key in sorted((k for k in args if k not in STACK_KEYS), key=str):
+        hint = did_you_mean(snake_case(key) if isinstance(key, str) else "", accepted)
         problems.append((str(key), f"unknown argument; accepted: {hint}the arguments PlatformArgs takes: "
                                    f"{', '.join(accepted)}"))
-    problems.extend((k, "given an Output; accepted: a plain value, known when the program runs (the plan "
-                        "decides which resources exist)")
-                    for k in sorted(k for k, v in args.items() if k in STACK_KEYS and isinstance(v, pulumi.Output)))
-    return problems
+    holding: set[str] = set()
+    for key, value in args.items():
+        if key in STACK_KEYS and (paths := _outputs(value, property_name(STACK_KEYS[key]))):
+            holding.add(key)
+            problems.extend((path, "given an Output; accepted: a plain value, known when the program runs (the "
+                                   "plan decides which resources exist)") for path in paths)
+    return problems, holding
 
 
 def plan_args(args: PlatformArgs) -> Plan:
@@ -127,21 +143,21 @@ def plan_config(component: str, args: Any, extra: Iterable[Problem] = ()) -> Pla
     raise InputPropertiesError naming every problem (with the caller's `extra` ones, such as its name's)."""
     extra = list(extra)
     if not isinstance(args, dict):
-        reject(component, [*extra, ("args", f"given a {type(args).__name__}; accepted: PlatformArgs (a mapping)")])
-    problems = argument_problems(args)
+        given = "None" if args is None else article(type(args).__name__)
+        reject(component, [*extra, ("args", f"given {given}; accepted: PlatformArgs (a mapping)")])
+    problems, holding = argument_problems(args)
     hints = get_type_hints(PlatformArgs)
     # the arguments that can be read are checked too, so that every problem is reported at once
     config = {STACK_KEYS[k]: stack_keys(v, hints.get(k, Any)) for k, v in args.items()
-              if k in STACK_KEYS and not isinstance(v, pulumi.Output)}
+              if k in STACK_KEYS and k not in holding}
     zone_problems, count_given = split_zones(config)
     problems.extend(zone_problems)
-    if "region" not in args or not isinstance(args["region"], pulumi.Output):
+    if "region" not in holding:
         problems.extend(provider_region(config))
     try:
         spec = parse(config, source=f"{component}Args")
     except ConfigError as exc:
-        refused = {property_name(STACK_KEYS[k]) for k, v in args.items()
-                   if k in STACK_KEYS and isinstance(v, pulumi.Output)}
+        refused = {property_name(STACK_KEYS[k]) for k in holding}
         problems.extend((zone_path(path, count_given), reason) for path, reason in config_problems(exc, PROPERTY_PATHS)
                         if path.partition(".")[0] not in refused)  # an Output is not also "missing"
     if problems:

@@ -73,7 +73,7 @@ def test_a_device_plan_baseline_of_the_same_stack_reports_no_change(tmp_path: Pa
     ("no-such-revision", "neither a file nor a git revision"),
     ("--upload-pack=x", "'--upload-pack=x'"),
     ("plain.json", "JSON without a stackConfig mapping"),
-    ("bad.yaml", "2 problem(s)"),
+    ("bad.yaml", "network.natGateways: given 'many'; accepted: "),  # each problem as check and preview say it
 ])
 def test_unusable_baselines_exit_2_with_every_problem(tmp_path: Path, against: str, expected: str) -> None:
     root = project(tmp_path, SMALL)
@@ -153,3 +153,15 @@ def test_the_device_plan_output_is_secret_when_a_config_key_is() -> None:
     """The export carries the config, so a secret config key makes the whole output a secret (the
     plain case is checked by the devicePlan baseline test)."""
     device_plan_export(secret=True)
+
+
+def test_a_baseline_with_a_key_given_twice_is_checked_whole(tmp_path: Path) -> None:
+    root = project(tmp_path, SMALL)
+    (tmp_path / "bad.yaml").write_text("""config:
+  eks-devices:cluster: {name: small, version: "1.36", mode: auto-mode}
+  eks-devices:network: {natGateways: many}
+  eks-devices:network: {natGateways: many}
+""", encoding="utf-8")
+    result = cli("diff", "small", "--against", str(tmp_path / "bad.yaml"), "--project-dir", str(root), "--json")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert [p["path"] for p in json.loads(result.stdout)["problems"]] == ["network", "network.natGateways"]

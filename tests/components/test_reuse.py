@@ -430,3 +430,57 @@ def test_a_platform_plans_for_the_aws_providers_region_and_refuses_another() -> 
                                {"aws:region": "us-east-2"})
     assert refused_run.resources == [] and paths(exc) == ["region"]
     assert (exc.errors or [{}])[0]["reason"].startswith("given 'us-west-2'; accepted: 'us-east-2', the AWS provider's")
+
+
+def test_problems_in_every_section_are_reported_at_once_and_one_entry_per_path() -> None:
+    """A shape problem in one pool, a check across fields in another section and two problems at one path:
+    every one reported, the two at one path in one entry, and nothing registered."""
+    args = PlatformArgs(cluster={"name": "ml", "version": "1.36", "mode": "karpenter"},
+                        node_pools={"a": {"instanceTypes": ["g6.xlarge"], "capacity": "huge"},
+                                    "b": {"instanceTypes": ["g6.xlarge"], "provisioning": "static",
+                                          "labels": {"eks-devices.io/x": "bad value!"}}},
+                        chart_versions={"nvidia-dra-driver": "latest"})
+    exc, recording = refused(lambda: Platform("ml", args))
+    assert recording.resources == []
+    assert paths(exc) == ["nodePools.a.capacity", "nodePools.b.replicas", "nodePools.b.labels.eks-devices.io/x",
+                          "chartVersions.nvidia-dra-driver"]
+    reason = (exc.errors or [])[2]["reason"]
+    assert "a label the toolkit does not set itself" in reason and "a Kubernetes label value" in reason
+
+
+def test_an_output_inside_a_section_is_named_at_its_path() -> None:
+    def program() -> None:
+        Platform("ml", PlatformArgs(cluster={"name": pulumi.Output.from_input("ml"), "version": "1.36",
+                                             "mode": "karpenter"}))
+
+    exc, recording = refused(program)
+    assert recording.resources == [] and paths(exc) == ["cluster.name"]
+    assert (exc.errors or [])[0]["reason"].startswith("given an Output; accepted: a plain value")
+
+
+def test_a_stack_files_key_given_to_platform_args_names_the_argument() -> None:
+    def program() -> None:
+        Platform("ml", {"cluster": {"name": "ml", "version": "1.36", "mode": "karpenter"},  # type: ignore[typeddict-unknown-key]
+                        "nodePools": {}})
+
+    exc, recording = refused(program)
+    assert recording.resources == [] and paths(exc) == ["nodePools"]
+    assert "did you mean 'node_pools'?" in (exc.errors or [])[0]["reason"]
+
+
+def cluster_devices_args(**changes: Any) -> ClusterDevicesArgs:
+    fields: dict[str, Any] = dict(cluster={"name": "ml", "version": "1.36", "mode": "auto-mode"}, k8s_provider=None,
+                                  node_role_name="n", node_role_arn="arn:n", private_subnet_ids=[],
+                                  private_subnets_by_zone={}, cluster_security_group_id="sg-0c")
+    return ClusterDevicesArgs(**{**fields, **changes})
+
+
+@pytest.mark.parametrize(("name", "args", "path"), [
+    ("", cluster_devices_args(), "name"),
+    (None, cluster_devices_args(), "name"),
+    ("ml", {"cluster": {"name": "ml", "version": "1.36", "mode": "auto-mode"}}, "args"),
+])
+def test_cluster_devices_refuses_a_bad_name_or_args_before_registering(name: Any, args: Any, path: str) -> None:
+    exc, recording = refused(lambda: ClusterDevices(name, args))
+    assert recording.resources == [] and paths(exc) == [path]
+

@@ -258,10 +258,17 @@ def _load_both(stack: str, against: str, project_dir: Path | None,
         found = replace(found, config=stack_file.with_project_config(found.config, project, stack, found.pulumi_yaml))
         base = planning.build(parse(found.config, source=f"baseline {found.source}"))
     except (baselines.BaselineError, ConfigError) as exc:
+        found_problems = list(exc.problems)
+        if isinstance(exc, stack_file.DuplicateKeys) and exc.config is not None:
+            try:  # the rest of the baseline, as YAML reads it, is checked too
+                parse(exc.config, source=f"baseline {against}")
+            except ConfigError as more:
+                found_problems += more.problems
         problems += [{"in": f"baseline {against}", "path": p.path, "given": p.given, "accepted": p.accepted}
-                     for p in exc.problems]
+                     for p in found_problems]
     if problems or plan is None or base is None:
-        lines = "\n".join(f"  - {p['in']}: {p['path']}: {p['given']} (accepted: {p['accepted']})" for p in problems)
+        lines = "\n".join(f"  - {p['in']}: {p['path']}: given {p['given']}; accepted: {p['accepted']}"
+                          for p in problems)
         _fail(2, f"stack {stack} against {against!r}: {len(problems)} problem(s), nothing compared\n{lines}",
               as_json, {"problems": problems})
     return config, plan, found, base

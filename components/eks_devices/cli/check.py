@@ -98,7 +98,7 @@ def github_annotations(checked: Checked, root: Path) -> list[str]:
         if s.missing:
             lines.append(f"::error {where},line=1,title=eks-devices::{_escape(f'no stack file for {s.name}')}")
         for p in s.problems:
-            line = stack_file.line_of(s.path, p.path)
+            line = p.line or stack_file.line_of(s.path, p.path)
             lines.append(f"::error {where},line={line},title={_escape('config ' + p.path, True)}::"
                          + _escape(f"given {p.given}; accepted: {p.accepted}"))
         for f in s.findings:

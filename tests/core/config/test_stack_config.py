@@ -93,8 +93,10 @@ def test_wrong_shapes_say_what_shape_is_accepted() -> None:
     cfg = stacks.config(pools={"p": {"instanceTypes": "p5.48xlarge", "labels": ["a"]}})
     cfg["eks-devices:cluster"] = "ml"
     found = problems(cfg)
-    assert found["cluster"].accepted == "a mapping of keys to values"
-    assert found["nodePools.p.instanceTypes"].accepted == "a list"
+    # a section names its keys, the required ones first; a free-form mapping names none
+    assert found["cluster"].accepted == ("a mapping of keys to values (keys: name, version, mode, endpoint, logging, "
+                                         "logRetentionDays, ...)")
+    assert found["nodePools.p.instanceTypes"].accepted == "a list (in brackets: [a, b])"
     assert found["nodePools.p.labels"].accepted == "a mapping of keys to values"
 
 
@@ -240,14 +242,17 @@ def test_duplicate_pool_name_reported_with_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         stack_file.load("t", write(tmp_path, text))
     [problem] = info.value.problems
-    assert problem.path == "line 6"
-    assert "'gpu'" in problem.given
+    assert (problem.path, problem.line) == ("nodePools.gpu", 6)  # the config path, and the second one's line
+    assert problem.given == "'gpu' a second time, on line 6 (first on line 4)"
+    assert "a node pool's name is its identity" in problem.accepted
 
 
 @pytest.mark.parametrize(("text", "given"), [
     ("", "an empty file"),
-    ("config: [1, 2]\n", "no config: mapping"),
-    ("config:\n  a: [unclosed\n", "invalid YAML"),
+    ("config: [1, 2]\n", "config: a list"),
+    ("- config: {}\n", "a list as the whole file"),
+    ("secretsprovider: passphrase\n", "no config: section"),
+    ("config:\n  a: [unclosed\n", "invalid YAML (did not find expected ',' or ']')"),
 ])
 def test_unusable_files(tmp_path: Path, text: str, given: str) -> None:
     with pytest.raises(ConfigError) as info:
@@ -308,7 +313,7 @@ def test_a_list_as_a_mapping_key_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         stack_file.load("t", write(tmp_path, "config:\n  aws:region: us-west-2\n  ? [a, b]\n  : c\n"))
     [problem] = info.value.problems
-    assert (problem.path, problem.given) == ("line 3", "invalid YAML")
+    assert (problem.path, problem.given) == ("line 3", "a list as a mapping key")
     assert "keys that are text or numbers" in problem.accepted
 
 

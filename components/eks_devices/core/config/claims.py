@@ -18,18 +18,23 @@ from pydantic import Field, create_model, model_validator
 
 from eks_devices.core import names
 from eks_devices.core.config.base import Model, empty_list
+from eks_devices.core.config.errors import worded
 from eks_devices.core.config.keys import snake_case
 from eks_devices.core.families import DESCRIPTORS, EFA, NEURON, NVIDIA, DeviceFamily
 from eks_devices.core.vocabulary import EfaAlignment, PluginError
 
-DNS_LABEL = rf"^{names.DNS_LABEL_63}$"
-DNS_SUBDOMAIN = re.compile(rf"^{names.DNS_SUBDOMAIN}$")  # and at most 253 characters
-DRIVER_NAME = rf"^{names.DRIVER_NAME}$"  # `opaque.driver`; at most 63 characters
+DNS_LABEL = worded(rf"^{names.DNS_LABEL_63}$", "a Kubernetes name (DNS label): up to 63 lower-case letters, "
+                   "digits and '-', starting and ending with a letter or digit")
+# and at most 253 characters
+DNS_SUBDOMAIN = re.compile(worded(rf"^{names.DNS_SUBDOMAIN}$", "a Kubernetes object name (DNS subdomain): lower-case "
+                                  "letters, digits, '-' and '.', starting and ending with a letter or digit"))
+# `opaque.driver`; at most 63 characters
+DRIVER_NAME = worded(rf"^{names.DRIVER_NAME}$", "a DRA driver name, a DNS subdomain such as gpu.nvidia.com")
 QUALIFIED_NAME = re.compile(rf"^{names.ATTRIBUTE_NAME}$")  # `matchAttribute`, `distinctAttribute`
 # The API server's limit on one opaque config's `parameters`, as serialized JSON.
 OPAQUE_PARAMETERS_MAX_BYTES = 10 * 1024
 # NVML's MIG profile names: `<slices>g.<memory>gb`, `+me` for the instance that owns the media engines
-MIG_PROFILE = r"^[0-9]+g\.[0-9]+gb(\+me)?$"
+MIG_PROFILE = worded(r"^[0-9]+g\.[0-9]+gb(\+me)?$", "a MIG profile such as 1g.10gb or 1g.10gb+me")
 # Extended resources a workload may request instead of a claim, and their device family.
 EXTENDED_RESOURCES = {d.extended_resource: d.name for d in DESCRIPTORS}  # what each family's device plugin advertises
 NEURON_GROUP_SIZES = (1, 4, 8, 16)
@@ -37,7 +42,8 @@ NEURON_GROUP_SIZES = (1, 4, 8, 16)
 
 class Gpus(Model):
     count: int = Field(default=1, ge=1, le=16)
-    model: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,40}$")
+    model: str | None = Field(default=None, pattern=worded(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,40}$", "a GPU model word "
+                                 "such as H100: up to 41 letters, digits, spaces and ._-"))
     min_memory_gib: int | None = Field(default=None, ge=1, le=4096, alias="minMemoryGiB")
 
 

@@ -21,6 +21,7 @@ from eks_devices.core.config.aws_inputs import (
     tag_text_ok,
 )
 from eks_devices.core.config.base import Model, empty_list
+from eks_devices.core.config.errors import worded
 from eks_devices.core.knowledge import versions
 from eks_devices.core.vocabulary import LogType, Mode, NatGateways
 
@@ -164,7 +165,8 @@ PRINCIPAL_ARN = re.compile(r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)"
 class Cluster(Model):
     """The EKS cluster."""
 
-    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
+    name: str = Field(pattern=worded(r"^[A-Za-z][A-Za-z0-9_-]{0,99}$", "an EKS cluster name: a letter, then up to 99 "
+                                      "letters, digits, '-' and '_'"))
     """The cluster's name."""
     version: str
     """The Kubernetes minor version, e.g. "1.36"."""

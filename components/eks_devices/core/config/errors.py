@@ -4,8 +4,9 @@ given and what is accepted, raised together as one ConfigError (the CLI's exit 2
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
@@ -29,6 +30,8 @@ class ConfigProblem:
     path: str
     given: str
     accepted: str
+    line: int | None = field(default=None, compare=False)
+    """The stack file's line, where the path alone does not find it (a key given twice: the second time)."""
 
     def __str__(self) -> str:
         return f"{self.path}: given {self.given}; accepted: {self.accepted}"
@@ -49,8 +52,38 @@ def show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def article(noun: str) -> str:
+    """`noun` with its indefinite article: `an int`, `a str`."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+# What a Field's `pattern` accepts, in words (`worded`): a problem says these instead of the expression.
+PATTERN_WORDS: dict[str, str] = {}
+
+
+def worded(pattern: str, words: str) -> str:
+    """`pattern`, a Field's regular expression, with the words a problem says it accepts."""
+    PATTERN_WORDS[pattern] = words
+    return pattern
+
+
+# location parts pydantic adds that name no key: a union member's type, a validator, a mapping's key
+_NOT_KEYS = ("str", "int", "list[str]", "function-after", "[key]")
+
+
 def _path(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc if part not in ("str", "int", "list[str]", "function-after"))
+    return ".".join(str(part) for part in loc if part not in _NOT_KEYS)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _limit(ctx: dict[str, Any], kind: str) -> str:
+    bounds = {"greater_than_equal": ("ge", "of at least"), "less_than_equal": ("le", "of at most"),
+              "greater_than": ("gt", "above"), "less_than": ("lt", "below")}
+    key, words = bounds[kind]
+    return f"a number {words} {ctx[key]}"
 
 
 def _unwrapped(annotation: Any) -> Any:
@@ -59,9 +92,13 @@ def _unwrapped(annotation: Any) -> Any:
     return _unwrapped(args[0]) if get_origin(annotation) in (Union, UnionType) and len(args) == 1 else annotation
 
 
-def _section_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
-    """The keys the section at `loc` (a validation error's location below `model`) accepts; empty where
-    the location leads to no single model (a union of shapes, a field of another type)."""
+SHOWN_KEYS = 6  # the keys a problem names when a section is given as something other than a mapping
+
+
+def _section_keys(model: type[BaseModel], loc: tuple[Any, ...], declared: bool = False) -> list[str]:
+    """The keys the section at `loc` (a validation error's location below `model`) accepts, sorted (or, with
+    `declared`, the required ones first, then in the order the model declares them); empty where the
+    location leads to no single model (a union of shapes, a field of another type)."""
     current: Any = model
     for part in loc:
         current = _unwrapped(current)
@@ -76,7 +113,10 @@ def _section_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
             return []
     current = _unwrapped(current)
     if isinstance(current, type) and issubclass(current, BaseModel):
-        return sorted(field.alias or name for name, field in current.model_fields.items())
+        fields = current.model_fields
+        if declared:
+            return [fields[name].alias or name for name in sorted(fields, key=lambda n: not fields[n].is_required())]
+        return sorted(field.alias or name for name, field in fields.items())
     return []
 
 
@@ -95,10 +135,40 @@ def _accepted(err: Any, model: type[BaseModel] | None = None) -> str:
             return f"{hint}the keys of this section: {', '.join(here)}"
         return f"no such key ({hint}keys are camelCase, as in docs/configuration.md)"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return "a mapping of keys to values"
+        keys = _section_keys(model, err["loc"], declared=True) if model is not None and kind != "dict_type" else []
+        shown = ", ".join(keys[:SHOWN_KEYS]) + (", ..." if len(keys) > SHOWN_KEYS else "")
+        return f"a mapping of keys to values (keys: {shown})" if keys else "a mapping of keys to values"
     if kind == "list_type":
-        return "a list"
+        return "a list" + (" (in brackets: [a, b])" if isinstance(err.get("input"), str) else "")
+    ctx = err.get("ctx") or {}
+    given = err.get("input")
+    if kind == "string_type":
+        return (f"text in quotes (unquoted, YAML reads {given!r} as a number)" if _number(given) else "text")
+    if kind in ("bool_type", "bool_parsing"):
+        return "true or false"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return "a whole number"
+    if kind in ("float_type", "float_parsing"):
+        return "a number"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        return _limit(ctx, kind)
+    if kind == "too_short":
+        return f"a list of at least {ctx['min_length']} item{'s' if ctx['min_length'] != 1 else ''}"
+    if kind == "too_long":
+        return f"a list of at most {ctx['max_length']} items"
+    if kind == "string_too_short":
+        return f"text of at least {ctx['min_length']} character{'s' if ctx['min_length'] != 1 else ''}"
+    if kind == "string_too_long":
+        return f"text of at most {ctx['max_length']} characters"
+    if kind == "string_pattern_mismatch":
+        return PATTERN_WORDS.get(ctx.get("pattern", ""), f"text matching {ctx.get('pattern')}")
     msg = err["msg"]
+    if kind == "literal_error" and isinstance(given, str):
+        options = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        close = ([o for o in options if o.lower() == given.lower().replace("_", "-")]
+                 or difflib.get_close_matches(given, options, n=1, cutoff=0.6))
+        if close:
+            return f"did you mean {close[0]!r}? {msg.removeprefix('Input should be ')}"
     for prefix in ("Value error, ", "Input should be "):
         if msg.startswith(prefix):
             msg = msg[len(prefix):]
@@ -106,15 +176,26 @@ def _accepted(err: Any, model: type[BaseModel] | None = None) -> str:
 
 
 def from_validation(exc: ValidationError, root: str = "", model: type[BaseModel] | None = None) -> list[ConfigProblem]:
-    """One problem per error; `model`, the model validated, lets an unknown key's problem list its section's keys."""
-    problems = []
+    """One problem per error (the errors of a union's members at one path are one problem, accepting any
+    of them); `model`, the model validated, lets an unknown key's problem list its section's keys."""
+    problems: list[ConfigProblem] = []
     for err in exc.errors():
         path = _path(err["loc"])
         if err["type"] == "missing":
             given = "nothing"
-        elif err["type"] == "extra_forbidden":
-            given = f"unknown key {str(err['loc'][-1])!r}"
+        elif err["type"] == "extra_forbidden" or err["loc"][-1:] == ("[key]",):
+            given = f"unknown key {str(err['loc'][-2 if err['loc'][-1:] == ('[key]',) else -1])!r}"
         else:
             given = show(err.get("input"))
-        problems.append(ConfigProblem(f"{root}{path}", given, _accepted(err, model)))
+        accepted = _accepted(err, model)
+        last = problems[-1] if problems else None
+        if last is not None and last.path == f"{root}{path}" and last.given == given and _member(err):
+            problems[-1] = ConfigProblem(last.path, given, f"{last.accepted}, or {accepted}")
+            continue
+        problems.append(ConfigProblem(f"{root}{path}", given, accepted))
     return problems
+
+
+def _member(err: Any) -> bool:
+    """Whether an error is one of a union's members' (its location ends in the member's type)."""
+    return bool(err["loc"]) and err["loc"][-1] in _NOT_KEYS[:3]

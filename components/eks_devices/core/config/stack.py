@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -23,11 +23,11 @@ from eks_devices.core.config.claims import MIG_PROFILE, Claim
 from eks_devices.core.config.claims import problems as claim_problems
 from eks_devices.core.config.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
 from eks_devices.core.config.digests import Digests
-from eks_devices.core.config.errors import ConfigError, ConfigProblem, did_you_mean, from_validation
+from eks_devices.core.config.errors import ConfigError, ConfigProblem, article, did_you_mean, from_validation, worded
 from eks_devices.core.config.helm import problems as helm_shape_problems
-from eks_devices.core.config.keys import camel_case, property_name, stack_key
+from eks_devices.core.config.keys import PROVIDER_KEYS, camel_case, property_name, stack_key
 from eks_devices.core.config.subnets import subnet_layout
-from eks_devices.core.config.values import value_problems
+from eks_devices.core.config.values import ENDLESS, value_problems
 from eks_devices.core.families import EFA, FAMILY
 from eks_devices.core.knowledge import amis, catalog, registries, versions
 from eks_devices.core.knowledge.charts import SETTING_KEYS
@@ -55,9 +55,13 @@ from eks_devices.core.vocabulary import (  # noqa: F401  (re-exported: the confi
     reserves,
 )
 
-LABEL_KEY = re.compile(rf"^({names.DNS_SUBDOMAIN}/)?{names.QUALIFIED_NAME_63}$")
-LABEL_VALUE = re.compile(rf"^({names.QUALIFIED_NAME_63})?$")
+LABEL_KEY = re.compile(worded(rf"^({names.DNS_SUBDOMAIN}/)?{names.QUALIFIED_NAME_63}$", "a Kubernetes label key: an "
+                              "optional DNS prefix and '/', then up to 63 letters, digits and -_. starting and ending "
+                              "with a letter or digit"))
+LABEL_VALUE = re.compile(worded(rf"^({names.QUALIFIED_NAME_63})?$", "a Kubernetes label value: up to 63 letters, "
+                                "digits and -_. starting and ending with a letter or digit, or empty"))
 POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
+# the patterns of claims.DNS_LABEL and claims.DNS_SUBDOMAIN, whose words a problem says
 DNS_LABEL = rf"^{names.DNS_LABEL_63}$"
 DNS_SUBDOMAIN = rf"^{names.DNS_SUBDOMAIN}$"  # and at most 253 characters
 Devices = create_model(  # one key per device family, from the family descriptors
@@ -118,7 +122,8 @@ class Limits(Model):
 
     nodes: int | None = Field(default=None, ge=0)
     cpu: int | None = Field(default=None, ge=1)
-    memory: str | None = Field(default=None, pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)$")
+    memory: str | None = Field(default=None, pattern=worded(r"^[0-9]+(Ki|Mi|Gi|Ti)$", "a memory quantity such as "
+                                                                                     "256Gi (Ki, Mi, Gi or Ti)"))
 
 
 class _PoolShape(Model):
@@ -170,8 +175,9 @@ class NodePool(_PoolFabric):  # type: ignore[misc,valid-type]
         if unknown:
             hints = []
             for itype in unknown:
-                close = difflib.get_close_matches(itype, known, n=3)
-                hints.append(f"{itype!r} is not catalogued" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+                close = _near_types(itype, known)
+                hints.append(f"{itype!r} is not catalogued" + (f" (did you mean {', '.join(close)}?)" if close else
+                                                               " (no catalogued family is near it)"))
             raise ValueError("catalogued accelerated instance types (`eks-devices catalog` lists them): "
                              + "; ".join(hints))
         return value
@@ -195,6 +201,19 @@ class NodePool(_PoolFabric):  # type: ignore[misc,valid-type]
         return value
 
 
+def _near_types(itype: str, known: Any) -> list[str]:
+    """Catalogued types an unknown one may be a misspelling of: the same name in another case or with spaces
+    around it; else the near sizes of its family, or of a catalogued family near its family (`g7` for g7e);
+    none for a family of no accelerator (`m7i.large`: a nearby GPU type would be a wrong fix)."""
+    same = [t for t in known if t == itype.strip().lower()]
+    if same:
+        return same
+    family = itype.partition(".")[0]
+    families = sorted({t.partition(".")[0] for t in known})
+    near = [family] if family in families else difflib.get_close_matches(family, families, n=2, cutoff=0.75)
+    return difflib.get_close_matches(itype, [t for t in known if t.partition(".")[0] in near], n=3, cutoff=0.5)
+
+
 class ExtraDeviceClass(Model):
     """A toolkit-owned DeviceClass under a name of your own that narrows an upstream class, e.g.
     one GPU model: the GPU class as `base` and `productName: NVIDIA H100 80GB HBM3`. Its selector is the
@@ -202,7 +221,9 @@ class ExtraDeviceClass(Model):
 
     base: Literal[tuple(BASE_CLASSES)]  # type: ignore[valid-type]
     """The upstream DeviceClass it narrows."""
-    product_name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,63}$")
+    product_name: str | None = Field(default=None, pattern=worded(
+        r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,63}$",
+        "a GPU product name such as NVIDIA H100 80GB HBM3: up to 64 letters, digits, spaces and ._()+-"))
     expression: str | None = None
 
     @field_validator("expression")
@@ -278,7 +299,7 @@ def _name_problems(data: dict[str, Any]) -> list[ConfigProblem]:
     pools = data.get("nodePools")
     names = pools if isinstance(pools, dict) else {}
     return [ConfigProblem(f"nodePools.{name}", repr(name), "lower-case letters, digits and '-', at most 40 characters")
-            for name in names if not (isinstance(name, str) and POOL_NAME.fullmatch(name))]
+            for name in names if isinstance(name, str) and not POOL_NAME.fullmatch(name)]  # other keys: value_problems
 
 
 def _rename_problems(spec: Spec) -> list[ConfigProblem]:
@@ -304,8 +325,10 @@ def _rename_problems(spec: Spec) -> list[ConfigProblem]:
     return problems
 
 
-def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
-    """Checks that need several fields or the catalogue; every one is a config error (exit 2)."""
+def _semantic_problems(spec: Spec, declared: set[str] | None = None) -> list[ConfigProblem]:
+    """Checks that need several fields or the catalogue; every one is a config error (exit 2). `declared`,
+    the pool names the stack declares (its pools, unless some were set aside for problems of their own),
+    are the names claims may name."""
     problems: list[ConfigProblem] = _rename_problems(spec) + _ami_problems(spec)
     for name, pool in spec.node_pools.items():
         at = f"nodePools.{name}"
@@ -403,8 +426,9 @@ def _semantic_problems(spec: Spec) -> list[ConfigProblem]:
             versions.semver(text)
         except ValueError:
             problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
+    pools = set(spec.node_pools) | (declared or set())
     for name, claim in spec.claims.items():
-        problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, set(spec.node_pools)))
+        problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, pools))
     problems.extend(helm_shape_problems(spec.helm_values))
     problems.extend(_existing_problems(spec))
     return problems
@@ -645,17 +669,65 @@ def near_namespace(key: str) -> bool:
     return bool(name) and namespace != NAMESPACE and difflib.SequenceMatcher(None, namespace, NAMESPACE).ratio() >= 0.75
 
 
+# Spec sections that map names to items (pools, claims, classes, charts): a problem inside one item leaves
+# the others to be checked, by shape and across fields, with it set aside
+NAMED_SECTIONS = frozenset(camel_case(name) for name, field in Spec.model_fields.items()
+                           if get_origin(field.annotation) is dict)
+# sections every check across fields reads (the mode, the version, the zones, the region): a problem in one
+# of them leaves those checks unmade, while the shape of every other section is still checked
+CORE_SECTIONS = frozenset({"cluster", "network", *(camel_case(name) for name in PROVIDER_KEYS)})
+# what stands in for a cluster section that cannot be read, so that the other sections' shapes are checked
+# (no check across fields runs on it)
+STAND_IN_CLUSTER = {"name": "stand-in", "version": versions.show(versions.EKS_KUBERNETES[1]), "mode": "karpenter"}
+
+
+def _set_aside(data: dict[str, Any], units: set[tuple[str, ...]]) -> dict[str, Any]:
+    """`data` without the named items (`(section, name)`) and sections (`(section,)`) in `units`."""
+    out = dict(data)
+    for unit in units:
+        if len(unit) == 1:
+            out.pop(unit[0], None)
+        elif isinstance(out.get(unit[0]), dict):
+            out[unit[0]] = {k: v for k, v in out[unit[0]].items() if k != unit[1]}
+    return out
+
+
+def _unit(loc: tuple[Any, ...]) -> tuple[str, ...]:
+    """What a problem at `loc` (a validation error's location, stack-file keys) sets aside: the item of a
+    named section it is in, else its section (`()` for the stack as a whole)."""
+    if not loc:
+        return ()
+    head = str(loc[0])
+    return (head, loc[1]) if head in NAMED_SECTIONS and len(loc) > 1 else (head,)
+
+
+def _value_units(data: dict[str, Any]) -> set[tuple[str, ...]]:
+    """The items and sections holding a value JSON cannot carry (reported by `value_problems`)."""
+    units: set[tuple[str, ...]] = set()
+    for section, value in data.items():
+        if section in NAMED_SECTIONS and isinstance(value, dict):
+            units.update((section, name) for name, item in value.items()
+                         if not isinstance(name, str) or value_problems(item, ""))
+        elif value_problems(value, ""):
+            units.add((section,))
+    return units
+
+
 def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
-    """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError."""
+    """Validate a stack's `config:` mapping (namespaced keys) into a Spec, or raise ConfigError with every
+    problem: a value JSON cannot carry, a shape the models refuse and a check across fields, in every
+    section at once. What one item (a pool, a claim, a chart's entry) or section gets wrong sets it aside
+    for the later checks, which then run on the rest; the checks across fields need the cluster, the
+    network and the region (`CORE_SECTIONS`) readable."""
     if not isinstance(config, dict):
-        raise ConfigError([ConfigProblem("config", f"a {type(config).__name__}",
+        raise ConfigError([ConfigProblem("config", article(type(config).__name__),
                                          "a mapping of eks-devices:* keys (and aws:region)")], source)
     problems: list[ConfigProblem] = []
     for key, value in config.items():
         namespace, _, name = str(key).partition(":")
         problems.extend(value_problems(value, name if namespace == NAMESPACE else str(key)))
-    if problems:
-        raise ConfigError(problems, source)
+    if any(p.given.startswith(ENDLESS) for p in problems):
+        raise ConfigError(problems, source)  # nothing more is read of a value that does not end or is huge
     data: dict[str, Any] = {}
     config = {key: _object_text(value) if key in OBJECT_KEYS else value for key, value in config.items()}
     allowed = sorted(property_name(k) for k in STACK_KEYS if k.startswith(f"{NAMESPACE}:"))
@@ -674,14 +746,26 @@ def parse(config: dict[str, Any], source: str = "stack configuration") -> Spec:
     if "cluster" not in data:
         problems.append(ConfigProblem(f"{NAMESPACE}:cluster", "nothing",
                                       "a cluster section with name, version and mode"))
-    else:
-        problems.extend(_name_problems(data))
-        try:
-            spec = Spec.model_validate(data)
-        except ValidationError as exc:
-            problems.extend(_aws_key(p) for p in from_validation(exc, model=Spec))
-        else:
-            problems.extend(_semantic_problems(spec))
-            if not problems:
-                return spec
+    problems.extend(_name_problems(data))
+    pools = data.get("nodePools")
+    declared = {name for name in pools if isinstance(name, str)} if isinstance(pools, dict) else set()
+    aside = _value_units(data) if problems else set()
+    checked = _set_aside(data, aside)
+    spec: Spec | None = None
+    try:
+        spec = Spec.model_validate(checked if "cluster" in checked else {**checked, "cluster": STAND_IN_CLUSTER})
+    except ValidationError as exc:
+        problems.extend(_aws_key(p) for p in from_validation(exc, model=Spec))  # the stand-in is refused nothing
+        refused = {_unit(err["loc"]) for err in exc.errors()}
+        aside |= refused
+        if () not in refused:
+            try:
+                spec = Spec.model_validate(_set_aside(data, aside))
+            except ValidationError:
+                spec = None
+    if spec is not None and "cluster" in data and not {unit[:1] for unit in aside} & {(s,) for s in CORE_SECTIONS} \
+            and ("nodePools",) not in aside:
+        problems.extend(_semantic_problems(spec, declared))
+    if not problems and spec is not None:
+        return spec
     raise ConfigError(problems, source)

@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from eks_devices.core.config import project_config
-from eks_devices.core.config.errors import show
-from eks_devices.core.config.stack import NAMESPACE, ConfigError, ConfigProblem, Spec, parse
+from eks_devices.core.config.errors import article, show
+from eks_devices.core.config.stack import NAMED_SECTIONS, NAMESPACE, ConfigError, ConfigProblem, Spec, parse
 
 
 class StackNotFound(Exception):
@@ -31,20 +31,42 @@ MAX_ALIASES = 1000  # `*anchor` uses per file: enough to share values, too few t
 MAX_DEPTH = 200  # nested mappings and lists: a stack file needs a dozen; the checks and Pulumi walk values recursively
 
 
+def _line(text: str, mark: yaml.Mark) -> int:
+    """The line a YAML mark is on, counted as editors and GitHub count them (line feeds only: YAML also breaks
+    lines at a lone CR, NEL and the Unicode line and paragraph separators, which would shift every later line)."""
+    return text.count("\n", 0, mark.index) + 1
+
+
 class _TooManyAliases(Exception):
-    def __init__(self, line: int):
-        self.line = line
+    def __init__(self, mark: yaml.Mark):
+        self.mark = mark
 
 
 class _TooDeep(Exception):
     """Collections nested more than MAX_DEPTH levels."""
 
 
+class _BadKey(Exception):
+    """A collection as a mapping key (`? [a, b]`), which no JSON or Pulumi configuration can hold."""
+
+    def __init__(self, mark: yaml.Mark, kind: str):
+        self.mark, self.kind = mark, kind
+
+
+class DuplicateKeys(ConfigError):
+    """Keys given twice in one mapping, with the configuration YAML reads anyway (each key's last value),
+    so that the rest of the file is checked too (`load_with_config`)."""
+
+    def __init__(self, problems: list[ConfigProblem], source: str, config: dict[str, Any] | None):
+        super().__init__(problems, source)
+        self.config = config
+
+
 class _BadTag(Exception):
     """A scalar its YAML tag cannot hold (`!!bool maybe`, `!!timestamp soon`, `!!int c`), with its line."""
 
-    def __init__(self, line: int, tag: str, value: str, why: Exception):
-        self.line, self.tag, self.value, self.why = line, tag, value, why
+    def __init__(self, mark: yaml.Mark, tag: str, value: str, why: Exception):
+        self.mark, self.tag, self.value, self.why = mark, tag, value, why
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -60,7 +82,7 @@ class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
     """A safe loader that records duplicate mapping keys instead of silently keeping the last, and
     raises _BadTag for a scalar its tag cannot hold."""
 
-    duplicates: list[ConfigProblem]
+    duplicates: list[tuple[yaml.Mark, yaml.Mark, Any]]  # where each repeated key is, where it first was, the key
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
@@ -69,10 +91,10 @@ class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
             # PyYAML's constructors raise these for a tag that does not fit its value: `!!int c` a
             # ValueError, `!!bool maybe` a KeyError, `!!timestamp soon` an AttributeError
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-            raise _BadTag(node.start_mark.line + 1, tag, str(node.value), exc) from None
+            raise _BadTag(node.start_mark, tag, str(node.value), exc) from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
+        seen: dict[Any, yaml.Mark] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue  # `<<: *anchor` merges keys; the base class flattens it, an override is no duplicate
@@ -80,14 +102,10 @@ class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
             key = (key_node.value if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode)
                    else self.construct_object(key_node, deep=deep))
             if not isinstance(key, Hashable):
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"mapping keys that are text or numbers (found a {type(key).__name__} as a key)",
-                    key_node.start_mark)
+                raise _BadKey(key_node.start_mark, type(key).__name__)
             if key in seen:
-                self.duplicates.append(ConfigProblem(
-                    f"line {key_node.start_mark.line + 1}", f"a second {key!r}",
-                    "each key once (a node pool's name is its identity; rename one of them)"))
-            seen.add(key)
+                self.duplicates.append((key_node.start_mark, seen[key], key))
+            seen.setdefault(key, key_node.start_mark)
         return super().construct_mapping(node, deep=deep)
 
 
@@ -223,17 +241,24 @@ def config_of(raw: bytes, source: str) -> dict[str, Any]:
                           source) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else source
-        raise ConfigError([ConfigProblem(where, "invalid YAML", str(getattr(exc, "problem", exc)))], source) from None
+        where = f"line {_line(text, mark)}" if mark else source
+        line = text.split("\n")[_line(text, mark) - 1] if mark else ""
+        accepted = "well-formed YAML" + (": indent with spaces (YAML refuses tabs)" if "\t" in line else "")
+        raise ConfigError([ConfigProblem(where, f"invalid YAML ({getattr(exc, 'problem', None) or exc})", accepted)],
+                          source) from None
+    except _BadKey as exc:
+        kind = _KINDS.get(exc.kind, article(exc.kind))
+        raise ConfigError([ConfigProblem(f"line {_line(text, exc.mark)}", f"{kind} as a mapping key",
+                                         "mapping keys that are text or numbers")], source) from None
     except (RecursionError, _TooDeep):
         raise ConfigError([ConfigProblem(source, "YAML nested too deeply to read",
                                          f"a stack file nested at most {MAX_DEPTH} levels deep")], source) from None
     except _TooManyAliases as exc:
-        raise ConfigError([ConfigProblem(f"line {exc.line}", f"more than {MAX_ALIASES} YAML aliases",
+        raise ConfigError([ConfigProblem(f"line {_line(text, exc.mark)}", f"more than {MAX_ALIASES} YAML aliases",
                                          f"at most {MAX_ALIASES} aliases (*name) per stack file")], source) from None
     except _BadTag as exc:
         given = f"{exc.tag} {exc.value!r}, which that YAML tag cannot hold"
-        raise ConfigError([ConfigProblem(f"line {exc.line}", given,
+        raise ConfigError([ConfigProblem(f"line {_line(text, exc.mark)}", given,
                                          f"a value its tag can hold, or no tag (the YAML reader said: {exc.why!r})")],
                           source) from None
     except _TAG_ERRORS as exc:  # a tag whose error escaped the per-node wrapper (a merged or deep value)
@@ -243,14 +268,73 @@ def config_of(raw: bytes, source: str) -> dict[str, Any]:
     finally:
         if loader is not None:
             loader.dispose()
+    config = document.get("config") if isinstance(document, dict) else None
     if loader.duplicates:
-        raise ConfigError(loader.duplicates, source)
+        raise DuplicateKeys(_duplicate_problems(text, loader.duplicates), source,
+                            config if isinstance(config, dict) else None)
     if document is None:
         raise ConfigError([ConfigProblem(source, "an empty file", "a mapping with a config: section")], source)
-    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
-        raise ConfigError([ConfigProblem("config", "no config: mapping",
-                                         "a top-level config: mapping of eks-devices:* keys")], source)
-    return document["config"]
+    if not isinstance(document, dict):
+        raise ConfigError([ConfigProblem("config", f"{_kind(document)} as the whole file",
+                                         "a mapping with a config: mapping of eks-devices:* keys")], source)
+    if not isinstance(config, dict):
+        given = "no config: section" if "config" not in document else f"config: {_kind(config)}"
+        raise ConfigError([ConfigProblem("config", given, "a top-level config: mapping of eks-devices:* keys")],
+                          source)
+    return config
+
+
+# how a YAML value that should have been a mapping is named in a problem
+_KINDS = {"list": "a list", "str": "text", "int": "a number", "float": "a number", "bool": "true or false",
+          "NoneType": "nothing", "dict": "a mapping"}
+
+
+def _kind(value: Any) -> str:
+    return _KINDS.get(type(value).__name__, article(type(value).__name__))
+
+
+def _duplicate_problems(text: str, duplicates: list[tuple[yaml.Mark, yaml.Mark, Any]]) -> list[ConfigProblem]:
+    """A problem per repeated key, at its configuration path (`nodePools.gpu`, `cluster.name`) and line, in the
+    file's order."""
+    paths = _key_paths(yaml.compose(text, Loader=_SAFE_LOADER))
+    problems = []
+    for mark, first, key in sorted(duplicates, key=lambda found: (found[0].line, found[0].column)):
+        path = paths.get((mark.line, mark.column), [])
+        named = len(path) == 2 and path[0] in NAMED_SECTIONS
+        why = {"nodePools": "a node pool's name is its identity", "claims": "a claim's name is its object's name",
+               "deviceClasses": "a class's name is its object's name"}.get(path[0] if named else "", "")
+        line = _line(text, mark)
+        problems.append(ConfigProblem(
+            ".".join(path) or f"line {line}", f"{key!r} a second time, on line {line} (first on line "
+            f"{_line(text, first)})", "each key once: YAML keeps only the last"
+            + (f" ({why}: rename one of them)" if why else " (remove one of them)"), line=line))
+    return problems
+
+
+def _key_paths(root: yaml.Node | None) -> dict[tuple[int, int], list[str]]:
+    """The configuration path of every mapping key of a composed stack file, by the key's line and column:
+    `config` → `eks-devices:nodePools` → `gpu` is `nodePools.gpu` (`aws:region` keeps its namespace); a key
+    outside `config:` is named from the top of the file (`config` itself, `environment`)."""
+    out: dict[tuple[int, int], list[str]] = {}
+    # (node, its path, whether it is the config: mapping itself)
+    pending: list[tuple[yaml.Node, list[str], bool]] = [(root, [], False)] if root is not None else []
+    seen: set[int] = set()
+    while pending:
+        node, path, is_config = pending.pop()
+        if id(node) in seen:  # an alias names a node already walked
+            continue
+        seen.add(id(node))
+        children = []
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                name = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+                here = [name.removeprefix(f"{NAMESPACE}:")] if is_config else [*path, name]
+                out[(key.start_mark.line, key.start_mark.column)] = here
+                children.append((value, here, node is root and name == "config"))
+        elif isinstance(node, yaml.SequenceNode):
+            children = [(item, [*path, str(i)], False) for i, item in enumerate(node.value)]
+        pending.extend(reversed(children))  # in the file's order: an anchor is walked before its aliases
+    return out
 
 
 def depth_bound(text: str) -> int:
@@ -278,7 +362,7 @@ def _refuse_bombs(text: str) -> None:
         if isinstance(event, yaml.AliasEvent):
             aliases += 1
             if aliases > MAX_ALIASES:
-                raise _TooManyAliases(event.start_mark.line + 1)
+                raise _TooManyAliases(event.start_mark)
         elif isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
@@ -302,19 +386,30 @@ def load_with_config(stack: str, directory: Path, project: Path | None = None) -
     path = directory / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         raise StackNotFound(stack, directory, stack_names(directory))
-    config = read_config(path)
+    repeated: list[ConfigProblem] = []
+    try:
+        config = read_config(path)
+    except DuplicateKeys as exc:
+        if exc.config is None:
+            raise
+        config, repeated = exc.config, exc.problems  # the rest of the file is checked as YAML reads it
+    problems: list[ConfigProblem] = []
+    source = str(path)
     try:
         if project is not None:
             config = with_project_config(config, project, stack)
-        return config, parse(config, source=str(path))
+        spec = parse(config, source=str(path))
     except ConfigError as exc:
+        problems, source = exc.problems, exc.source
         imported = environments(path)
-        if not imported:
-            raise
-        raise ConfigError([*exc.problems, ConfigProblem(
-            "environment", f"imports {', '.join(imported)}", "the keys above in the stack file: offline, nothing "
-            "reads what Pulumi ESC environments set (that needs Pulumi Cloud), and they may be keys one of these "
-            "sets")], exc.source) from None
+        if imported:
+            problems = [*problems, ConfigProblem(
+                "environment", f"imports {', '.join(imported)}", "the keys above in the stack file: offline, nothing "
+                "reads what Pulumi ESC environments set (that needs Pulumi Cloud), and they may be keys one of these "
+                "sets")]
+    if repeated or problems:
+        raise ConfigError([*repeated, *problems], source)
+    return config, spec
 
 
 def environments(path: Path) -> list[str]:
@@ -338,7 +433,8 @@ def line_of(path: Path, config_path: str) -> int:
     if (named := re.fullmatch(r"line (\d+)", config_path)) is not None:  # YAML problems name their line
         return int(named.group(1))
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        text = path.read_bytes().decode("utf-8")  # as read for the problems: no newline translation
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return 1
     node, line = root, 1
@@ -350,5 +446,5 @@ def line_of(path: Path, config_path: str) -> int:
         found = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
         if found is None:
             break
-        line, node = found[0].start_mark.line + 1, found[1]
+        line, node = _line(text, found[0].start_mark), found[1]
     return line

@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from eks_devices.core.config.errors import ConfigProblem, show
+from eks_devices.core.config.errors import ConfigProblem, article, show
 
 MAX_VALUES = 100_000  # scalars, lists and mappings a stack configuration expands to (stacks hold a few hundred)
+# how the problems of a value that never ends or is too large to walk begin: nothing more is read of it
+ENDLESS = ("a value that contains itself", f"more than {MAX_VALUES} values")
 
 
 def value_problems(value: Any, root: str) -> list[ConfigProblem]:
@@ -34,7 +36,7 @@ def value_problems(value: Any, root: str) -> list[ConfigProblem]:
             if isinstance(node, dict):
                 for key, child in node.items():
                     if not isinstance(key, str):
-                        problems.append(ConfigProblem(f"{path}.{key}", f"a {type(key).__name__} mapping key",
+                        problems.append(ConfigProblem(f"{path}.{key}", f"{article(type(key).__name__)} mapping key",
                                                       "text keys (quote it)"))
                         continue
                     stack.append((child, f"{path}.{key}", inner))
@@ -43,7 +45,7 @@ def value_problems(value: Any, root: str) -> list[ConfigProblem]:
         elif isinstance(node, float) and not math.isfinite(node):
             problems.append(ConfigProblem(path, show(node), "a finite number (JSON has no NaN or infinity)"))
         elif not (node is None or isinstance(node, str | bool | int | float)):
-            problems.append(ConfigProblem(path, f"a {type(node).__name__} ({show(node)})",
+            problems.append(ConfigProblem(path, f"{article(type(node).__name__)} ({show(node)})",
                                           "text, a number, true/false, null, a list or a mapping "
                                           "(quote dates and timestamps)"))
     return problems
