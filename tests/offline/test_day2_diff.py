@@ -308,3 +308,18 @@ def test_karpenter_requirements_drift_only_the_nodes_they_no_longer_accept() -> 
                                    "node.kubernetes.io/instance-type p5e.48xlarge drift, the other nodes are kept")
     assert story["nodesRolled"] == ["b"] and pools_of(story)["b"]["nodes"] == "partly rolled"
     assert pools_of(story)["b"]["rolledBecause"] == [f"platform-b: {pool.rollout}"]
+
+
+def test_the_text_names_the_managers_of_a_pool_created_or_deleted() -> None:
+    """A new pool has no manager before and a deleted one none after: the text says which manager
+    each brings or takes (`- → device-plugin`, `device-plugin → -`), not flips and not a bare `-`."""
+    base = stack("karpenter")
+    pools = dict(base["eks-devices:nodePools"])
+    pools["c"] = pools.pop("a")
+    changes, story = compare(base, base | {"eks-devices:nodePools": pools})
+    assert [(s["pool"], s["nodes"]) for s in story["pools"]] == [("a", "deleted"), ("c", "created")]
+    console = Console(record=True, width=200)
+    print_diff(console, "pool a replaced by c", changes, story, diff.summary(changes))
+    lines = [line.strip() for line in console.export_text().splitlines()]
+    assert lines[lines.index("a: nodes deleted") + 1] == "nvidia: device-plugin → -"
+    assert lines[lines.index("c: nodes created") + 1] == "nvidia: - → device-plugin"

@@ -59,9 +59,10 @@ def print_diff(console: Console, title: str, changes: list[Change], story: dict[
 
 
 def _managers(s: dict[str, Any]) -> str:
-    """`<family>: <manager>, …` when kept; `<family>: <old> → <new> (flips)` when one changes."""
-    return ", ".join(f"{f}: {m['before']}" if not m["flips"] else
-                     f"{f}: {m['before']} → {m['after']}" + (" (flips)" if "-" not in (m["before"], m["after"]) else "")
+    """`<family>: <manager>, …` when kept; `<family>: <old> → <new>` when it changes (`(flips)` on a kept
+    pool; `-` is the side where a created or deleted pool has none)."""
+    return ", ".join(f"{f}: {m['before']}" if m["before"] == m["after"] else
+                     f"{f}: {m['before']} → {m['after']}" + (" (flips)" if m["flips"] else "")
                      for f, m in s["managers"].items()) or "no device managers"
 
 
