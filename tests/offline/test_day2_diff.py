@@ -323,3 +323,16 @@ def test_the_text_names_the_managers_of_a_pool_created_or_deleted() -> None:
     lines = [line.strip() for line in console.export_text().splitlines()]
     assert lines[lines.index("a: nodes deleted") + 1] == "nvidia: device-plugin → -"
     assert lines[lines.index("c: nodes created") + 1] == "nvidia: - → device-plugin"
+
+
+def test_the_text_does_not_say_every_node_of_a_partly_rolled_pool_is_replaced() -> None:
+    """An instance type removed from a Karpenter pool drifts only that type's nodes: the summary line
+    lists the pool as partly rolled, not under 'every node replaced'."""
+    two, one = {"instanceTypes": ["p5.48xlarge", "p5e.48xlarge"]}, {"instanceTypes": ["p5.48xlarge"]}
+    changes, story = compare(stack("karpenter", pools={"b": two}), stack("karpenter", pools={"b": one}))
+    assert story["nodesRolled"] == ["b"] and pools_of(story)["b"]["nodes"] == "partly rolled"
+    console = Console(record=True, width=200)
+    print_diff(console, "an instance type removed", changes, story, diff.summary(changes))
+    text = console.export_text()
+    assert "every node replaced" not in text
+    assert "Nodes partly rolled (updated in place, only some nodes replaced): b" in text
