@@ -283,6 +283,21 @@ def test_a_capacity_block_group_upgrade_with_nodes_fails_and_at_zero_does_not() 
         assert any("upgraded only at desired size 0" in r for r in group.reasons) is fails
 
 
+def test_a_capacity_block_group_upgrade_counts_the_nodes_it_has_when_the_upgrade_runs() -> None:
+    """The provider upgrades a node group before it applies new scaling (terraform-provider-aws
+    `resourceNodeGroupUpdate`: the version update first): replicas 1 → 0 with a tag change in one
+    `pulumi up` still upgrades a group of 1 node and stalls; 0 → 1 with it upgrades the empty group."""
+    cb = {"instanceTypes": ["p5.48xlarge"], "capacity": "capacity-block",
+          "capacityReservationIds": ["cr-0123456789abcdef0"], "availabilityZone": "us-west-2a", "placementGroup": False}
+    for before, after, fails in ((1, 0, True), (0, 1, False)):
+        changes, _ = compare(stack("managed-node-groups", pools={"cb": {**cb, "replicas": before}}),
+                             stack("managed-node-groups", pools={"cb": {**cb, "replicas": after}}, tags={"team": "ml"}))
+        group = next(c for c in changes if c.type == NODE_GROUP and c.name == "platform-cb")
+        assert "launchTemplate.version" in group.changed and "scalingConfig.desiredSize" in group.changed
+        assert group.fails is fails, (before, after, group.reasons)
+        assert (group in diff.stateful_losses(changes)) is fails  # --fail-on replace
+
+
 def test_a_skipped_kubernetes_minor_fails() -> None:
     one = stacks.config("karpenter", "1.34", {}, name="ml", network={"availabilityZones": TWO_ZONES},
                         cluster={"karpenter": {"version": "1.15.0"}})

@@ -352,11 +352,16 @@ def _refused(changes: dict[str, Change], matched: dict[str, Registered], after: 
             if why := rollouts.version_step_problem(*step):
                 _fail(change, f"version: {why}")
         if r.type == rollouts.NODE_GROUP and r.inputs.get("capacityType") == "CAPACITY_BLOCK":
-            desired = int((r.inputs.get("scalingConfig") or {}).get("desiredSize") or 0)
+            # the upgrade runs before new scaling applies (`rollouts.VERSION_BEFORE_SCALING`): the old size counts
+            desired = int((old.inputs.get("scalingConfig") or {}).get("desiredSize") or 0)
             if paths := rollouts.capacity_block_stalls(change.changed, desired):
+                scaled = int((r.inputs.get("scalingConfig") or {}).get("desiredSize") or 0) != desired
                 _fail(change, f"{', '.join(paths)}: the group upgrades with {desired} node(s) wanted "
-                              f"({rollouts.CAPACITY_BLOCK_AT_ZERO}); pulumi up once with the pool's replicas: 0, "
-                              "then with this change, then restore the replicas")
+                              f"({rollouts.CAPACITY_BLOCK_AT_ZERO})"
+                              + ("; it still wants them when the upgrade runs, before the new scaling applies "
+                                 f"({rollouts.VERSION_BEFORE_SCALING})" if scaled else "")
+                              + "; pulumi up once with the pool's replicas: 0, then with this change, then restore "
+                              "the replicas")
 
 
 # --- the device story ------------------------------------------------------------------------------
