@@ -351,3 +351,34 @@ def test_the_text_does_not_say_every_node_of_a_partly_rolled_pool_is_replaced() 
     text = console.export_text()
     assert "every node replaced" not in text
     assert "Nodes partly rolled (updated in place, only some nodes replaced): b" in text
+
+
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+
+
+def test_a_kubernetes_provider_pointed_at_another_cluster_replaces_every_object_it_manages() -> None:
+    """A new cluster name points the kubeconfig's active cluster elsewhere: the provider's DiffConfig
+    asks for a replacement, and the engine then replaces every resource the provider manages (its
+    reference changes: pulumi/pulumi step_generator.go `providerChanged`), NodePools and all, so the
+    Karpenter pools' nodes are replaced, not rolled."""
+    before = stack("karpenter")
+    after = stack("karpenter") | {"eks-devices:cluster": {**before["eks-devices:cluster"], "name": "ml2"}}
+    changes, story = compare(before, after)
+    provider = next(c for c in changes if c.type == K8S_PROVIDER)
+    assert provider.action == "replace"
+    managed = [c for c in changes if c.type.startswith("kubernetes:")]
+    assert managed and {c.action for c in managed} == {"replace"}
+    pools = [c for c in managed if c.type == NODE_POOL]
+    assert {c.name for c in pools} == {"platform-a", "platform-b"}
+    assert all(any(r.startswith("its provider platform-k8s is replaced") for r in c.reasons) for c in pools)
+    assert {s["pool"]: s["nodes"] for s in story["pools"]} == {"a": "replaced", "b": "replaced"}
+
+
+def test_a_kubeconfig_changing_only_its_credentials_updates_the_provider_in_place() -> None:
+    """aws:profile changes the kubeconfig's user (the exec profile), not its active cluster: the
+    provider's DiffConfig updates it in place, and nothing it manages changes."""
+    before = stack("karpenter")
+    changes, _ = compare(before, before | {"aws:profile": "ml-admin"})
+    provider = next(c for c in changes if c.type == K8S_PROVIDER)
+    assert provider.action == "update" and provider.changed == ["kubeconfig"] and not provider.reasons
+    assert not [c for c in changes if c.type.startswith("kubernetes:")]
