@@ -185,6 +185,13 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                                                 karpenter(_renamed(KARPENTER, "cpu-gpu", "gpu-l40s"))),
     "karpenter-label-added": (karpenter(KARPENTER), karpenter({"cpu-gpu": {**KARPENTER["cpu-gpu"],
                                                                           "labels": {"team": "ml"}}})),
+    "auto-pool-added": (auto_mode(AUTO), auto_mode({**AUTO, "g6": {"instanceTypes": ["g6.xlarge"],
+                                                                   "devices": {"nvidia": "dra"}}})),
+    "auto-pool-removed": (auto_mode(AUTO), auto_mode({"gpu": AUTO["gpu"]})),
+    "claim-namespace-changes": (auto_mode(AUTO, CLAIM), auto_mode(AUTO, {"one-gpu": {**CLAIM["one-gpu"],
+                                                                                   "namespace": "ml2"}})),
+    "karpenter-limits-change": (karpenter(KARPENTER), karpenter({"cpu-gpu": {**KARPENTER["cpu-gpu"],
+                                                                            "limits": {"cpu": 64}}})),
 }
 
 
@@ -202,6 +209,56 @@ def test_diff_predicts_the_engines_steps(control_plane: ControlPlane, pulumi_env
     predicted = predicted_steps(stack, before, after)
     real = _relevant(real_steps(control_plane, pulumi_env, stack, before, after))
     assert real, f"{case}: the engine planned no step at all (a change the test means to make)"
+    assert predicted == real
+
+
+def _spare_user(kubeconfig: str) -> str:
+    """The kubeconfig with a second user nothing uses: its text changes, its active cluster does not."""
+    config = json.loads(kubeconfig)
+    config["users"].append({"name": "spare", "user": {"token": "unused"}})
+    return json.dumps(config)
+
+
+def _server_name(kubeconfig: str) -> str:
+    """The kubeconfig's active cluster verified under another of the server's names: the same API server,
+    but another cluster entry, which is what the provider's DiffConfig compares."""
+    config = json.loads(kubeconfig)
+    config["clusters"][0]["cluster"]["tls-server-name"] = "kubernetes"
+    return json.dumps(config)
+
+
+KUBECONFIG_CASES = {"kubeconfig-credentials-only": (_spare_user, "update"),
+                    "kubeconfig-another-cluster": (_server_name, "replace")}
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+
+
+def _kubernetes_steps(steps: dict[str, str]) -> dict[str, str]:
+    return {urn: op for urn, op in steps.items()
+            if (kind := urn.split("::")[2].split("$")[-1]).startswith("kubernetes:") or kind == K8S_PROVIDER}
+
+
+@pytest.mark.parametrize("case", sorted(KUBECONFIG_CASES))
+def test_diff_predicts_the_engines_steps_when_the_kubeconfig_changes(control_plane: ControlPlane,
+                                                                     pulumi_env: dict[str, str], case: str) -> None:
+    """A kubeconfig whose active cluster is unchanged updates the provider and nothing it manages; one whose
+    active cluster entry changes replaces the provider, and the engine then replaces every object it manages
+    (`providerChanged`): `diff` predicts both from the two programs' recordings."""
+    edit, provider_step = KUBECONFIG_CASES[case]
+    cfg = karpenter(KARPENTER, name="e2e-kube")
+
+    def before(kubeconfig: str) -> Callable[[], None]:
+        return components(cfg, kubeconfig)
+
+    def after(kubeconfig: str) -> Callable[[], None]:
+        return components(cfg, edit(kubeconfig))
+
+    text = _kubeconfig_text(control_plane)
+    old, new = (offline.run(program(text), {}, stack=case, project=PROJECT) for program in (before, after))
+    predicted = {c.urn: c.action + (" (delete first)" if c.action == "replace" and c.delete_before_replace else "")
+                 for c in diff.compare(old, new) if c.type.startswith("kubernetes:") or c.type == K8S_PROVIDER}
+    real = _kubernetes_steps(real_steps(control_plane, pulumi_env, case, before, after))
+    assert [op for urn, op in real.items() if K8S_PROVIDER in urn] == [provider_step]
+    assert (len(real) > 1) == (provider_step == "replace"), real
     assert predicted == real
 
 

@@ -283,6 +283,21 @@ def test_a_capacity_block_group_upgrade_with_nodes_fails_and_at_zero_does_not() 
         assert any("upgraded only at desired size 0" in r for r in group.reasons) is fails
 
 
+def test_a_capacity_block_group_upgrade_counts_the_nodes_it_has_when_the_upgrade_runs() -> None:
+    """The provider upgrades a node group before it applies new scaling (terraform-provider-aws
+    `resourceNodeGroupUpdate`: the version update first): replicas 1 → 0 with a tag change in one
+    `pulumi up` still upgrades a group of 1 node and stalls; 0 → 1 with it upgrades the empty group."""
+    cb = {"instanceTypes": ["p5.48xlarge"], "capacity": "capacity-block",
+          "capacityReservationIds": ["cr-0123456789abcdef0"], "availabilityZone": "us-west-2a", "placementGroup": False}
+    for before, after, fails in ((1, 0, True), (0, 1, False)):
+        changes, _ = compare(stack("managed-node-groups", pools={"cb": {**cb, "replicas": before}}),
+                             stack("managed-node-groups", pools={"cb": {**cb, "replicas": after}}, tags={"team": "ml"}))
+        group = next(c for c in changes if c.type == NODE_GROUP and c.name == "platform-cb")
+        assert "launchTemplate.version" in group.changed and "scalingConfig.desiredSize" in group.changed
+        assert group.fails is fails, (before, after, group.reasons)
+        assert (group in diff.stateful_losses(changes)) is fails  # --fail-on replace
+
+
 def test_a_skipped_kubernetes_minor_fails() -> None:
     one = stacks.config("karpenter", "1.34", {}, name="ml", network={"availabilityZones": TWO_ZONES},
                         cluster={"karpenter": {"version": "1.15.0"}})
@@ -308,3 +323,62 @@ def test_karpenter_requirements_drift_only_the_nodes_they_no_longer_accept() -> 
                                    "node.kubernetes.io/instance-type p5e.48xlarge drift, the other nodes are kept")
     assert story["nodesRolled"] == ["b"] and pools_of(story)["b"]["nodes"] == "partly rolled"
     assert pools_of(story)["b"]["rolledBecause"] == [f"platform-b: {pool.rollout}"]
+
+
+def test_the_text_names_the_managers_of_a_pool_created_or_deleted() -> None:
+    """A new pool has no manager before and a deleted one none after: the text says which manager
+    each brings or takes (`- → device-plugin`, `device-plugin → -`), not flips and not a bare `-`."""
+    base = stack("karpenter")
+    pools = dict(base["eks-devices:nodePools"])
+    pools["c"] = pools.pop("a")
+    changes, story = compare(base, base | {"eks-devices:nodePools": pools})
+    assert [(s["pool"], s["nodes"]) for s in story["pools"]] == [("a", "deleted"), ("c", "created")]
+    console = Console(record=True, width=200)
+    print_diff(console, "pool a replaced by c", changes, story, diff.summary(changes))
+    lines = [line.strip() for line in console.export_text().splitlines()]
+    assert lines[lines.index("a: nodes deleted") + 1] == "nvidia: device-plugin → -"
+    assert lines[lines.index("c: nodes created") + 1] == "nvidia: - → device-plugin"
+
+
+def test_the_text_does_not_say_every_node_of_a_partly_rolled_pool_is_replaced() -> None:
+    """An instance type removed from a Karpenter pool drifts only that type's nodes: the summary line
+    lists the pool as partly rolled, not under 'every node replaced'."""
+    two, one = {"instanceTypes": ["p5.48xlarge", "p5e.48xlarge"]}, {"instanceTypes": ["p5.48xlarge"]}
+    changes, story = compare(stack("karpenter", pools={"b": two}), stack("karpenter", pools={"b": one}))
+    assert story["nodesRolled"] == ["b"] and pools_of(story)["b"]["nodes"] == "partly rolled"
+    console = Console(record=True, width=200)
+    print_diff(console, "an instance type removed", changes, story, diff.summary(changes))
+    text = console.export_text()
+    assert "every node replaced" not in text
+    assert "Nodes partly rolled (updated in place, only some nodes replaced): b" in text
+
+
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+
+
+def test_a_kubernetes_provider_pointed_at_another_cluster_replaces_every_object_it_manages() -> None:
+    """A new cluster name points the kubeconfig's active cluster elsewhere: the provider's DiffConfig
+    asks for a replacement, and the engine then replaces every resource the provider manages (its
+    reference changes: pulumi/pulumi step_generator.go `providerChanged`), NodePools and all, so the
+    Karpenter pools' nodes are replaced, not rolled."""
+    before = stack("karpenter")
+    after = stack("karpenter") | {"eks-devices:cluster": {**before["eks-devices:cluster"], "name": "ml2"}}
+    changes, story = compare(before, after)
+    provider = next(c for c in changes if c.type == K8S_PROVIDER)
+    assert provider.action == "replace"
+    managed = [c for c in changes if c.type.startswith("kubernetes:")]
+    assert managed and {c.action for c in managed} == {"replace"}
+    pools = [c for c in managed if c.type == NODE_POOL]
+    assert {c.name for c in pools} == {"platform-a", "platform-b"}
+    assert all(any(r.startswith("its provider platform-k8s is replaced") for r in c.reasons) for c in pools)
+    assert {s["pool"]: s["nodes"] for s in story["pools"]} == {"a": "replaced", "b": "replaced"}
+
+
+def test_a_kubeconfig_changing_only_its_credentials_updates_the_provider_in_place() -> None:
+    """aws:profile changes the kubeconfig's user (the exec profile), not its active cluster: the
+    provider's DiffConfig updates it in place, and nothing it manages changes."""
+    before = stack("karpenter")
+    changes, _ = compare(before, before | {"aws:profile": "ml-admin"})
+    provider = next(c for c in changes if c.type == K8S_PROVIDER)
+    assert provider.action == "update" and provider.changed == ["kubeconfig"] and not provider.reasons
+    assert not [c for c in changes if c.type.startswith("kubernetes:")]

@@ -59,9 +59,10 @@ def print_diff(console: Console, title: str, changes: list[Change], story: dict[
 
 
 def _managers(s: dict[str, Any]) -> str:
-    """`<family>: <manager>, …` when kept; `<family>: <old> → <new> (flips)` when one changes."""
-    return ", ".join(f"{f}: {m['before']}" if not m["flips"] else
-                     f"{f}: {m['before']} → {m['after']}" + (" (flips)" if "-" not in (m["before"], m["after"]) else "")
+    """`<family>: <manager>, …` when kept; `<family>: <old> → <new>` when it changes (`(flips)` on a kept
+    pool; `-` is the side where a created or deleted pool has none)."""
+    return ", ".join(f"{f}: {m['before']}" if m["before"] == m["after"] else
+                     f"{f}: {m['before']} → {m['after']}" + (" (flips)" if m["flips"] else "")
                      for f, m in s["managers"].items()) or "no device managers"
 
 
@@ -85,8 +86,11 @@ def _print_story(console: Console, story: dict[str, Any], verbose: bool) -> None
         say(console, "Helm releases removed: " + ", ".join(story["releasesRemoved"]))
     if story["releasesAdded"]:
         say(console, "Helm releases added: " + ", ".join(story["releasesAdded"]))
-    if story["nodesRolled"]:
-        say(console, "Nodes rolled (updated in place, every node replaced): " + ", ".join(story["nodesRolled"]))
+    partly = {s["pool"] for s in story["pools"] if s["nodes"] == "partly rolled"}
+    if whole := [p for p in story["nodesRolled"] if p not in partly]:
+        say(console, "Nodes rolled (updated in place, every node replaced): " + ", ".join(whole))
+    if some := [p for p in story["nodesRolled"] if p in partly]:
+        say(console, "Nodes partly rolled (updated in place, only some nodes replaced): " + ", ".join(some))
     for drift in story["amiDrift"]:
         say(console, f"AMI drift: pool {drift['pool']} ({drift['provisioning']}, {drift['capacity']}) selects "
                      f"{drift['alias']}: {cited(drift['why'], verbose)}", hanging="  ")

@@ -138,9 +138,11 @@ def _verdict(change: Change, new: Registered, old: Registered, matched: dict[str
     entry = replacement.entry(new.type)
     replace: list[str] = []
     fail: list[str] = []
+    same_cluster = bool(entry and entry.kubeconfig) and _same_cluster(old.inputs, new.inputs, entry.kubeconfig)
     for path in change.changed:
         hits = [r for r in new.replace_on_changes if covers(r, path)]
-        forcing = [p for p in (entry.paths if entry else ()) if covers(p, path)]
+        forcing = [p for p in (entry.paths if entry else ()) if covers(p, path)
+                   and not (same_cluster and p == entry.kubeconfig)]
         if hits:
             replace.append(f"{path}: replace-on-change path {hits[0]} of the program")
         elif forcing and entry is not None:
@@ -158,6 +160,12 @@ def _verdict(change: Change, new: Registered, old: Registered, matched: dict[str
     change.reasons = replace + fail
     change.fails = bool(fail) and not replace
     change.action = "replace" if replace else "update" if change.changed else "same"
+
+
+def _same_cluster(old: dict[str, Any], new: dict[str, Any], key: str) -> bool:
+    """Whether two kubeconfigs point at the same cluster (`replacement.active_cluster`), both readable."""
+    was, now = replacement.active_cluster(old.get(key)), replacement.active_cluster(new.get(key))
+    return was is not None and was == now
 
 
 def compare(before: Recording, after: Recording) -> list[Change]:
@@ -248,6 +256,8 @@ def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: 
     while fresh := [u for u, c in changes.items() if c.action == "replace" and u not in done]:
         for urn in fresh:
             done.add(urn)
+            if changes[urn].type.startswith("pulumi:providers:"):
+                _provider_replaced(changes, matched, after, urn)
             old = matched.get(urn)
             needles = _references(old) if old is not None else []
             for r in after.resources if needles else []:
@@ -258,6 +268,17 @@ def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: 
                 if paths:
                     change.changed.extend(paths)
                     _verdict(change, r, old_r, matched, cause=f"{changes[urn].type}::{changes[urn].name}")
+
+
+def _provider_replaced(changes: dict[str, Change], matched: dict[str, Registered], after: Recording,
+                       provider: str) -> None:
+    """Every resource the replaced `provider` manages is replaced too (`replacement.PROVIDER_REPLACED`)."""
+    for r in after.resources:
+        change = changes[r.urn]
+        if r.urn in matched and r.provider.rpartition("::")[0] == provider and change.action != "replace":
+            change.reasons.insert(0, f"its provider {changes[provider].name} is replaced, and with it every "
+                                     f"resource it manages ({replacement.PROVIDER_REPLACED})")
+            change.action, change.fails = "replace", False
 
 
 def _fixed_names(changes: dict[str, Change], after: Recording) -> None:
@@ -352,11 +373,16 @@ def _refused(changes: dict[str, Change], matched: dict[str, Registered], after: 
             if why := rollouts.version_step_problem(*step):
                 _fail(change, f"version: {why}")
         if r.type == rollouts.NODE_GROUP and r.inputs.get("capacityType") == "CAPACITY_BLOCK":
-            desired = int((r.inputs.get("scalingConfig") or {}).get("desiredSize") or 0)
+            # the upgrade runs before new scaling applies (`rollouts.VERSION_BEFORE_SCALING`): the old size counts
+            desired = int((old.inputs.get("scalingConfig") or {}).get("desiredSize") or 0)
             if paths := rollouts.capacity_block_stalls(change.changed, desired):
+                scaled = int((r.inputs.get("scalingConfig") or {}).get("desiredSize") or 0) != desired
                 _fail(change, f"{', '.join(paths)}: the group upgrades with {desired} node(s) wanted "
-                              f"({rollouts.CAPACITY_BLOCK_AT_ZERO}); pulumi up once with the pool's replicas: 0, "
-                              "then with this change, then restore the replicas")
+                              f"({rollouts.CAPACITY_BLOCK_AT_ZERO})"
+                              + ("; it still wants them when the upgrade runs, before the new scaling applies "
+                                 f"({rollouts.VERSION_BEFORE_SCALING})" if scaled else "")
+                              + "; pulumi up once with the pool's replicas: 0, then with this change, then restore "
+                              "the replicas")
 
 
 # --- the device story ------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import yaml
+
 from eks_devices.core.knowledge.charts.nvidia_dra_driver import COMPUTE_DOMAIN_API, COMPUTE_DOMAIN_IMMUTABLE
 
 TF = "hashicorp/terraform-provider-aws"
@@ -51,6 +53,7 @@ class Replacement:
     stateful: bool  # replacing or deleting it loses what cannot be recreated as it was
     loses: str = ""  # what, in a few words (stateful entries)
     immutable: tuple[str, ...] = ()  # the API refuses a change here; pulumi up fails unless replaceOnChanges
+    kubeconfig: str = ""  # a path in `paths` that replaces only when its kubeconfig's active cluster changes
 
 
 def _tf(path: str, commit: str, keys: str) -> str:
@@ -216,13 +219,15 @@ TABLE: dict[str, Replacement] = {
         False),
     # --- Kubernetes ------------------------------------------------------------------------------
     # DiffConfig replaces the provider when `clusterIdentifier` changes, when `kubeconfig` is unknown, and
-    # when the kubeconfig's active cluster (server, CA, cluster entry) changes; a kubeconfig that changes
-    # only its credentials (e.g. the exec profile) updates in place, which a string diff cannot tell.
+    # when the kubeconfig's active cluster (the cluster entry its current context names: server, CA, …)
+    # changes; a kubeconfig that changes only its credentials (e.g. the exec profile) updates in place
+    # (`active_cluster` reads that entry). A replaced provider replaces every resource it manages
+    # (`PROVIDER_REPLACED`).
     "pulumi:providers:kubernetes": Replacement(
         ("kubeconfig", "clusterIdentifier"),
         "pulumi/pulumi-kubernetes v4.32.0 provider/pkg/provider/provider.go:454-569 (DiffConfig: "
         "clusterIdentifier, or a kubeconfig whose active cluster changes)",
-        False),
+        False, kubeconfig="kubeconfig"),
     "kubernetes:helm.sh/v3:Release": Replacement(
         ("name", "namespace"),
         "pulumi/pulumi-kubernetes v4.32.0 provider/pkg/provider/helm_release.go:907 (.name, .namespace; "
@@ -253,6 +258,25 @@ TABLE: dict[str, Replacement] = {
     "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate": Replacement(
         _METADATA, f"{K8S_PROVIDER}; {CLAIM_IMMUTABLE}", False, immutable=("spec",)),
 }
+
+
+# When a provider is replaced, the resources it manages get a new provider reference, and the engine asks the new
+# provider's DiffConfig whether that needs them replaced: it does, as it replaced the provider.
+PROVIDER_REPLACED = ("pulumi/pulumi pkg/resource/deploy/step_generator.go `providerChanged` (a DiffConfig that "
+                     "reports a replacement replaces each resource of the provider; explicit providers too since "
+                     "pulumi/pulumi#18509, 2025-02)")
+
+
+def active_cluster(kubeconfig: object) -> object:
+    """The cluster entry (server, certificate authority, …) of a kubeconfig's current context, which is all
+    pulumi-kubernetes' DiffConfig compares (provider.go `getActiveClusterFromConfig`); None when the kubeconfig
+    cannot be read, so that any change of it counts."""
+    try:
+        config = yaml.safe_load(kubeconfig) if isinstance(kubeconfig, str) else kubeconfig
+        context = next(c["context"] for c in config["contexts"] if c["name"] == config["current-context"])
+        return next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
+    except (yaml.YAMLError, KeyError, TypeError, StopIteration):
+        return None
 
 
 def entry(type_: str) -> Replacement | None:

@@ -13,7 +13,8 @@ Sources (read at these revisions; paths are in each repository):
 - hashicorp/terraform-provider-aws internal/service/eks/node_group.go (commit 012e0a32), `resourceNodeGroupUpdate`:
   a change of `launch_template`, `release_version` or `version` calls UpdateNodegroupVersion, which
   replaces the group's nodes in a rolling update; labels, taints, tags and scaling are updated in
-  place without new nodes.
+  place without new nodes, by an UpdateNodegroupConfig that runs after the version update ("Do any
+  version update first"), so an upgrade meets the group at its old size.
 - aws/karpenter-provider-aws v1.14.0-68-g1d927085d pkg/apis/v1/ec2nodeclass.go:41-123 and
   `Hash` at :541: the EC2NodeClass drift hash covers the whole spec except the selector terms and
   `ipPrefixCount` (`hash:"ignore"`; selector terms drift only when what they resolve to changes:
@@ -133,6 +134,9 @@ def source(type_: str) -> str:
 
 # --- updates the API refuses, or that stall half-way -------------------------------------------------
 
+VERSION_BEFORE_SCALING = ("hashicorp/terraform-provider-aws internal/service/eks/node_group.go (commit 012e0a32) "
+                          "(resourceNodeGroupUpdate: UpdateNodegroupVersion runs before UpdateNodegroupConfig, which "
+                          "applies the new scaling)")
 CAPACITY_BLOCK_AT_ZERO = ("EKS User Guide, \"Create a managed node group with Capacity Blocks for ML\": a Capacity "
                           "Block node group is upgraded only at desired size 0")
 ONE_MINOR_AT_A_TIME = ("EKS User Guide, \"Update existing cluster to new Kubernetes version\": one minor version "
@@ -141,7 +145,8 @@ ONE_MINOR_AT_A_TIME = ("EKS User Guide, \"Update existing cluster to new Kuberne
 
 def capacity_block_stalls(changed: list[str], desired_size: int) -> list[str]:
     """The changed node group paths that upgrade (UpdateNodegroupVersion) a Capacity Block group that
-    still wants nodes: EKS refuses them until its desired size is 0 (`CAPACITY_BLOCK_AT_ZERO`)."""
+    still wants nodes: EKS refuses them until its desired size is 0 (`CAPACITY_BLOCK_AT_ZERO`).
+    `desired_size` is the group's size before the update: the upgrade runs first (`VERSION_BEFORE_SCALING`)."""
     return [] if desired_size == 0 else rolling_paths(NODE_GROUP, changed)
 
 
