@@ -118,6 +118,17 @@ def test_affinity_and_selector_validation() -> None:
     assert kube_validation.node_selector_problems({"eks-devices.io/pool": "gpu-1"}) == []
 
 
+def test_affinity_of_the_wrong_shape_is_a_problem_at_its_path_not_a_crash() -> None:
+    at = "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    assert kube_validation.affinity_problems({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": True}}}) == [(at, "True: must be a list of node selector terms")]
+    assert kube_validation.affinity_problems(affinity({"matchExpressions": {"key": "a"}, "matchFields": "x"})) == [
+        (f"{at}[0].matchExpressions", "{'key': 'a'}: must be a list"), (f"{at}[0].matchFields", "'x': must be a list")]
+    preferred = "nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+    assert kube_validation.affinity_problems({"nodeAffinity": {preferred.split(".")[1]: {"weight": 1}}}) == [
+        (preferred, "{'weight': 1}: must be a list of weighted node selector terms")]
+
+
 def test_helm_merges_an_affinity_value_into_the_charts_default() -> None:
     agent = charts.CHARTS["nvidia-dra-driver"].agents[0]
     own = affinity(term({"key": "a", "operator": "Exists"}))

@@ -131,9 +131,13 @@ def _term_problems(term: Any, at: str) -> list[Problem]:
     unknown = [k for k in term if k not in TERM_FIELDS]
     out = [(at, f"unknown field(s) {', '.join(repr(k) for k in unknown)}: a node selector term has only "
                 "matchExpressions and matchFields")] if unknown else []
-    for i, expr in enumerate(term.get("matchExpressions") or []):
+    for key in ("matchExpressions", "matchFields"):
+        if not isinstance(term.get(key) or [], list):
+            out.append((f"{at}.{key}", f"{term[key]!r}: must be a list"))
+    expressions, fields = (term.get(key) if isinstance(term.get(key), list) else [] for key in TERM_FIELDS)
+    for i, expr in enumerate(expressions):
         out += requirement_problems(expr, f"{at}.matchExpressions[{i}]")
-    for i, field in enumerate(term.get("matchFields") or []):
+    for i, field in enumerate(fields):
         where = f"{at}.matchFields[{i}]"
         if not isinstance(field, dict) or field.get("key") != "metadata.name":
             out.append((where, "the only supported field key is metadata.name"))
@@ -152,11 +156,19 @@ def affinity_problems(affinity: Any) -> list[Problem]:
     if isinstance(required, dict):
         at = "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
         terms = required.get("nodeSelectorTerms") or []
-        if not terms:
+        if not isinstance(terms, list):
+            out.append((at, f"{terms!r}: must be a list of node selector terms"))
+        elif not terms:
             out.append((at, "must have at least one node selector term"))
-        for i, term in enumerate(terms):
-            out += _term_problems(term, f"{at}[{i}]")
-    for i, pref in enumerate(node.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+        else:
+            for i, term in enumerate(terms):
+                out += _term_problems(term, f"{at}[{i}]")
+    preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    if not isinstance(preferred, list):
+        out.append(("nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+                    f"{preferred!r}: must be a list of weighted node selector terms"))
+        preferred = []
+    for i, pref in enumerate(preferred):
         at = f"nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
         weight = pref.get("weight") if isinstance(pref, dict) else None
         if not isinstance(weight, int) or not 1 <= weight <= 100:
