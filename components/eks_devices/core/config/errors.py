@@ -165,10 +165,9 @@ def _accepted(err: Any, model: type[BaseModel] | None = None) -> str:
     msg = err["msg"]
     if kind == "literal_error" and isinstance(given, str):
         options = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
-        close = ([o for o in options if o.lower() == given.lower().replace("_", "-")]
-                 or difflib.get_close_matches(given, options, n=1, cutoff=0.6))
-        if close:
-            return f"did you mean {close[0]!r}? {msg.removeprefix('Input should be ')}"
+        exact = [o for o in options if o.lower() == given.lower().replace("_", "-")]
+        if hint := (f"did you mean {exact[0]!r}? " if exact else did_you_mean(given, options)):
+            return hint + msg.removeprefix("Input should be ")
     for prefix in ("Value error, ", "Input should be "):
         if msg.startswith(prefix):
             msg = msg[len(prefix):]
