@@ -382,3 +382,17 @@ def test_a_kubeconfig_changing_only_its_credentials_updates_the_provider_in_plac
     provider = next(c for c in changes if c.type == K8S_PROVIDER)
     assert provider.action == "update" and provider.changed == ["kubeconfig"] and not provider.reasons
     assert not [c for c in changes if c.type.startswith("kubernetes:")]
+
+
+def test_pinning_an_ami_from_latest_rolls_unless_it_is_the_release_already_running() -> None:
+    """Karpenter drifts a node when its class's AMI selector no longer resolves to its AMI: pinning the
+    release an `@latest` pool already runs drifts nothing, which the stack file cannot tell."""
+    pinned = {"a": {**POOLS["a"], "amiVersion": "v20251117"}}
+    changes, _ = compare(stack("karpenter"), stack("karpenter", pools=pinned))
+    node_class = next(c for c in changes if c.type == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    assert node_class.action == "update" and node_class.rolls
+    assert "unless al2023@v20251117 is the release they already run" in node_class.rollout
+    # any other change of the class still just drifts the nodes
+    changes, _ = compare(stack("karpenter"), stack("karpenter", pools={"a": {**POOLS["a"], "diskSizeGib": 300}}))
+    other = next(c for c in changes if c.type == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    assert other.rolls and "unless" not in other.rollout

@@ -327,8 +327,11 @@ def _rollouts(changes: dict[str, Change], matched: dict[str, Registered], after:
             source_urn = class_names.get(node_class)
             if source_urn and (paths := rollouts.rolling_paths(changes[source_urn].type, changes[source_urn].changed)):
                 changes[source_urn].rolls.append(r.urn)
-                changes[source_urn].rollout = (f"{', '.join(paths)}: drift of the nodes built from it "
-                                               f"({rollouts.source(changes[source_urn].type)})")
+                pinned = rollouts.pinned_from_latest(paths, matched[source_urn].inputs,
+                                                     next(n for n in after.resources if n.urn == source_urn).inputs)
+                why = (f"unless {pinned} is the release they already run ({rollouts.KARPENTER_AMI_DRIFT})" if pinned
+                       else f"({rollouts.source(changes[source_urn].type)})")
+                changes[source_urn].rollout = f"{', '.join(paths)}: drift of the nodes built from it {why}"
         paths = rollouts.rolling_paths(r.type, change.changed) if change.action == "update" else []
         if r.type in NODE_TYPES and paths:
             change.rolls.append(r.urn)

@@ -42,6 +42,9 @@ Sources (read at these revisions; paths are in each repository):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from eks_devices.core.knowledge import amis
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -60,6 +63,9 @@ KARPENTER_REQUIREMENTS = ("kubernetes-sigs/karpenter v1.14.0-20-g226646810 pkg/a
                           "hash:\"ignore\") and pkg/controllers/nodeclaim/disruption/drift.go (areRequirementsDrifted)")
 KARPENTER_DRIFT = ("aws/karpenter-provider-aws v1.14.0-68-g1d927085d pkg/apis/v1/ec2nodeclass.go "
                    "(EC2NodeClass.Hash) and website/content/en/docs/concepts/disruption.md (Drift)")
+AMI_TERMS = "spec.amiSelectorTerms"
+KARPENTER_AMI_DRIFT = ("aws/karpenter-provider-aws v1.14.0-68-g1d927085d pkg/cloudprovider/drift.go (isAMIDrifted: "
+                       "a node drifts when the AMIs its class's selector terms resolve to no longer include its own)")
 
 
 @dataclass(frozen=True)
@@ -157,3 +163,20 @@ def version_step_problem(before: tuple[int, int], after: tuple[int, int]) -> str
     what = "a downgrade" if after < before else f"{after[1] - before[1] - 1} skipped minor version(s)"
     return (f"Kubernetes {before[0]}.{before[1]} → {after[0]}.{after[1]} is {what}: EKS refuses it "
             f"({ONE_MINOR_AT_A_TIME}); step through each minor, one pulumi up each")
+
+
+def pinned_from_latest(paths: list[str], old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """The alias a node class is pinned to when its only rolling change moves its AMI selector from one
+    family's `@latest` to a release of that family: its nodes drift only if that is not the release they
+    run (`KARPENTER_AMI_DRIFT`), which no stack file says."""
+    def aliases(inputs: dict[str, Any]) -> list[str]:
+        terms = (inputs.get("spec") or {}).get("amiSelectorTerms") or []
+        return [str(t.get("alias")) for t in terms if isinstance(t, dict) and t.get("alias")]
+
+    was, now = aliases(old), aliases(new)
+    if not paths or not all(_beneath(p, AMI_TERMS) for p in paths) or len(was) != 1 or len(now) != 1:
+        return None
+    family, _, version = was[0].partition("@")
+    if version != amis.LATEST or not now[0].startswith(f"{family}@") or now[0] == was[0]:
+        return None
+    return now[0]
