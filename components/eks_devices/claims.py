@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 from eks_devices.core.knowledge.charts import CRD_CHARTS
 from eks_devices.core.model import BuiltClaim, Plan
 from eks_devices.core.names import CLAIM_TEMPLATES_TYPE
-from eks_devices.inputs import check_plan, name_problems
+from eks_devices.inputs import check_plan, name_problems, provider_problems
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class ClaimTemplatesArgs:
     the release that installs its CRD)."""
 
     plan: Plan
-    k8s_provider: pulumi.ProviderResource | None
+    k8s_provider: pulumi.ProviderResource
     depends_on: Sequence[pulumi.Resource] = ()
     namespaces: Mapping[str, pulumi.Resource] = field(default_factory=dict)
     device_classes: Mapping[str, pulumi.Resource] = field(default_factory=dict)
@@ -48,7 +48,7 @@ class ClaimTemplates(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ClaimTemplatesArgs, opts: pulumi.ResourceOptions | None = None):
         plan = args.plan
-        check_plan("ClaimTemplates", plan, name_problems(name))
+        check_plan("ClaimTemplates", plan, [*name_problems(name), *provider_problems(args.k8s_provider, required=True)])
         super().__init__(CLAIM_TEMPLATES_TYPE, name, None, opts)
         self.objects = {}
         summary: dict[str, Any] = {}

@@ -22,7 +22,7 @@ from eks_devices.claims import ClaimTemplates, ClaimTemplatesArgs
 from eks_devices.core.config.errors import article
 from eks_devices.core.model import Plan
 from eks_devices.device_software import DeviceSoftware, DeviceSoftwareArgs
-from eks_devices.inputs import check_plan, name_problems, reject
+from eks_devices.inputs import check_plan, name_problems, provider_problems, reject
 from eks_devices.node_pools import NodePools, NodePoolsArgs, input_problems
 from eks_devices.platform import plan_config
 
@@ -106,11 +106,8 @@ class ClusterDevices(pulumi.ComponentResource):
         # error findings, the name and what the pools lack (the EFA security group, the provider) are refused
         # here, all at once, before this component registers (not by NodePools once it has)
         problems = input_problems(pools)
-        if args.k8s_provider is None and "k8sProvider" not in {path for path, _ in problems}:
-            # the device software and claims need it in every mode: without one, the releases would go to
-            # whatever cluster the ambient kubeconfig names
-            problems.append(("k8sProvider", "given None; accepted: the cluster's Kubernetes provider, "
-                                            "pulumi_kubernetes.Provider(name, kubeconfig=...)"))
+        if "k8sProvider" not in {path for path, _ in problems}:  # the device software and claims need one
+            problems.extend(provider_problems(args.k8s_provider, required=True))
         check_plan("ClusterDevices", plan, [*name_problems(name), *problems])
         self.plan = plan
         super().__init__(CLUSTER_DEVICES_TYPE, name, None, opts)

@@ -22,7 +22,7 @@ from eks_devices.core.manifests import software as device_manifests
 from eks_devices.core.model import Plan
 from eks_devices.core.model import Release as ReleasePlan
 from eks_devices.core.names import DEVICE_SOFTWARE_TYPE
-from eks_devices.inputs import check_plan, name_problems
+from eks_devices.inputs import check_plan, name_problems, provider_problems
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class DeviceSoftwareArgs:
     DaemonSet-only releases install before any node exists)."""
 
     plan: Plan
-    k8s_provider: pulumi.ProviderResource | None
+    k8s_provider: pulumi.ProviderResource
     depends_on: Sequence[pulumi.Resource] = ()
     workload_nodes: Sequence[pulumi.Resource] = ()
 
@@ -50,7 +50,7 @@ class DeviceSoftware(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DeviceSoftwareArgs, opts: pulumi.ResourceOptions | None = None):
         plan = args.plan
-        check_plan("DeviceSoftware", plan, name_problems(name))
+        check_plan("DeviceSoftware", plan, [*name_problems(name), *provider_problems(args.k8s_provider, required=True)])
         super().__init__(DEVICE_SOFTWARE_TYPE, name, None, opts)
         self._name = name
         self._provider = args.k8s_provider

@@ -36,6 +36,19 @@ def name_problems(name: object) -> list[Problem]:
     return []
 
 
+def provider_problems(provider: object, required: bool = False) -> list[Problem]:
+    """A Kubernetes provider given as something else (a kubeconfig, a cluster), which the SDK would only
+    refuse at the first object's registration with an AttributeError; or none where one is `required`:
+    without it, Pulumi's default provider applies the objects to whatever cluster the ambient kubeconfig
+    names."""
+    accepted = "accepted: the cluster's Kubernetes provider, pulumi_kubernetes.Provider(name, kubeconfig=...)"
+    if provider is None:
+        return [("k8sProvider", f"given None; {accepted}")] if required else []
+    if isinstance(provider, pulumi.ProviderResource):
+        return []
+    return [("k8sProvider", f"given a {type(provider).__name__}; {accepted}")]
+
+
 def check_name(component: str, name: object) -> None:
     """Refuse a name that is not non-empty text (`name_problems`)."""
     if problems := name_problems(name):

@@ -27,7 +27,7 @@ from eks_devices.core.manifests import nodes as manifests
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import NODE_POOLS_TYPE
 from eks_devices.core.vocabulary import reserves
-from eks_devices.inputs import Problem, check_plan, name_problems
+from eks_devices.inputs import Problem, check_plan, name_problems, provider_problems
 
 
 @dataclass(frozen=True)
@@ -77,15 +77,6 @@ def input_problems(args: NodePoolsArgs) -> list[Problem]:
     if plan.mode == "managed-node-groups":
         found.extend(zone_problems(args))
     return found
-
-
-def provider_problems(provider: object) -> list[Problem]:
-    """A Kubernetes provider given as something else (a kubeconfig, a cluster), which the SDK would only
-    refuse at the first object's registration with an AttributeError."""
-    if provider is None or isinstance(provider, pulumi.ProviderResource):
-        return []
-    return [("k8sProvider", f"given a {type(provider).__name__}; accepted: a Kubernetes provider for the cluster, "
-                            "pulumi_kubernetes.Provider(name, kubeconfig=...)")]
 
 
 def zone_problems(args: NodePoolsArgs) -> list[Problem]:

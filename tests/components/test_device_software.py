@@ -25,10 +25,9 @@ CLAIM = "kubernetes:resource.k8s.io/v1:ResourceClaim"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 
 
-def run(p: plan.Plan, cfg: dict[str, Any], stack: str = "test", with_provider: bool = True) -> engine.Recording:
+def run(p: plan.Plan, cfg: dict[str, Any], stack: str = "test") -> engine.Recording:
     def program() -> None:
-        provider = k8s.Provider("k8s", kubeconfig="{}") if with_provider else None
-        DeviceSoftware("devices", DeviceSoftwareArgs(plan=p, k8s_provider=provider))
+        DeviceSoftware("devices", DeviceSoftwareArgs(plan=p, k8s_provider=k8s.Provider("k8s", kubeconfig="{}")))
     return engine.run(program, cfg, stack=stack)
 
 
@@ -215,7 +214,7 @@ MIXED = {
 def mixed() -> tuple[plan.Plan, engine.Recording]:
     p = plan.build(parse(MIXED))
     assert not p.errors, p.errors
-    return p, run(p, MIXED, with_provider=False)
+    return p, run(p, MIXED)
 
 
 def test_gates_follow_the_pools(mixed: tuple) -> None:
@@ -257,9 +256,10 @@ def test_extra_class_and_claim_namespace_are_created(mixed: tuple) -> None:
         assert r.inputs["values"].get("image", {}).get("repository", "eu-west-1").find("us-west-2") == -1
 
 
-def test_no_provider_means_the_default_provider(mixed: tuple) -> None:
+def test_every_release_goes_through_the_given_provider(mixed: tuple) -> None:
     _, rec = mixed
-    assert [r.provider for r in rec.of_type(RELEASE)] == ["", "", ""]  # the engine's default provider
+    providers = {r.provider.rpartition("::")[0] for r in rec.of_type(RELEASE)}
+    assert len(rec.of_type(RELEASE)) == 3 and len(providers) == 1 and providers.pop().endswith("::k8s")
 
 
 # --- overrides are merged last and re-checked ---------------------------------------------------
@@ -303,7 +303,7 @@ def test_override_error_blocks_the_program_before_any_resource() -> None:
     def program() -> None:
         p = plan_for_stack()
         registered.append("planned")
-        DeviceSoftware("devices", DeviceSoftwareArgs(plan=p, k8s_provider=None))
+        DeviceSoftware("devices", DeviceSoftwareArgs(plan=p, k8s_provider=k8s.Provider("k8s", kubeconfig="{}")))
 
     with pytest.raises(PlanRejected, match="one-manager-per-node"):
         engine.run(program, cfg, stack="staging")

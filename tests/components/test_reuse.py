@@ -484,3 +484,20 @@ def test_cluster_devices_refuses_a_bad_name_or_args_before_registering(name: Any
     exc, recording = refused(lambda: ClusterDevices(name, args))
     assert recording.resources == [] and paths(exc) == [path]
 
+
+
+@pytest.mark.parametrize("component", ["DeviceSoftware", "ClaimTemplates"])
+def test_device_software_and_claims_alone_need_a_kubernetes_provider(component: str) -> None:
+    """Without a provider, Pulumi's default one would apply the releases and claims to whatever cluster the
+    ambient kubeconfig names: refused at k8sProvider before anything registers."""
+    plan = build(parse(KARPENTER_STACK))
+
+    def program() -> None:
+        if component == "DeviceSoftware":
+            DeviceSoftware("devices", DeviceSoftwareArgs(plan=plan, k8s_provider=None))  # type: ignore[arg-type]
+        else:
+            ClaimTemplates("claims", ClaimTemplatesArgs(plan=plan, k8s_provider=None))  # type: ignore[arg-type]
+
+    exc, recording = refused(program, KARPENTER_STACK)
+    assert recording.resources == [] and paths(exc) == ["k8sProvider"]
+    assert (exc.errors or [{}])[0]["reason"].startswith("given None; accepted: the cluster's Kubernetes provider")
