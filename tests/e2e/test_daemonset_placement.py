@@ -180,6 +180,10 @@ TOLERATIONS = [[], [{"operator": "Exists"}], [{"key": "dedicated", "operator": "
                                                 "effect": "NoSchedule"}],
                [{"key": "dedicated", "operator": "Exists"}], [{"operator": "Exists", "effect": "NoExecute"}],
                [{"key": "nvidia.com/gpu", "operator": "Exists"}, {"key": "aws.amazon.com/neuron", "operator": "Exists"}],
+               # no operator is Equal; an empty effect matches every effect; a value must match exactly
+               [{"key": "dedicated", "value": "ml"}, {"key": "aws.amazon.com/neuron", "operator": "Equal", "value": ""}],
+               [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "absent", "effect": "NoSchedule"}],
+               [{"operator": "Exists", "effect": "NoSchedule"}],
                None]
 
 
@@ -201,7 +205,19 @@ AFFINITIES = [None, {},
                   {"weight": 1, "preference": {"matchExpressions": [{"key": "team", "operator": "Exists"}]}}]}},
               _affinity([{"key": "team", "operator": "Exists"}]),
               _affinity([{"key": "eks-devices.io/device-manager-nvidia", "operator": "In",
-                          "values": ["dra", "device-plugin"]}])]
+                          "values": ["dra", "device-plugin"]}]),
+              _affinity([{"key": "team", "operator": "NotIn", "values": ["ml"]},
+                         {"key": "node.kubernetes.io/instance-type", "operator": "Exists"}]),
+              # terms are ORed, a term's expressions ANDed
+              {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                  {"matchExpressions": [{"key": "team", "operator": "In", "values": ["infer"]}]},
+                  {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"},
+                                        {"key": "eks-devices.io/device-manager-neuron", "operator": "Exists"},
+                                        {"key": "eks-devices.io/device-manager-efa", "operator": "NotIn",
+                                         "values": ["dra"]}]}]}}},
+              # a term on the node's name only: no planned node's name is known, so it places nowhere
+              {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                  {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["no-such-node"]}]}]}}}]
 SELECTORS = [{}, None, {"team": "ml"}, {"kubernetes.io/os": "linux"}]
 
 
