@@ -180,6 +180,10 @@ TOLERATIONS = [[], [{"operator": "Exists"}], [{"key": "dedicated", "operator": "
                                                 "effect": "NoSchedule"}],
                [{"key": "dedicated", "operator": "Exists"}], [{"operator": "Exists", "effect": "NoExecute"}],
                [{"key": "nvidia.com/gpu", "operator": "Exists"}, {"key": "aws.amazon.com/neuron", "operator": "Exists"}],
+               # no operator is Equal; an empty effect matches every effect; a value must match exactly
+               [{"key": "dedicated", "value": "ml"}, {"key": "aws.amazon.com/neuron", "operator": "Equal", "value": ""}],
+               [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "absent", "effect": "NoSchedule"}],
+               [{"operator": "Exists", "effect": "NoSchedule"}],
                None]
 
 
@@ -201,7 +205,19 @@ AFFINITIES = [None, {},
                   {"weight": 1, "preference": {"matchExpressions": [{"key": "team", "operator": "Exists"}]}}]}},
               _affinity([{"key": "team", "operator": "Exists"}]),
               _affinity([{"key": "eks-devices.io/device-manager-nvidia", "operator": "In",
-                          "values": ["dra", "device-plugin"]}])]
+                          "values": ["dra", "device-plugin"]}]),
+              _affinity([{"key": "team", "operator": "NotIn", "values": ["ml"]},
+                         {"key": "node.kubernetes.io/instance-type", "operator": "Exists"}]),
+              # terms are ORed, a term's expressions ANDed
+              {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                  {"matchExpressions": [{"key": "team", "operator": "In", "values": ["infer"]}]},
+                  {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"},
+                                        {"key": "eks-devices.io/device-manager-neuron", "operator": "Exists"},
+                                        {"key": "eks-devices.io/device-manager-efa", "operator": "NotIn",
+                                         "values": ["dra"]}]}]}}},
+              # a term on the node's name only: no planned node's name is known, so it places nowhere
+              {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                  {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["no-such-node"]}]}]}}}]
 SELECTORS = [{}, None, {"team": "ml"}, {"kubernetes.io/os": "linux"}]
 
 
@@ -287,6 +303,21 @@ def generated(count: int) -> list[Case]:
     return out
 
 
+RANKS = ["3", "007", "1_000", "99999999999999999999"]  # a label Gt/Lt reads as an int64, as Go parses one
+
+
+def edges() -> list[Case]:
+    """Node labels at the edges of what `Gt` reads as an integer: leading zeros, an underscore, past int64."""
+    pools = {f"rank-{i}": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "device-plugin"},
+                           "provisioning": "static", "replicas": 1, "labels": {"rank": rank}}
+             for i, rank in enumerate(RANKS)}
+    above = _affinity([{"key": "rank", "operator": "Gt", "values": ["2"]}])
+    below = _affinity([{"key": "rank", "operator": "Lt", "values": ["2000"]}])
+    return [case_of(f"e{i}", stacks.build(stacks.config(
+        "karpenter", "1.36", pools, name="placement", helmValues={"nvidia-device-plugin": {"affinity": affinity}})))
+        for i, affinity in enumerate((above, below))]
+
+
 def shipped() -> list[Case]:
     return [case_of(f"s-{name}", plan) for name in stacks.SHIPPED
             if (plan := stacks.shipped_plan(name)).releases]
@@ -294,7 +325,7 @@ def shipped() -> list[Case]:
 
 @pytest.fixture(scope="module")
 def outcomes(control_plane: ControlPlane) -> Iterator[list[tuple[Case, set[tuple[str, str]]]]]:
-    cases = [*shipped(), *generated(120)]
+    cases = [*shipped(), *edges(), *generated(120)]
     results: list[tuple[Case, set[tuple[str, str]]]] = []
     for i in range(0, len(cases), BATCH):
         batch = cases[i:i + BATCH]
@@ -320,6 +351,15 @@ def test_generated_stacks_are_placed_as_the_model_says(outcomes: list[tuple[Case
     wrong = {c.id: {"only real": sorted(real - c.modelled()), "only model": sorted(c.modelled() - real)}
              for c, real in generated_cases if real != c.modelled()}
     assert not wrong, wrong
+
+
+def test_labels_read_as_integers_are_placed_as_the_model_says(outcomes: list[tuple[Case, set[tuple[str, str]]]]) -> None:
+    edge = [(c, real) for c, real in outcomes if c.id.startswith("e")]
+    assert len(edge) == 2
+    wrong = {c.id: {"only real": sorted(real - c.modelled()), "only model": sorted(c.modelled() - real)}
+             for c, real in edge if real != c.modelled()}
+    assert not wrong, wrong
+    assert all(real for _, real in edge)
 
 
 def test_the_api_server_refuses_the_daemonsets_the_model_says_it_refuses(

@@ -4,6 +4,7 @@ of an affinity value into a chart default (derive/daemonsets.py)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -206,3 +207,15 @@ def test_any_override_shape_renders_and_validates_without_a_traceback(agent: cha
     rendered.lands_on({"nvidia.com/gpu.present": "true"}, ({"key": "nvidia.com/gpu", "effect": "NoSchedule"},))
     assert all(isinstance(path, str) and isinstance(problem, str)
                for path, problem in daemonsets.invalid_fields(agent, values))
+
+
+@pytest.mark.parametrize(("label", "op", "bound", "want"), [
+    ("007", "Gt", "2", True), ("+7", "Gt", "2", True), ("-7", "Lt", "-2", True),
+    ("1_000", "Gt", "2", False), ("1_000", "Lt", "2000", False),  # Go's ParseInt takes no underscore
+    (" 7", "Gt", "2", False),
+    ("9223372036854775807", "Gt", "2", True), ("9223372036854775808", "Gt", "2", False),  # past int64
+    ("7", "Gt", "1_0", False), ("7", "Lt", "99999999999999999999", False),
+])
+def test_gt_and_lt_read_int64s_as_go_parses_them(label: str, op: str, bound: str, want: bool) -> None:
+    """The scheduler's `strconv.ParseInt(s, 10, 64)`; `test_daemonset_placement.py` holds it against the real one."""
+    assert K.expression_matches({"key": "rank", "operator": op, "values": [bound]}, {"rank": label}) is want

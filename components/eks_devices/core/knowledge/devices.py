@@ -141,7 +141,8 @@ class Device:
         for key, quantity in self.capacity.items():
             domain, _, name = key.rpartition("/")
             capacity.setdefault(domain or self.driver, {})[name] = quantity
-        return {"driver": self.driver, "attributes": attributes, "capacity": capacity}
+        return {"driver": self.driver, "attributes": attributes, "capacity": capacity,
+                "allowMultipleAllocations": self.allocations > 1}
 
     def slice_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"name": self.name, "attributes": dict(self.attributes)}

@@ -7,8 +7,9 @@ DaemonSet on a node the way Kubernetes would:
   `scheduling/corev1/nodeaffinity/nodeaffinity.go`): the terms are ORed, a term's expressions
   ANDed; a selector with no terms, and a null or empty term (no `matchExpressions`, no
   `matchFields`), match no node; `NotIn` and `DoesNotExist` match a node without the label;
-  `Gt`/`Lt` compare the label's value and the single value as integers, and match nothing when
-  either is not an integer or the label is missing (apimachinery `pkg/labels/selector.go`);
+  `Gt`/`Lt` compare the label's value and the single value as int64s parsed as Go parses them
+  (no `1_000`, nothing past int64), and match nothing when either is not one or the label is missing
+  (apimachinery `pkg/labels/selector.go`);
 - taints and tolerations (kubernetes/api v0.34.0 `core/v1/toleration.go` `ToleratesTaint`): an
   empty effect matches every effect, an empty key with `Exists` every key, `Equal` (or no
   operator) compares values; only `NoSchedule` and `NoExecute` keep a pod off
@@ -19,6 +20,7 @@ DaemonSet on a node the way Kubernetes would:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from eks_devices.core.names import NODE_CONDITION_TAINT_PREFIX
@@ -43,11 +45,18 @@ def daemonset_tolerations(tolerations: list[dict[str, Any]], host_network: bool)
     return list(tolerations) + extra
 
 
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
 def _integer(text: Any) -> int | None:
-    try:
-        return int(str(text), 10)
-    except ValueError:
+    """The label or bound as Go's `strconv.ParseInt(s, 10, 64)` reads it (apimachinery
+    `pkg/labels/selector.go`): an optional sign and ASCII digits within int64, else None. Python's
+    `int()` also takes `1_000`, surrounding spaces and any size, which the scheduler never matches."""
+    value = str(text)
+    if not _INT64.fullmatch(value):
         return None
+    number = int(value, 10)
+    return number if -(2**63) <= number < 2**63 else None
 
 
 def expression_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:

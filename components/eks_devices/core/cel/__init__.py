@@ -7,202 +7,50 @@ Kubernetes evaluates DeviceClass and request selectors against each device a dri
 - `compile_expression(expression)` parses an expression and checks that every function it calls
   and every variable it reads exists in the DRA environment, raising `CelError` with the reason;
 - `evaluate(expression, device)` runs it against one device, given as
-  `{"driver": str, "attributes": {domain: {name: value}}, "capacity": {domain: {name: quantity}}}`.
+  `{"driver": str, "attributes": {domain: {name: value}}, "capacity": {domain: {name: quantity}}}`
+  (and `allowMultipleAllocations`, false when absent).
   Attribute values are Python `str`, `int` or `bool`; a version attribute may be given as
   `{"version": "1.2.3"}` (the ResourceSlice spelling). Capacities are Kubernetes quantities
   (`"80Gi"`, `"81152Mi"`, `4`).
 
 The Kubernetes CEL library functions DRA selectors use are provided: `quantity()` with
-`compareTo`, `isGreaterThan`, `isLessThan`, `asInteger`, `asApproximateFloat`, `sign`, `isInteger`,
-`add`, `sub`; `semver()` with `compareTo`, `isGreaterThan`, `isLessThan`, `major`, `minor`, `patch`;
-`isQuantity()` and `isSemver()`. As in Kubernetes, looking up a domain a device does not have gives
+`compareTo`, `isGreaterThan`, `isLessThan`, `asInteger`, `asApproximateFloat`, `isInteger`,
+`add`, `sub`, and the global `sign(q)` (a function, not a method: `q.sign()` does not compile); `semver()`
+(and `semver(text, true)`, normalizing) with `compareTo`, `isGreaterThan`, `isLessThan`, `major`, `minor`,
+`patch`; `isQuantity()` and `isSemver()`; cel-go's
+string extensions (`lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`, `indexOf`,
+`lastIndexOf`, `charAt`, `substring`). As in Kubernetes, looking up a domain a device does not have gives
 an empty map (so `"x" in device.attributes` is false), and reading a missing attribute is a
 runtime error, which `evaluate` raises as `CelError`, as the scheduler fails allocation on it.
+Equality across types is false, not an error (cel-go's heterogeneous equality: an int attribute `== 'x'`
+simply does not match), and numbers of different kinds compare by value.
+
+`compile_expression` also refuses what the API server's type checker refuses where the types are
+known without a device: a selector that is not a bool (`device.driver`), a field `device` lacks, `<`,
+`<=`, `>`, `>=` on quantities or versions (they compare with `compareTo`), `==` between different
+known types (a capacity against an int), methods a quantity or version lacks. Attribute values are
+typed only per device, so reads of them are checked at evaluation, as the scheduler does.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from fractions import Fraction
-from functools import cache, total_ordering
+from functools import cache
 from typing import Any
 
 import celpy
 import lark
 from celpy import celtypes
 
+from eks_devices.core.cel.checker import check_types
+from eks_devices.core.cel.errors import CelError
+from eks_devices.core.cel.library import FUNCTIONS, Quantity, Semver
+
 __all__ = ["CelError", "Quantity", "Semver", "compile_expression", "device", "evaluate", "selects"]
 
 
-class CelError(ValueError):
-    """A CEL expression that does not compile, or fails or is not a bool when evaluated."""
-
-
-# --- Kubernetes quantities and versions -------------------------------------------------------
-
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),
-            "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-            "P": Fraction(10**15), "E": Fraction(10**18)}
-_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?[0-9]+))?$")
-_SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
-                     r"(?:-((?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*))?"
-                     r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$")
-
-
-@total_ordering
-class Quantity:
-    """A Kubernetes resource quantity (`80Gi`, `500m`, `1e3`), compared by exact value."""
-
-    def __init__(self, text: str | int):
-        match = _QUANTITY.match(str(text).strip())
-        if not match:
-            raise ValueError(f"{text!r} is not a Kubernetes quantity")
-        number, suffix, exponent = match.groups()
-        value = Fraction(number)
-        if exponent is not None:
-            value *= Fraction(10) ** int(exponent)
-        elif suffix in _BINARY:
-            value *= _BINARY[suffix]
-        else:
-            value *= _DECIMAL[suffix or ""]
-        self.value = value
-        self.text = str(text)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Quantity) and self.value == other.value
-
-    def __lt__(self, other: Quantity) -> bool:
-        if not isinstance(other, Quantity):
-            return NotImplemented
-        return self.value < other.value
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-    def __repr__(self) -> str:
-        return f"quantity({self.text!r})"
-
-
-@total_ordering
-class Semver:
-    """A semantic version as Kubernetes' `semver()` reads it: major.minor.patch[-pre][+build]."""
-
-    def __init__(self, text: str):
-        match = _SEMVER.match(str(text))
-        if not match:
-            raise ValueError(f"{text!r} is not a semantic version (major.minor.patch)")
-        self.major, self.minor, self.patch = (int(match.group(i)) for i in (1, 2, 3))
-        self.pre: tuple[Any, ...] = tuple(
-            (0, int(p), "") if p.isdigit() else (1, 0, p) for p in (match.group(4) or "").split(".") if p)
-        self.text = str(text)
-
-    def _key(self) -> tuple[Any, ...]:
-        # a pre-release sorts before its release; build metadata never counts
-        return (self.major, self.minor, self.patch, 0 if self.pre else 1, self.pre)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Semver) and self._key() == other._key()
-
-    def __lt__(self, other: Semver) -> bool:
-        if not isinstance(other, Semver):
-            return NotImplemented
-        return self._key() < other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"semver({self.text!r})"
-
-
-def _same_kind(a: Any, b: Any) -> None:
-    if not (isinstance(a, Quantity) and isinstance(b, Quantity)) and not (
-            isinstance(a, Semver) and isinstance(b, Semver)):
-        raise TypeError(f"no such overload for {type(a).__name__} and {type(b).__name__}")
-
-
-def _compare_to(a: Any, b: Any) -> celtypes.IntType:
-    _same_kind(a, b)
-    return celtypes.IntType(0 if a == b else (-1 if a < b else 1))
-
-
-def _greater(a: Any, b: Any) -> celtypes.BoolType:
-    _same_kind(a, b)
-    return celtypes.BoolType(a > b)
-
-
-def _less(a: Any, b: Any) -> celtypes.BoolType:
-    _same_kind(a, b)
-    return celtypes.BoolType(a < b)
-
-
-def _quantity_only(value: Any) -> Quantity:
-    if not isinstance(value, Quantity):
-        raise TypeError(f"no such overload for {type(value).__name__}")
-    return value
-
-
-def _as_integer(value: Any) -> celtypes.IntType:
-    q = _quantity_only(value).value
-    if q.denominator != 1:
-        raise ValueError("quantity is not an integer")
-    return celtypes.IntType(q.numerator)
-
-
-def _arith(sign: int) -> Callable[[Any, Any], Quantity]:
-    def apply(a: Any, b: Any) -> Quantity:
-        left = _quantity_only(a)
-        right = b if isinstance(b, Quantity) else Quantity(int(b))
-        out = Quantity(0)
-        out.value = left.value + sign * right.value
-        out.text = str(out.value)
-        return out
-    return apply
-
-
-def _version_part(name: str) -> Callable[[Any], celtypes.IntType]:
-    def part(value: Any) -> celtypes.IntType:
-        if not isinstance(value, Semver):
-            raise TypeError(f"no such overload: {name}() on {type(value).__name__}")
-        return celtypes.IntType(getattr(value, name))
-    return part
-
-
-def _parses(kind: type) -> Any:
-    def check(text: Any) -> celtypes.BoolType:
-        try:
-            kind(str(text))
-        except ValueError:
-            return celtypes.BoolType(False)
-        return celtypes.BoolType(True)
-    return check
-
-
-FUNCTIONS: dict[str, Any] = {
-    "quantity": lambda text: Quantity(str(text)),
-    "semver": lambda text: Semver(str(text)),
-    "isQuantity": _parses(Quantity),
-    "isSemver": _parses(Semver),
-    "compareTo": _compare_to,
-    "isGreaterThan": _greater,
-    "isLessThan": _less,
-    "asInteger": _as_integer,
-    "asApproximateFloat": lambda v: celtypes.DoubleType(float(_quantity_only(v).value)),
-    "sign": lambda v: celtypes.IntType((_quantity_only(v).value > 0) - (_quantity_only(v).value < 0)),
-    "isInteger": lambda v: celtypes.BoolType(_quantity_only(v).value.denominator == 1),
-    "add": _arith(1),
-    "sub": _arith(-1),
-    "major": _version_part("major"),
-    "minor": _version_part("minor"),
-    "patch": _version_part("patch"),
-}
 _MACROS = {"has", "all", "exists", "exists_one", "map", "filter"}
-_KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACROS | {
-    "dyn", "lowerAscii", "upperAscii", "trim", "split", "join", "replace", "indexOf", "lastIndexOf"}
+_KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACROS | {"dyn"}
 _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
-
 
 
 @cache
@@ -255,6 +103,7 @@ def _program(expression: str) -> celpy.Runner:
     if _depth(tree) > MAX_DEPTH:
         raise CelError(f"a CEL selector nested more than {MAX_DEPTH} levels deep")
     _check_names(tree)
+    check_types(tree)
     return _env().program(tree, functions=FUNCTIONS)
 
 
@@ -313,6 +162,8 @@ def _activation(device: dict[str, Any]) -> dict[str, Any]:
         celtypes.StringType("driver"): celtypes.StringType(device.get("driver", "")),
         celtypes.StringType("attributes"): attributes,
         celtypes.StringType("capacity"): capacity,
+        celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(
+            bool(device.get("allowMultipleAllocations"))),
     })}
 
 

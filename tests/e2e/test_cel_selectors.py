@@ -1,0 +1,339 @@
+"""The real scheduler's DRA allocator as the oracle for the CEL the fit check runs (`core/cel.py`:
+`compile_expression` and `evaluate`, through `fit.allocate`).
+
+Each case is one selector on one node of its own that publishes a small mix of the devices the fit check
+models (whole GPUs with memory and versions, MIG devices, the ENA and EFAs, Neuron devices, ComputeDomain
+channels: `knowledge.devices`), a DeviceClass that selects every device, and a ResourceClaim asking for
+`allocationMode: All` devices of that class matching the selector, used by one Pod pinned to the node.
+`All` takes every device the selector matches, so the allocation the real kube-scheduler writes shows,
+device by device, what the selector matched: it must equal the devices the model's allocation takes.
+A selector the API server refuses must be one the model refuses to compile; one the scheduler cannot
+allocate must be one the model says matches nothing or fails on a device (a CEL runtime error fails
+the whole allocation in the scheduler, `dynamic-resource-allocation` structured allocator).
+
+The selectors are written from building blocks (every function of Kubernetes' CEL library the model
+provides, attribute and capacity reads, missing attributes and domains, heterogeneous comparisons) and
+combined by hypothesis with a fixed seed (`&&`, `||`, `!`, `?:`: CEL's commutative `&&`/`||` absorb an
+error when the other side decides).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from e2e.controlplane import ApiError, ControlPlane
+from eks_devices.core.cel import CelError, compile_expression
+from eks_devices.core.derive import fit
+from eks_devices.core.knowledge import devices as inventory
+from eks_devices.core.knowledge.devices import Device
+
+CLASS = "e2e-cel-every-device"
+NAMESPACE = "e2e-cel"
+CASE_LABEL = "e2e.eks-devices.io/cel-case"
+HOSTNAME = "kubernetes.io/hostname"
+WORKERS = 8
+
+
+def node_devices() -> tuple[Device, ...]:
+    """A node's worth of modelled devices of every driver and attribute type (at most 32: one claim's limit)."""
+    def some(itype: str, families: tuple[str, ...], driver: str, n: int, prefix: str = "", **kw: Any) -> list[Device]:
+        found = [d for d in inventory.inventory(itype, families, **kw) if d.driver == driver][:n]
+        return [dataclasses.replace(d, name=prefix + d.name) for d in found]
+
+    return (*some("p5.48xlarge", ("nvidia",), inventory.NVIDIA_DRIVER, 2),
+            *some("g6e.xlarge", ("nvidia",), inventory.NVIDIA_DRIVER, 1, "l40s-"),
+            *some("p4d.24xlarge", ("nvidia",), inventory.NVIDIA_DRIVER, 2, "a100-", mig_profile="3g.40gb"),
+            *some("p5.48xlarge", ("efa",), inventory.DRANET_DRIVER, 3),
+            *some("trn2.48xlarge", ("neuron",), inventory.NEURON_DRIVER, 2),
+            *some("inf2.xlarge", ("neuron",), inventory.NEURON_DRIVER, 1, "inf-"),
+            *inventory.compute_domain_devices())
+
+
+# -- the selectors ------------------------------------------------------------------------------------
+GPU = "device.attributes['gpu.nvidia.com']"
+NET = "device.attributes['dra.net']"
+MEMORY = "device.capacity['gpu.nvidia.com'].memory"
+
+
+def on(driver: str, predicate: str) -> str:
+    """A predicate read only on one driver's devices (elsewhere its attributes are missing: an error)."""
+    return f"device.driver == '{driver}' && {predicate}"
+
+
+def gpu(predicate: str) -> str:
+    return on("gpu.nvidia.com", predicate)
+
+
+def net(predicate: str) -> str:
+    return on("dra.net", predicate)
+
+
+ATOMS = [
+    # drivers, strings and their library
+    "device.driver == 'gpu.nvidia.com'",
+    "device.driver.startsWith('neuron')",
+    gpu(f"{GPU}.productName.contains('H100')"),
+    gpu(f"{GPU}.productName.endsWith('40S')"),
+    gpu(f"{GPU}.productName.matches('^NVIDIA [AH]1')"),
+    gpu(f"{GPU}.productName.lowerAscii().contains('nvidia h')"),
+    gpu(f"{GPU}.productName.replace(' ', '').upperAscii().startsWith('NVIDIAH1')"),
+    gpu(f"{GPU}.productName.split(' ').size() == 4"),
+    gpu(f"{GPU}.productName.substring(0, 6) == 'NVIDIA' && {GPU}.productName.charAt(7) == 'H'"),
+    gpu(f"{GPU}.productName.indexOf('H') == 7 || {GPU}.productName.lastIndexOf('0') > 8"),
+    gpu(f"{GPU}.productName.substring(30) == ''"),  # past the end: an error on the shorter names
+    gpu(f"{GPU}.productName < 'NVIDIA I'"),
+    gpu(f"{GPU}.architecture in ['Hopper', 'Ampere']"),
+    gpu(f"{GPU}.type == 'mig'"),
+    gpu(f"size({GPU}.uuid) > 40"),
+    "device.driver != 'gpu.nvidia.com' && device.driver != 'dra.net' || "
+    "device.attributes['resource.kubernetes.io'].pcieRoot.startsWith('pci0000:1')",
+    net(f"{NET}.pciAddress.split(':')[1] == '00'"),
+    net(f"{NET}.pciAddress.split(':', 2)[1] == '00:05.0' && ' x '.trim() == 'x'"),
+    on("neuron.aws.com", "device.attributes['neuron.aws.com'].instanceType.startsWith('trn')"),
+    on("neuron.aws.com", "device.attributes['resource.aws.com'].devicegroup4_id != ''"),
+    on("compute-domain.nvidia.com", "device.attributes['compute-domain.nvidia.com'].type == 'channel'"),
+    # integers and booleans
+    net(f"{NET}.numaNode == 0"),
+    net(f"{NET}.numaNode + 1 > 1"),
+    net(f"{NET}.rdma"),
+    net(f"!{NET}.rdma"),
+    net(f"{NET}.rdma == true"),
+    net(f"{NET}.numaNode < 1.5"),
+    net(f"{NET}.numaNode == 0.0"),
+    net(f"{NET}.numaNode == 0u"),
+    "device.allowMultipleAllocations || device.driver == 'dra.net'",
+    on("compute-domain.nvidia.com", "device.attributes['compute-domain.nvidia.com'].id == 0"),
+    # versions
+    gpu(f"{GPU}.cudaComputeCapability.compareTo(semver('9.0.0')) >= 0"),
+    gpu(f"{GPU}.cudaComputeCapability.isGreaterThan(semver('8.0.0'))"),
+    gpu(f"{GPU}.cudaComputeCapability.isLessThan(semver('8.9.0'))"),
+    gpu(f"{GPU}.cudaComputeCapability.major() == 9"),
+    gpu(f"{GPU}.driverVersion.minor() >= 82"),
+    gpu(f"{GPU}.cudaDriverVersion.patch() == 0"),
+    gpu(f"{GPU}.cudaComputeCapability == semver('8.9.0')"),
+    "semver('1.2.3-alpha').isLessThan(semver('1.2.3')) && device.driver == 'compute-domain.nvidia.com'",
+    "isSemver('1.2') || device.driver == 'dra.net'",
+    net("semver('v1.02', true).minor() == 2 && isSemver('1.2', true) && !isSemver('1.2-rc1', true)"),
+    gpu(f"{GPU}.cudaComputeCapability == {GPU}.driverVersion"),
+    # quantities
+    gpu(f"{MEMORY}.compareTo(quantity('80Gi')) >= 0"),
+    gpu(f"{MEMORY}.isGreaterThan(quantity('40Gi'))"),
+    gpu(f"{MEMORY}.isLessThan(quantity('50000Mi'))"),
+    gpu(f"{MEMORY}.asInteger() > 45000000000"),
+    gpu(f"sign({MEMORY}) == 1 && {MEMORY}.isInteger()"),
+    gpu(f"{MEMORY}.add(quantity('1Gi')).compareTo(quantity('41Gi')) == 0"),
+    gpu(f"sign({MEMORY}.sub(quantity('40Gi'))) == 0"),
+    gpu(f"{MEMORY}.asApproximateFloat() > 8.0e10"),
+    gpu(f"{MEMORY} == quantity('40960Mi')"),
+    "quantity('1Gi') == quantity('1024Mi') && device.driver == 'neuron.aws.com'",
+    "isQuantity('80Gi') && !isQuantity('80 Gi') && device.driver == 'dra.net'",
+    # presence: domains and names
+    "'gpu.nvidia.com' in device.attributes",
+    f"'profile' in {GPU}",
+    f"'gpu.nvidia.com' in device.attributes && has({GPU}.productName)",
+    "'memory' in device.capacity['gpu.nvidia.com']",
+    "'dra.net' in device.attributes && " + f"{NET}.rdma",
+    # a missing attribute or domain read: a runtime error (unless the other side of && or || decides)
+    f"{GPU}.index < 4",
+    f"{NET}.rdma",
+    gpu(f"{GPU}.index < 4"),
+    # comparisons across types: unequal, not an error, where a type is known only per device
+    net(f"{NET}.numaNode == 'zero'"),
+    gpu(f"{GPU}.productName == 1"),
+    net(f"{NET}.rdma == 1"),
+    gpu(f"{GPU}.productName == {GPU}.architecture"),
+    # refused by the API server's type checker
+    gpu(f"{MEMORY} == 42"),
+    "device.driver",
+    "!device.driver",
+    "device.driver == 'gpu.nvidia.com' || 1",
+    "device.nope == 1",
+    "device.attributes['gpu.nvidia.com'].productName.nosuchfunction()",
+    "quantity('80Gi') < quantity('90Gi')",
+    gpu(f"{MEMORY} >= quantity('40Gi')"),
+    gpu(f"{MEMORY}.sign() == 1"),
+    net("device.driver.quantity() == quantity('1')"),
+    "1 == 1.0",
+]
+REFUSABLE = 11  # the last atoms: kept out of combinations
+
+
+@st.composite
+def combined(draw: st.DrawFn) -> str:
+    """One to three building blocks joined as CEL joins selectors."""
+    atoms = draw(st.lists(st.sampled_from(ATOMS[:-REFUSABLE]), min_size=2, max_size=3, unique=True))
+    shape = draw(st.sampled_from(["and", "or", "or", "not", "ternary"]))
+    if shape == "ternary" and len(atoms) == 3:
+        return f"({atoms[0]}) ? ({atoms[1]}) : ({atoms[2]})"
+    if shape == "not":
+        return f"!({atoms[0]}) && ({atoms[1]})"
+    joiner = " && " if shape == "and" else " || "
+    return joiner.join(f"({a})" for a in atoms)
+
+
+def selectors(count: int) -> list[str]:
+    """The building blocks, then `count` generated combinations (fixed seed)."""
+    drawn: list[str] = []
+
+    @settings(max_examples=count * 3, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(combined())
+    def collect(expression: str) -> None:
+        drawn.append(expression)
+
+    collect()
+    return [*ATOMS, *list(dict.fromkeys(drawn))[:count]]
+
+
+# -- the model's answer -------------------------------------------------------------------------------
+REFUSED, UNALLOCATED = "refused", "unallocated"
+
+
+def claim_spec(expression: str) -> dict[str, Any]:
+    return {"requests": [{"name": "all", "exactly": {"deviceClassName": CLASS, "allocationMode": "All",
+                                                      "selectors": [{"cel": {"expression": expression}}]}}]}
+
+
+def modelled(expression: str, devices: tuple[Device, ...]) -> str | frozenset[str]:
+    """What the model says: refused, unallocated (nothing matches, or a device fails the selector), or
+    the devices (`driver/name`) the claim takes."""
+    try:
+        compile_expression(expression)
+    except CelError:
+        return REFUSED
+    outcome = fit.allocate(claim_spec(expression), {CLASS: []}, devices)
+    if not outcome.ok:
+        return UNALLOCATED
+    by_name = {d.name: d for d in devices}
+    return frozenset(f"{by_name[n].driver}/{n}" for _, names in outcome.devices for n in names)
+
+
+# -- the real answer ----------------------------------------------------------------------------------
+@dataclass
+class Case:
+    index: int
+    expression: str
+
+    @property
+    def node(self) -> str:
+        return f"cel-{self.index}"
+
+    def objects(self) -> list[dict[str, Any]]:
+        claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                 "metadata": {"name": self.node, "namespace": NAMESPACE}, "spec": {"devices": claim_spec(
+                     self.expression)}}
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": self.node, "namespace": NAMESPACE, "labels": {CASE_LABEL: self.node}}, "spec": {
+            "nodeSelector": {HOSTNAME: self.node}, "tolerations": [{"operator": "Exists"}],
+            "resourceClaims": [{"name": "devices", "resourceClaimName": self.node}],
+            "containers": [{"name": "work", "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"claims": [{"name": "devices"}]}}]}}
+        return [claim, pod]
+
+
+def _pending(pod: dict[str, Any]) -> bool:
+    """Neither bound nor found unschedulable yet."""
+    if pod["spec"].get("nodeName"):
+        return False
+    return not any(c.get("type") == "PodScheduled" and c.get("status") == "False"
+                   for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def real(plane: ControlPlane, cases: list[Case], devices: tuple[Device, ...],
+         timeout: float = 150) -> dict[str, str | frozenset[str]]:
+    """Per case what the server and the scheduler did: refused, unallocated, or the devices allocated."""
+    plane.apply({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": CLASS},
+                 "spec": {}})
+    plane.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    out: dict[str, str | frozenset[str]] = {}
+
+    def create(case: Case) -> None:
+        plane.add_node(case.node, {HOSTNAME: case.node})
+        for piece in inventory.slices_of(devices, case.node):
+            plane.apply(piece)
+        try:
+            for obj in case.objects():
+                plane.apply(obj)
+        except ApiError as exc:
+            if exc.status != 422:
+                raise
+            out[case.node] = REFUSED
+
+    with ThreadPoolExecutor(WORKERS) as workers:
+        list(workers.map(create, cases))
+    waiting = {c.node for c in cases} - set(out)
+    deadline = time.monotonic() + timeout
+    pods: dict[str, dict[str, Any]] = {}
+    while time.monotonic() < deadline:
+        pods = {p["metadata"]["name"]: p for p in plane.list("v1", "Pod", NAMESPACE, selector=CASE_LABEL)}
+        if waiting <= set(pods) and not any(_pending(pods[n]) for n in waiting):
+            break
+        time.sleep(1.0)
+    else:
+        raise TimeoutError(f"{sorted(n for n in waiting if n not in pods or _pending(pods[n]))} did not settle")
+    claims = {c["metadata"]["name"]: c for c in plane.list("resource.k8s.io/v1", "ResourceClaim", NAMESPACE)}
+    for name in waiting:
+        allocation = ((claims.get(name) or {}).get("status") or {}).get("allocation")
+        if not pods[name]["spec"].get("nodeName") or allocation is None:
+            out[name] = UNALLOCATED
+            continue
+        out[name] = frozenset(f"{r['driver']}/{r['device']}" for r in allocation["devices"]["results"])
+    return out
+
+
+def clean(plane: ControlPlane, cases: list[Case], devices: tuple[Device, ...]) -> None:
+    plane.delete("v1", "Namespace", NAMESPACE)
+
+    def remove(case: Case) -> None:
+        for piece in inventory.slices_of(devices, case.node):
+            plane.delete("resource.k8s.io/v1", "ResourceSlice", piece["metadata"]["name"])
+        plane.delete("v1", "Node", case.node)
+
+    with ThreadPoolExecutor(WORKERS) as workers:
+        list(workers.map(remove, cases))
+    plane.delete("resource.k8s.io/v1", "DeviceClass", CLASS)
+
+
+@pytest.fixture(scope="module")
+def outcomes(control_plane: ControlPlane) -> Iterator[list[tuple[str, str | frozenset[str], str | frozenset[str]]]]:
+    devices = node_devices()
+    cases = [Case(i, e) for i, e in enumerate(selectors(70))]
+    try:
+        answers = real(control_plane, cases, devices)
+    finally:
+        clean(control_plane, cases, devices)
+    yield [(c.expression, modelled(c.expression, devices), answers[c.node]) for c in cases]
+
+
+def test_the_node_holds_every_attribute_kind_within_one_claims_limit() -> None:
+    devices = node_devices()
+    assert len(devices) <= fit.ALLOCATION_RESULTS_MAX
+    kinds = {kind for d in devices for typed in d.attributes.values() for kind in typed}
+    assert kinds == {"string", "int", "bool", "version"}
+    assert len({d.driver for d in devices}) == 4 and any(d.capacity for d in devices)
+
+
+def test_selectors_match_the_devices_the_scheduler_allocates(
+        outcomes: list[tuple[str, str | frozenset[str], str | frozenset[str]]]) -> None:
+    wrong = {expression: {"model": sorted(mine) if isinstance(mine, frozenset) else mine,
+                          "scheduler": sorted(theirs) if isinstance(theirs, frozenset) else theirs}
+             for expression, mine, theirs in outcomes if mine != theirs}
+    assert not wrong, wrong
+
+
+def test_the_selectors_exercise_every_outcome(
+        outcomes: list[tuple[str, str | frozenset[str], str | frozenset[str]]]) -> None:
+    """Not a vacuous agreement: refusals, unallocatable claims, and allocations of several sizes."""
+    answers = [theirs for _, _, theirs in outcomes]
+    sizes = {len(a) for a in answers if isinstance(a, frozenset)}
+    assert answers.count(REFUSED) >= 4 and answers.count(UNALLOCATED) >= 15, answers
+    assert len(sizes) >= 5 and sum(isinstance(a, frozenset) for a in answers) >= 40, sizes
