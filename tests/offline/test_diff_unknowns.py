@@ -157,3 +157,19 @@ def test_a_kubeconfig_computed_from_a_replaced_resource_replaces_the_provider(de
         n: ("replace", delete_first) for n in ("anchor", "cluster", "settings")}
     assert changes["cluster"].unknown == ["kubeconfig"]
     assert changes["settings"].reasons[0].startswith("its provider cluster is replaced")
+
+
+def test_the_diff_view_says_what_is_unknown_and_what_goes_before_the_cluster() -> None:
+    from rich.console import Console
+
+    from eks_devices.cli.diff_view import print_diff
+
+    changes, story, _ = _with_key("prod")
+    console = Console(record=True, width=400)
+    print_diff(console, "kmsKeyArn added", changes, story, diff.summary(changes))
+    text = console.export_text()
+    assert ("unknown in the preview pulumi up shows (computed from a resource being replaced): networkInterfaces"
+            in text)
+    assert f"clusterName: computed from the outputs of {CLUSTER}, which is replaced" in text
+    assert f"deleted before {CLUSTER} is, whose replacement deletes it first" in text
+    assert "p5-train: nodes replaced; reserved capacity released first" in text

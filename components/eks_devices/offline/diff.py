@@ -145,7 +145,7 @@ def _verdict(change: Change, new: Registered, old: Registered, matched: dict[str
     entry = replacement.entry(new.type)
     replace: list[str] = []
     fail: list[str] = []
-    same_cluster = (bool(entry and entry.kubeconfig) and entry is not None and entry.kubeconfig not in change.unknown
+    same_cluster = (entry is not None and bool(entry.kubeconfig) and entry.kubeconfig not in change.unknown
                     and _same_cluster(old.inputs, new.inputs, entry.kubeconfig))
     for path in change.changed:
         hits = [r for r in new.replace_on_changes if covers(r, path)]
@@ -268,6 +268,7 @@ def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: 
     unknown, which replaces the resource where the input is replace-forcing
     (`replacement.UNKNOWN_FORCES_NEW`) and updates it otherwise."""
     done: set[str] = set()
+    remote = {r.urn for r in after.resources if r.remote}
     while fresh := [u for u, c in changes.items() if c.action == "replace" and u not in done]:
         for urn in fresh:
             done.add(urn)
@@ -283,7 +284,7 @@ def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: 
                     continue
                 held = [p for p in _paths_holding(r.inputs, needles) if p not in change.changed] if needles else []
                 unknown = [key for key, urns in sorted(r.property_dependencies.items())
-                           if key not in change.unknown and any(_of(u, urn, replaced.type) for u in urns)]
+                           if key not in change.unknown and any(_of(u, urn, urn in remote) for u in urns)]
                 if not held and not unknown:
                     continue
                 change.changed.extend(p for p in held + unknown if p not in change.changed)
@@ -294,10 +295,10 @@ def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: 
                 _verdict(change, r, old_r, matched, cause=cause)
 
 
-def _of(dependency: str, urn: str, type_: str) -> bool:
-    """Whether a property dependency is the resource `urn`, or (for a remote component, whose children the
+def _of(dependency: str, urn: str, remote: bool) -> bool:
+    """Whether a property dependency is the resource `urn`, or (for a `remote` component, whose children the
     program reads through resource references) one of its children."""
-    return dependency == urn or (type_ in rollouts.FIXED_NAME_CHILD and _child_of(dependency, urn))
+    return dependency == urn or (remote and _child_of(dependency, urn))
 
 
 def _child_of(dependency: str, component: str) -> bool:
