@@ -318,8 +318,9 @@ def _deleted_first(changes: dict[str, Change], matched: dict[str, Registered], b
         if root.action != "replace" or not root.delete_before_replace or old_root is None:
             continue
         child = rollouts.FIXED_NAME_CHILD.get(root.type)
-        gone = {u for r in before.resources for urns in r.property_dependencies.values() for u in urns
-                if child and _child_of(u, old_root.urn) and u.split("::")[2].endswith("$" + child)} or {old_root.urn}
+        gone = ({u for r in before.resources for urns in r.property_dependencies.values() for u in urns
+                 if _child_of(u, old_root.urn) and u.split("::")[2].endswith("$" + child)} if child
+                else {old_root.urn})  # a component is no step of its own: its child is what is deleted first
         name = f"{root.type}::{root.name}"
         for r in before.resources:
             change = changes.get(new_urn.get(r.urn, ""))
