@@ -173,3 +173,26 @@ def test_the_diff_view_says_what_is_unknown_and_what_goes_before_the_cluster() -
     assert f"clusterName: computed from the outputs of {CLUSTER}, which is replaced" in text
     assert f"deleted before {CLUSTER} is, whose replacement deletes it first" in text
     assert "p5-train: nodes replaced; reserved capacity released first" in text
+
+
+def _cluster_alone(key: str) -> Callable[[], None]:
+    """pulumi-eks's Cluster with a given name, and a Kubernetes provider on its kubeconfig: nothing reads its
+    aws.eks.Cluster child."""
+
+    def program() -> None:
+        import pulumi_eks as eks
+
+        cluster = eks.Cluster("c", name="fixed", encryption_config_key_arn=key, skip_default_node_group=True)
+        k8s.Provider("k8s", kubeconfig=cluster.kubeconfig_json)
+
+    return program
+
+
+def test_a_cluster_deleted_first_takes_first_only_what_reads_its_child() -> None:
+    """The engine deletes first the dependents of the component's aws.eks.Cluster (the resource it deletes
+    first), not those of the component: a provider reading the component's kubeconfig is replaced, created
+    first."""
+    before, after = (engine.run(_cluster_alone(k), {"aws:region": "us-west-2"}) for k in (KEY, KEY.replace("1234a", "9")))
+    changes = {c.name: c for c in diff.compare(before, after)}
+    assert {n: (c.action, c.delete_before_replace) for n, c in changes.items()} == {
+        "c": ("replace", True), "k8s": ("replace", False)}
