@@ -196,3 +196,25 @@ def test_a_cluster_deleted_first_takes_first_only_what_reads_its_child() -> None
     changes = {c.name: c for c in diff.compare(before, after)}
     assert {n: (c.action, c.delete_before_replace) for n, c in changes.items()} == {
         "c": ("replace", True), "k8s": ("replace", False)}
+
+
+def _two_clusters(key_a: str) -> Callable[[], None]:
+    """Two pulumi-eks clusters side by side, an access entry on each, its clusterName read from the cluster's
+    aws.eks.Cluster child."""
+
+    def program() -> None:
+        import pulumi_eks as eks
+
+        for name, key in (("alpha", key_a), ("beta", KEY)):
+            cluster = eks.Cluster(name, name=name, encryption_config_key_arn=key, skip_default_node_group=True)
+            aws.eks.AccessEntry(f"{name}-entry", cluster_name=cluster.eks_cluster.name,
+                                principal_arn="arn:aws:iam::123456789012:role/admin")
+
+    return program
+
+
+def test_a_replaced_cluster_reaches_what_reads_its_own_children_only() -> None:
+    """The child a program reads is told apart from a sibling cluster's of the same type by its name."""
+    before, after = (engine.run(_two_clusters(k), {"aws:region": "us-west-2"}) for k in (KEY, KEY.replace("1234a", "9")))
+    changes = {c.name: (c.action, c.delete_before_replace) for c in diff.compare(before, after)}
+    assert changes == {"alpha": ("replace", True), "alpha-entry": ("replace", True)}

@@ -302,9 +302,12 @@ def _of(dependency: str, urn: str, remote: bool) -> bool:
 
 
 def _child_of(dependency: str, component: str) -> bool:
-    """Whether `dependency` is a URN under `component`: its qualified type extends the component's."""
-    head, _, _ = component.rpartition("::")
-    return dependency.startswith(head + "$") and dependency != component
+    """Whether `dependency` is a URN under `component`: its qualified type extends the component's, and its
+    name starts with the component's (as pulumi-eks names its children, `${name}-eksCluster`), which tells
+    two components of one type under one parent apart."""
+    head, _, name = component.rpartition("::")
+    child_head, _, child_name = dependency.rpartition("::")
+    return child_head.startswith(head + "$") and child_name.startswith(name)
 
 
 def _deleted_first(changes: dict[str, Change], matched: dict[str, Registered], before: Recording) -> None:
