@@ -69,7 +69,8 @@ SIG, SECRET_SIG = pulumi.runtime.rpc._special_sig_key, pulumi.runtime.rpc._speci
 STEPS = {"create": "create", "update": "update", "replace": "replace", "create-replacement": "replace",
          "delete-replaced": "replace", "delete": "delete"}
 
-def components(cfg: dict[str, Any], kubeconfig: str, under: Callable[[], pulumi.Resource | None] = lambda: None,
+def components(cfg: dict[str, Any], kubeconfig: pulumi.Input[str],
+               under: Callable[[], pulumi.Resource | None] = lambda: None,
                name: str | None = None) -> Callable[[], None]:
     """The program: the stack's Kubernetes-layer components on an existing cluster, named `name` (the
     cluster's by default), under the component `under` makes (none by default)."""
@@ -259,6 +260,44 @@ def test_diff_predicts_the_engines_steps_when_the_kubeconfig_changes(control_pla
     real = _kubernetes_steps(real_steps(control_plane, pulumi_env, case, before, after))
     assert [op for urn, op in real.items() if K8S_PROVIDER in urn] == [provider_step]
     assert (len(real) > 1) == (provider_step == "replace"), real
+    assert predicted == real
+
+
+def anchored(cfg: dict[str, Any], anchor: str, delete_first: bool) -> Program:
+    """`components` through a provider whose kubeconfig is computed from a namespace's `status`, an output a
+    preview of the namespace's creation leaves out (pulumi-kubernetes strips it from the server's dry run):
+    renaming the namespace replaces it, so in preview the kubeconfig is unknown, though its text is the same."""
+
+    def make(kubeconfig: str) -> Callable[[], None]:
+        def program() -> None:
+            base = k8s.Provider("anchor-k8s", kubeconfig=kubeconfig, enable_server_side_apply=True)
+            namespace = k8s.core.v1.Namespace("anchor", metadata={"name": anchor}, opts=pulumi.ResourceOptions(
+                provider=base, delete_before_replace=delete_first))
+            components(cfg, namespace.status.apply(lambda _: kubeconfig))()
+
+        return program
+
+    return make
+
+
+@pytest.mark.parametrize("delete_first", [False, True], ids=["created-first", "deleted-first"])
+def test_diff_predicts_the_engines_steps_when_a_replacement_makes_the_kubeconfig_unknown(
+        control_plane: ControlPlane, pulumi_env: dict[str, str], delete_first: bool) -> None:
+    """A resource replaced (the namespace) whose outputs the provider's kubeconfig is computed from: the
+    engine plans the provider replaced (DiffConfig on an unknown kubeconfig) and every object it manages
+    with it; behind a delete-first replacement, every one of them is deleted first (the engine's dependent
+    replacements). `diff` predicts both from the recordings' propertyDependencies."""
+    cfg = auto_mode(AUTO, CLAIM, name="e2e-anchor")  # NodePools, NodeClasses, DeviceClasses, a claim template
+    before, after = anchored(cfg, "anchor-one", delete_first), anchored(cfg, "anchor-two", delete_first)
+    stack = f"anchor-{'deleted' if delete_first else 'created'}-first"
+    text = _kubeconfig_text(control_plane)
+    old, new = (offline.run(program(text), {}, stack=stack, project=PROJECT) for program in (before, after))
+    predicted = {c.urn: c.action + (" (delete first)" if c.action == "replace" and c.delete_before_replace else "")
+                 for c in diff.compare(old, new) if c.type.startswith("kubernetes:") or c.type == K8S_PROVIDER}
+    real = _kubernetes_steps(real_steps(control_plane, pulumi_env, stack, before, after))
+    assert all(step.startswith("replace") for step in real.values()), real  # objects deleted first by their own option
+    assert (set(real.values()) == {"replace (delete first)"}) == delete_first, real
+    assert len(real) >= 8 and any(K8S_PROVIDER in urn for urn in real), real
     assert predicted == real
 
 
@@ -483,6 +522,7 @@ def deployed(plane: ControlPlane, env: dict[str, str], stack: str, program: Prog
 def _as_recorded(r: offline.Registered) -> dict[str, Any]:
     """What a recording says of a resource, in the terms of the engine's state."""
     return {"type": r.type, "custom": r.custom, "parent": r.parent, "dependencies": sorted(r.depends_on),
+            "propertyDependencies": {k: sorted(v) for k, v in r.property_dependencies.items()},
             "provider": r.provider.rsplit("::", 1)[0], "protect": r.protect, "replaceOnChanges": r.replace_on_changes,
             "inputs": r.inputs}
 
@@ -491,23 +531,34 @@ def _as_stated(r: dict[str, Any]) -> dict[str, Any]:
     """The same of a resource in the engine's state (empty and false fields are left out there; the
     provider reference's id is the engine's own; `__internal` is the engine's bookkeeping)."""
     return {"type": r["type"], "custom": r["custom"], "parent": r["parent"],
-            "dependencies": sorted(r.get("dependencies", [])), "provider": r.get("provider", "").rsplit("::", 1)[0],
+            "dependencies": sorted(r.get("dependencies", [])),
+            "propertyDependencies": {k: sorted(v) for k, v in (r.get("propertyDependencies") or {}).items() if v},
+            "provider": r.get("provider", "").rsplit("::", 1)[0],
             "protect": r.get("protect", False), "replaceOnChanges": r.get("replaceOnChanges", []),
             "inputs": {k: v for k, v in r.get("inputs", {}).items() if k != "__internal"}}
 
 
-@pytest.mark.parametrize("cfg", [auto_mode(AUTO, CLAIM, name="e2e-state"), karpenter(KARPENTER, name="e2e-state")],
-                         ids=["auto-mode-with-a-claim", "karpenter"])
+STATE_CASES: dict[str, Program] = {  # the program, and whether an input is computed from another resource
+    "auto-mode-with-a-claim": functools.partial(components, auto_mode(AUTO, CLAIM, name="e2e-state")),
+    "karpenter": functools.partial(components, karpenter(KARPENTER, name="e2e-state")),
+    "kubeconfig-from-a-namespace": anchored(karpenter(KARPENTER, name="e2e-state"), "anchor", delete_first=False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STATE_CASES))
 def test_what_preview_records_is_what_up_writes_to_the_state(control_plane: ControlPlane, pulumi_env: dict[str, str],
-                                                             cfg: dict[str, Any]) -> None:
+                                                             case: str) -> None:
     """Per resource, `preview --json` shows what the engine keeps after `up`: the type, the parent, what it
-    waits for, its provider, protection, replace-on-change paths and the inputs the provider took."""
-    program = functools.partial(components, cfg)
-    stack = f"state-{cfg['eks-devices:cluster']['mode']}"
+    waits for, its provider, protection, replace-on-change paths and the inputs the provider took; and the
+    recording's property dependencies (which resources each input was computed from, what `diff` follows
+    from a replaced resource) are the engine's."""
+    program = STATE_CASES[case]
+    stack = f"state-{case}"
     recorded = offline.run(program(_kubeconfig_text(control_plane)), {}, stack=stack, project=PROJECT).resources
     state = deployed(control_plane, pulumi_env, stack, program)
     assert {r.urn for r in recorded} == set(state)
     assert any(r.depends_on for r in recorded) and any(r.replace_on_changes for r in recorded)
+    assert any(r.property_dependencies for r in recorded) == (case == "kubeconfig-from-a-namespace")
     for r in recorded:
         assert _as_recorded(r) == _as_stated(state[r.urn]), r.urn
 

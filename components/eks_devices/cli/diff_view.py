@@ -23,6 +23,9 @@ def _detail(c: Change, verbose: bool) -> list[tuple[str, str]]:
         lines.extend(("", cited(r, verbose)) for r in c.reasons)
     elif c.changed:
         lines.append(("", "changed: " + ", ".join(c.changed)))
+        if c.unknown:  # computed from a replaced resource's outputs (`diff._cascade`)
+            lines.append(("", "unknown in the preview pulumi up shows (computed from a resource being replaced): "
+                              + ", ".join(c.unknown)))
     if c.previous_urn and c.action != "replace":
         lines.append(("", f"was {c.previous_urn} (an alias keeps it)"))
     if c.rollout:

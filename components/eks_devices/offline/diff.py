@@ -5,8 +5,12 @@ A resource is the same resource when the new one's URN, or one of its aliases, i
 (as the engine matches them). A matched resource is updated when its inputs changed, and replaced
 when a changed input is on a replace-on-change path of the program, a replace-forcing property of its
 provider (the table in `core/knowledge/replacement.py`), or when its provider moved. A replacement
-gives the resource a new id, so the inputs of everything that reads that id change too: the diff
-follows those references until nothing more changes. An old resource nothing matches is deleted; if
+gives the resource a new id, so the inputs of everything that reads that id change too, and in the
+preview `pulumi up` shows its outputs are unknown, so every input computed from them (the engine's
+`propertyDependencies`, which the recording keeps) is unknown: a replace-forcing one replaces its
+resource, an unknown kubeconfig its Kubernetes provider and all the provider manages. The diff
+follows both until nothing more changes; the dependents a delete-first replacement replaces are
+deleted before it, as the engine orders them. An old resource nothing matches is deleted; if
 a new resource of the same type has its logical name, that pair is reported as a replacement by a
 new identity (an alias would have kept it).
 """
@@ -40,6 +44,7 @@ class Change:
     urn: str
     component: str  # the owning component as `type::name` ("stack" at the top)
     changed: list[str] = field(default_factory=list)  # input paths that differ
+    unknown: list[str] = field(default_factory=list)  # of those, the inputs computed from a replaced resource
     reasons: list[str] = field(default_factory=list)  # why it is replaced (or why the update fails)
     previous_urn: str | None = None  # when matched through an alias, or replaced by a new identity
     stateful: bool = False
@@ -53,7 +58,8 @@ class Change:
 
     def as_dict(self) -> dict[str, Any]:
         return {"action": self.action, "type": self.type, "name": self.name, "urn": self.urn,
-                "component": self.component, "changed": self.changed, "reasons": self.reasons,
+                "component": self.component, "changed": self.changed, "unknownInPreview": self.unknown,
+                "reasons": self.reasons,
                 "previousUrn": self.previous_urn, "stateful": self.stateful, "loses": self.loses,
                 "protected": self.protected, "deleteBeforeReplace": self.delete_before_replace,
                 "fails": self.fails, "rollsNodesOf": self.rolls, "rollout": self.rollout,
@@ -133,20 +139,24 @@ def _holds(value: str, needle: str) -> bool:
 def _verdict(change: Change, new: Registered, old: Registered, matched: dict[str, Registered],
              cause: str = "") -> None:
     """Decide a matched resource's action from its changed inputs: the reasons it is replaced, or why
-    the update fails. `cause` names the replaced resource whose new id changed some inputs. A provider
-    that answers to the old one's URN (an alias) is the same provider, as the engine takes it."""
+    the update fails. `cause` says how a replaced resource changed some inputs (its new id, or outputs
+    unknown in preview). A provider that answers to the old one's URN (an alias) is the same provider,
+    as the engine takes it; an unknown kubeconfig is no known cluster (`replacement.UNKNOWN_FORCES_NEW`)."""
     entry = replacement.entry(new.type)
     replace: list[str] = []
     fail: list[str] = []
-    same_cluster = bool(entry and entry.kubeconfig) and _same_cluster(old.inputs, new.inputs, entry.kubeconfig)
+    same_cluster = (entry is not None and bool(entry.kubeconfig) and entry.kubeconfig not in change.unknown
+                    and _same_cluster(old.inputs, new.inputs, entry.kubeconfig))
     for path in change.changed:
         hits = [r for r in new.replace_on_changes if covers(r, path)]
         forcing = [p for p in (entry.paths if entry else ()) if covers(p, path)
                    and not (same_cluster and p == entry.kubeconfig)]
+        unknown = path in change.unknown
         if hits:
-            replace.append(f"{path}: replace-on-change path {hits[0]} of the program")
+            replace.append(f"{path}{' (unknown)' if unknown else ''}: replace-on-change path {hits[0]} of the program")
         elif forcing and entry is not None:
-            replace.append(f"{path}: replace-forcing property {forcing[0]} ({entry.source})")
+            why = f"{entry.source}; unknown replaces too: {replacement.UNKNOWN_FORCES_NEW}" if unknown else entry.source
+            replace.append(f"{path}{' (unknown)' if unknown else ''}: replace-forcing property {forcing[0]} ({why})")
         elif entry and any(covers(p, path) for p in entry.immutable):
             where = "in the Kubernetes API" if new.type.startswith("kubernetes:") else "in the AWS API"
             fail.append(f"{path}: immutable {where} and not replace-on-change, so pulumi up fails on it "
@@ -155,8 +165,8 @@ def _verdict(change: Change, new: Registered, old: Registered, matched: dict[str
     was = matched.get(new_provider)
     if old_provider and new_provider and old_provider != (was.urn if was is not None else new_provider):
         replace.append(f"its provider changed: {old_provider} → {new_provider}")
-    if replace and cause:
-        replace.insert(0, f"the new id of {cause} reaches its inputs")
+    if replace and cause and cause not in change.reasons:
+        replace.insert(0, cause)
     change.reasons = replace + fail
     change.fails = bool(fail) and not replace
     change.action = "replace" if replace else "update" if change.changed else "same"
@@ -199,6 +209,7 @@ def compare(before: Recording, after: Recording) -> list[Change]:
         changes[r.urn] = change
     _cascade(changes, matched, after)
     _fixed_names(changes, after)
+    _deleted_first(changes, matched, before)
     _rollouts(changes, matched, after)
     _refused(changes, matched, after)
     out = [c for c in changes.values() if c.action != "same"]
@@ -251,23 +262,87 @@ def _swap(value: Any, ids: dict[str, str]) -> Any:
 
 
 def _cascade(changes: dict[str, Change], matched: dict[str, Registered], after: Recording) -> None:
-    """A replaced resource gets a new id: inputs that carry its old id or ARN change too."""
+    """A replaced resource gets a new id: inputs that carry its old id or ARN change too. And in preview
+    its outputs are unknown: every input computed from them (its `propertyDependencies` name the
+    resource, or for a remote component one of its children the program reads through a reference) is
+    unknown, which replaces the resource where the input is replace-forcing
+    (`replacement.UNKNOWN_FORCES_NEW`) and updates it otherwise."""
     done: set[str] = set()
+    remote = {r.urn for r in after.resources if r.remote}
     while fresh := [u for u, c in changes.items() if c.action == "replace" and u not in done]:
         for urn in fresh:
             done.add(urn)
-            if changes[urn].type.startswith("pulumi:providers:"):
+            replaced = changes[urn]
+            if replaced.type.startswith("pulumi:providers:"):
                 _provider_replaced(changes, matched, after, urn)
             old = matched.get(urn)
             needles = _references(old) if old is not None else []
-            for r in after.resources if needles else []:
+            name = f"{replaced.type}::{replaced.name}"
+            for r in after.resources:
                 change, old_r = changes[r.urn], matched.get(r.urn)
                 if old_r is None or not _diffable(r) or change.action == "replace":
                     continue
-                paths = [p for p in _paths_holding(r.inputs, needles) if p not in change.changed]
-                if paths:
-                    change.changed.extend(paths)
-                    _verdict(change, r, old_r, matched, cause=f"{changes[urn].type}::{changes[urn].name}")
+                held = [p for p in _paths_holding(r.inputs, needles) if p not in change.changed] if needles else []
+                unknown = [key for key, urns in sorted(r.property_dependencies.items())
+                           if key not in change.unknown and any(_of(u, urn, urn in remote) for u in urns)]
+                if not held and not unknown:
+                    continue
+                change.changed.extend(p for p in held + unknown if p not in change.changed)
+                change.unknown.extend(unknown)
+                cause = (f"{', '.join(unknown)}: computed from the outputs of {name}, which is replaced, so unknown "
+                         f"in the preview pulumi up shows ({replacement.UNKNOWN_IN_PREVIEW})"
+                         if unknown else f"the new id of {name} reaches its inputs")
+                _verdict(change, r, old_r, matched, cause=cause)
+
+
+def _of(dependency: str, urn: str, remote: bool) -> bool:
+    """Whether a property dependency is the resource `urn`, or (for a `remote` component, whose children the
+    program reads through resource references) one of its children."""
+    return dependency == urn or (remote and _child_of(dependency, urn))
+
+
+def _child_of(dependency: str, component: str) -> bool:
+    """Whether `dependency` is a URN under `component`: its qualified type extends the component's, and its
+    name starts with the component's (as pulumi-eks names its children, `${name}-eksCluster`), which tells
+    two components of one type under one parent apart."""
+    head, _, name = component.rpartition("::")
+    child_head, _, child_name = dependency.rpartition("::")
+    return child_head.startswith(head + "$") and child_name.startswith(name)
+
+
+def _deleted_first(changes: dict[str, Change], matched: dict[str, Registered], before: Recording) -> None:
+    """The engine's dependent replacements (`replacement.DEPENDENTS_DELETED_FIRST`): a resource replaced
+    delete-first (for a remote component, the child that carries its fixed name) is deleted only after
+    every dependent its replacement replaces, walked in the baseline: a resource whose provider is among
+    them, or one of whose replace-forcing inputs is computed from one of them. Those go first too."""
+    new_urn = {old.urn: urn for urn, old in matched.items()}
+    for urn, root in list(changes.items()):
+        old_root = matched.get(urn)
+        if root.action != "replace" or not root.delete_before_replace or old_root is None:
+            continue
+        child = rollouts.FIXED_NAME_CHILD.get(root.type)
+        gone = ({u for r in before.resources for urns in r.property_dependencies.values() for u in urns
+                 if _child_of(u, old_root.urn) and u.split("::")[2].endswith("$" + child)} if child
+                else {old_root.urn})  # a component is no step of its own: its child is what is deleted first
+        name = f"{root.type}::{root.name}"
+        for r in before.resources:
+            change = changes.get(new_urn.get(r.urn, ""))
+            if change is None or change.action != "replace" or not r.custom or r.urn in gone:
+                continue
+            keys = [k for k, urns in r.property_dependencies.items() if gone & set(urns)]
+            if r.provider.rpartition("::")[0] in gone or _forces(r, keys):
+                gone.add(r.urn)
+                change.delete_before_replace = True
+                change.reasons.append(f"deleted before {name} is, whose replacement deletes it first "
+                                      f"({replacement.DEPENDENTS_DELETED_FIRST})")
+
+
+def _forces(r: Registered, keys: list[str]) -> bool:
+    """Whether an unknown value at any of `keys` replaces `r` (a replace-on-change path of the program, a
+    replace-forcing property, or a provider's kubeconfig: `replacement.UNKNOWN_FORCES_NEW`)."""
+    entry = replacement.entry(r.type)
+    paths = [*r.replace_on_changes, *(entry.paths if entry else ())]
+    return any(covers(p, k) for p in paths for k in keys)
 
 
 def _provider_replaced(changes: dict[str, Change], matched: dict[str, Registered], after: Recording,
@@ -287,9 +362,12 @@ def _fixed_names(changes: dict[str, Change], after: Recording) -> None:
     for r in after.resources:
         change, name = changes[r.urn], rollouts.FIXED_NAMES.get(r.type)
         if change.action == "replace" and name and r.inputs.get(name) and name not in change.changed:
+            child = rollouts.FIXED_NAME_CHILD.get(r.type)
             if not change.delete_before_replace:
-                change.reasons.append(f"{name} {r.inputs[name]} is given and unchanged, so the old one is deleted "
-                                      f"before the new one is created ({rollouts.BRIDGE_FIXED_NAME})")
+                change.reasons.append(f"{name} {r.inputs[name]} is given and unchanged, so the old "
+                                      f"{child + ' it creates' if child else 'one'} is deleted before the new one "
+                                      f"is created ({rollouts.BRIDGE_FIXED_NAME}"
+                                      f"{'; ' + rollouts.PULUMI_EKS_NAME if child else ''})")
             change.delete_before_replace = True
 
 

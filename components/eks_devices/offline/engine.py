@@ -58,6 +58,9 @@ class Registered:
     delete_before_replace: bool
     protect: bool
     depends_on: list[str]
+    # input key → the URNs whose outputs its value was computed from (the request's `propertyDependencies`,
+    # what the engine keeps per input and reads when a replacement changes them), sorted
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     aliases: list[str] = field(default_factory=list)  # the old URNs this resource answers to
     retain_on_delete: bool = False
     ignore_changes: list[str] = field(default_factory=list)
@@ -161,6 +164,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             replace_on_changes=list(request.replaceOnChanges),
             delete_before_replace=bool(request.deleteBeforeReplace), protect=bool(request.protect),
             depends_on=list(request.dependencies), aliases=aliases,
+            property_dependencies={key: sorted(deps.urns) for key, deps in request.propertyDependencies.items()
+                                   if deps.urns},  # a set to the engine: the SDK's order varies with the path
             retain_on_delete=bool(request.retainOnDelete), ignore_changes=list(request.ignoreChanges),
             import_id=request.importId, secrets=[] if plain else _secret_paths(request.object),
         ))

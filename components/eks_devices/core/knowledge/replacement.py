@@ -267,6 +267,26 @@ PROVIDER_REPLACED = ("pulumi/pulumi pkg/resource/deploy/step_generator.go `provi
                      "pulumi/pulumi#18509, 2025-02)")
 
 
+# What a replacement does to the resources whose inputs are computed from it. The engine keeps, per input, the
+# resources its value was computed from (`propertyDependencies`). In the preview `pulumi up` shows, a replaced
+# resource's outputs are unknown (its provider cannot know what the new one returns), so every input computed from
+# them is unknown too, and its provider's Diff decides: an unknown value of a replace-forcing input replaces.
+UNKNOWN_IN_PREVIEW = ("pulumi/pulumi v3.276.0 sdk/python/lib/pulumi/runtime/rpc.py `resolve_outputs` (in a preview, an "
+                      "output the provider's answer leaves out is unknown, and so is every value computed from it)")
+UNKNOWN_FORCES_NEW = ("hashicorp/terraform-plugin-sdk v2 helper/schema/schema.go `finalizeDiff` (ForceNew: "
+                      "RequiresNew when Old != New or NewComputed) and terraform-plugin-framework "
+                      "resource/schema/stringplanmodifier `RequiresReplace` (a planned value unequal to the state's, "
+                      "unknown included), reported by pulumi/pulumi-terraform-bridge as replacements; "
+                      "pulumi/pulumi-kubernetes provider/pkg/provider/provider.go `DiffConfig` (an unknown kubeconfig, "
+                      "context or cluster replaces the provider)")
+# A resource replaced delete-first takes with it, deleted before it, every dependent its replacement replaces.
+DEPENDENTS_DELETED_FIRST = ("pulumi/pulumi v3.276.0 pkg/resource/deploy/step_generator.go "
+                            "`calculateDependentReplacements`: before a delete-first replacement deletes a resource, "
+                            "the engine deletes each resource whose provider is replaced with it, or whose provider's "
+                            "Diff replaces it once the inputs computed from it are unknown (components are skipped; "
+                            "the walk follows the baseline's dependencies)")
+
+
 def active_cluster(kubeconfig: object) -> object:
     """The cluster entry (server, certificate authority, …) of a kubeconfig's current context, which is all
     pulumi-kubernetes' DiffConfig compares (provider.go `getActiveClusterFromConfig`); None when the kubeconfig

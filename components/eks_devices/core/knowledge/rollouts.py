@@ -56,8 +56,17 @@ TF_LAUNCH_TEMPLATE = ("hashicorp/terraform-provider-aws internal/service/ec2/ec2
 TF_NODE_GROUP = ("hashicorp/terraform-provider-aws internal/service/eks/node_group.go (commit 012e0a32) "
                  "(resourceNodeGroupUpdate: UpdateNodegroupVersion rolls the nodes)")
 BRIDGE_FIXED_NAME = "pulumi/pulumi-terraform-bridge pkg/tfbridge/schema.go (nameRequiresDeleteBeforeReplace)"
-# the auto-nameable property per type whose given, unchanged value makes a replacement delete first
-FIXED_NAMES = {NODE_GROUP: "nodeGroupName"}
+EKS_CLUSTER = "eks:index:Cluster"
+EKS_CLUSTER_CHILD = "aws:eks/cluster:Cluster"
+# the auto-nameable property per type whose given, unchanged value makes a replacement delete first. pulumi-eks's
+# Cluster passes its `name` to the aws.eks.Cluster it creates (pulumi/pulumi-eks v4.3.0 nodejs/eks/cluster/cluster.ts
+# :687-764), whose `name` pulumi-aws auto-names (pulumi/pulumi-terraform-bridge `ProviderInfo.SetAutonaming`: every
+# resource's string input `name`), so that child is replaced delete-first
+FIXED_NAMES = {NODE_GROUP: "nodeGroupName", EKS_CLUSTER: "name"}
+# a remote component's child that carries its fixed name: the resource the engine deletes first when it is replaced
+FIXED_NAME_CHILD = {EKS_CLUSTER: EKS_CLUSTER_CHILD}
+PULUMI_EKS_NAME = ("pulumi/pulumi-eks v4.3.0 nodejs/eks/cluster/cluster.ts:687-764 (the cluster's `name` is its "
+                   "aws.eks.Cluster's, auto-nameable: pulumi/pulumi-terraform-bridge ProviderInfo.SetAutonaming)")
 REQUIREMENTS = "spec.template.spec.requirements"  # outside the drift hash: `requirement_drift` says what drifts
 KARPENTER_REQUIREMENTS = ("kubernetes-sigs/karpenter v1.14.0-20-g226646810 pkg/apis/v1/nodepool.go:235 (requirements "
                           "hash:\"ignore\") and pkg/controllers/nodeclaim/disruption/drift.go (areRequirementsDrifted)")
