@@ -51,10 +51,10 @@ def test_every_problem_reported_at_once() -> None:
     cfg["eks-devices:nope"] = {}
     found = problems(cfg)
     assert set(found) == {
-        "eks-devices:nope", "cluster.version", "cluster.mode", "nodePools.a.instanceTypes",
+        "eks-devices:nope", "cluster.version", "cluster.mode", "nodePools.a.instanceTypes.0",
         "nodePools.a.devices.nvidia", "nodePools.a.bogus", "nodePools.b.instanceTypes",
     }
-    assert "p5.48xlarge" in found["nodePools.a.instanceTypes"].accepted  # did-you-mean
+    assert "p5.48xlarge" in found["nodePools.a.instanceTypes.0"].accepted  # did-you-mean
     assert found["nodePools.a.devices.nvidia"].given == "'yes'"
     assert "'dra', 'device-plugin', 'none', 'auto' or 'inferred'" in found["nodePools.a.devices.nvidia"].accepted
     assert "quoted" in found["cluster.version"].accepted

@@ -10,9 +10,9 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any, Literal, get_origin
+from typing import Annotated, Any, Literal, get_origin
 
-from pydantic import Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationError, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from eks_devices.core import names
@@ -126,13 +126,27 @@ class Limits(Model):
                                                                                      "256Gi (Ki, Mi, Gi or Ti)"))
 
 
+def _known_type(itype: str) -> str:
+    """A catalogued instance type; an unknown one is refused at its own entry (`instanceTypes.2`), the one
+    to edit, with the catalogued types near it."""
+    known = catalog.instance_types()
+    if itype in known:
+        return itype
+    close = _near_types(itype, known)
+    hint = f"did you mean {', '.join(close)}? " if close else "(no catalogued family is near it) "
+    raise ValueError(f"{hint}a catalogued accelerated instance type (`eks-devices catalog` lists them)")
+
+
+InstanceTypeName = Annotated[str, AfterValidator(_known_type)]
+
+
 class _PoolShape(Model):
     """A node pool's provisioning, capacity, image and device managers: the fields before its EFA section."""
 
     provisioning: Provisioning | None = None
     replicas: int | None = Field(default=None, ge=0, le=1000)
     limits: Limits = Limits()
-    instance_types: list[str] = Field(min_length=1)
+    instance_types: list[InstanceTypeName] = Field(min_length=1)
     """Catalogued accelerated instance types."""
     capacity: Capacity = "on-demand"
     capacity_reservation_ids: list[str] = Field(default_factory=empty_list)
@@ -166,21 +180,6 @@ class NodePool(_PoolFabric):  # type: ignore[misc,valid-type]
     def fabric(self) -> Efa:
         """The pool's EFA section: its alignment and interface layout."""
         return getattr(self, FABRIC)  # type: ignore[no-any-return]
-
-    @field_validator("instance_types")
-    @classmethod
-    def _known_types(cls, value: list[str]) -> list[str]:
-        known = catalog.instance_types()
-        unknown = [t for t in value if t not in known]
-        if unknown:
-            hints = []
-            for itype in unknown:
-                close = _near_types(itype, known)
-                hints.append(f"{itype!r} is not catalogued" + (f" (did you mean {', '.join(close)}?)" if close else
-                                                               " (no catalogued family is near it)"))
-            raise ValueError("catalogued accelerated instance types (`eks-devices catalog` lists them): "
-                             + "; ".join(hints))
-        return value
 
     @field_validator("bottlerocket_settings")
     @classmethod
