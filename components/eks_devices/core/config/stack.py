@@ -24,6 +24,7 @@ from eks_devices.core.config.claims import problems as claim_problems
 from eks_devices.core.config.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
 from eks_devices.core.config.digests import Digests
 from eks_devices.core.config.errors import ConfigError, ConfigProblem, article, did_you_mean, from_validation, worded
+from eks_devices.core.config.helm import karpenter_settings_problems
 from eks_devices.core.config.helm import problems as helm_shape_problems
 from eks_devices.core.config.keys import PROVIDER_KEYS, camel_case, property_name, stack_key
 from eks_devices.core.config.subnets import subnet_layout
@@ -468,6 +469,8 @@ def _existing_problems(spec: Spec) -> list[ConfigProblem]:
             problems.append(ConfigProblem("cluster.karpenter.settings", "nothing",
                                           "the settings of the cluster's Karpenter release, as its Helm values "
                                           "set them, e.g. {enableDRA: true}; {} when it sets none"))
+        else:
+            problems.extend(karpenter_settings_problems(karpenter.settings, "cluster.karpenter.settings"))
         if karpenter.reuse_values:
             problems.append(ConfigProblem("cluster.karpenter.reuseValues", "true", "nothing on an existing "
                                           "cluster: the toolkit does not upgrade its Karpenter release"))
