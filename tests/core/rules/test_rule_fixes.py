@@ -529,6 +529,68 @@ def test_applying_the_fix_silences_the_rule_and_raises_no_error(slug: str, index
     assert not errors, f"the fix for {slug} leaves errors: {errors}"
 
 
+# --- every finding points at the key to edit ------------------------------------------------------
+
+SECTIONS = {"pools": "nodePools", "version": "cluster.version", "mode": "cluster.mode"}  # case words → config paths
+
+
+def edited(patch: dict[str, Any], path: tuple[str, ...] = ()) -> list[str]:
+    """The config paths (`nodePools.p.devices.efa`) a patch sets, replaces or removes."""
+    out: list[str] = []
+    for key, value in patch.items():
+        here = (*path, SECTIONS.get(key, key) if not path else key)
+        if isinstance(value, dict) and value:
+            out += edited(value, here)
+        else:
+            out.append(".".join(here))
+    return out
+
+
+def resolve(node: Any, path: str) -> bool:
+    """Whether a config path names a key of the configuration: dots separate keys, a number indexes a list,
+    and a key may hold dots itself (a label, an image: `labels.eks.amazonaws.com/device-manager-efa`)."""
+    if not path:
+        return True
+    if isinstance(node, list):
+        index, _, rest = path.partition(".")
+        return index.isdigit() and int(index) < len(node) and resolve(node[int(index)], rest)
+    if not isinstance(node, dict):
+        return False
+    return any(path == key or path.startswith(f"{key}.") and resolve(node[key], path[len(key) + 1:])
+               for key in map(str, node))
+
+
+def config_of(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A case as its stack file's `eks-devices:` sections, by section name."""
+    kwargs = dict(kwargs)
+    cfg = stacks.config(kwargs.pop("mode"), kwargs.pop("version"), kwargs.pop("pools"), **kwargs)
+    return {key.removeprefix("eks-devices:"): value for key, value in cfg.items()}
+
+
+def test_the_resolver_reads_lists_and_keys_with_dots() -> None:
+    cfg = {"nodePools": {"p": {"labels": {"eks.amazonaws.com/device-manager-efa": "dra"}, "instanceTypes": ["a", "b"]}}}
+    assert resolve(cfg, "nodePools.p.labels.eks.amazonaws.com/device-manager-efa")
+    assert resolve(cfg, "nodePools.p.instanceTypes.1")
+    assert not resolve(cfg, "nodePools.p.instanceTypes.2") and not resolve(cfg, "nodePools.p.labels.eks")
+    assert edited({"pools": {"p": {"devices": {"efa": "dra"}}}, "version": "1.35"}) == [
+        "nodePools.p.devices.efa", "cluster.version"]
+
+
+@pytest.mark.parametrize(("slug", "index"), [(s, i) for s, cases in sorted(FIXES.items()) for i in range(len(cases))])
+def test_the_finding_points_at_the_key_to_edit(slug: str, index: int) -> None:
+    """(b) of every case: the path is a key of the stack, or the key its fix tells the user to add; and it is
+    no coarser than the edit the fix makes (a finding at `claims.x` whose fix edits `claims.x.requests` sends
+    the user to the wrong place). A fix whose edit lies elsewhere (another manager, a version) names it."""
+    firing, patch = FIXES[slug][index]
+    cfg, edits = config_of(firing), edited(patch)
+    for found in stacks.findings(_plan(firing), slug):
+        tail = found.path.split(".")[-1]
+        assert resolve(cfg, found.path) or found.path in edits or tail in found.fix, (
+            f"{slug} blames {found.path}, which is not in the stack and which its fix does not add: {found.fix}")
+        coarse = [e for e in edits if e.startswith(f"{found.path}.")]
+        assert not coarse, f"{slug} blames {found.path}, but its fix edits {coarse} below it"
+
+
 # --- fixes that name what applies where -----------------------------------------------------------
 
 def _one(case_: dict[str, Any], slug: str):

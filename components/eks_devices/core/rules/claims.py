@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from eks_devices.core.derive.claims import DRIVER_FAMILIES
+from eks_devices.core.derive.claims import DRIVER_FAMILIES, class_keys
 from eks_devices.core.derive.fit import walk
 from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.families.base import DROP
@@ -199,17 +199,22 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
 
 @rule("claim-device-class-missing", "a claim names a DeviceClass that will not exist in this mode, and why")
 def _claim_device_class_missing(plan: Plan) -> Iterator[Verdict]:
+    """One finding per missing class, at the key that names it (`requests.0.exactly.deviceClassName`, or the
+    short shape's `efa`): the key the user edits when the fix is to name another class or drop the request."""
     for claim in stack_claims(plan):
         if not claim.missing_classes or _alignment_gaps(plan, claim, own=True) or mig_dynamic_pools(plan, claim):
             continue  # claim-alignment-needs-dra / karpenter-mig-claim-static-only say why
         missing = claim.missing_classes
         if plan.mode == "auto-mode" and NEURON_CLASS in missing:
             missing = (NEURON_CLASS,)  # no Neuron DRA in Auto Mode: the rest of the claim cannot help it
-        whys = [_class_missing_why(plan, claim, c) for c in missing]
-        yield error(claim_at(claim),
-                    f"the claim names DeviceClass {', '.join(claim.missing_classes)}, which will not exist in this "
-                    f"{plan.mode} cluster, so its Pods stay Pending: " + "; ".join(dict.fromkeys(w for w, _ in whys)),
-                    "; ".join(dict.fromkeys(f for _, f in whys)))
+        keys = class_keys(claim.config)
+        for device_class in missing:
+            why, fix = _class_missing_why(plan, claim, device_class)
+            first, *more = keys.get(device_class) or [""]
+            also = f" (also named at {', '.join(claim_at(claim, k) for k in more)})" if more else ""
+            yield error(claim_at(claim, first),
+                        f"the claim names DeviceClass {device_class}{also}, which will not exist in this "
+                        f"{plan.mode} cluster, so its Pods stay Pending: {why}", fix)
 
 
 @rule("claim-unsatisfiable", "no instance type of the claim's pool can allocate it (counts, selectors, topology)")
