@@ -109,6 +109,26 @@ def test_claim_device_class_missing_fires_when_the_mode_lacks_the_class() -> Non
     assert findings(AUTO, {"x": RAW_MIG}, "claim-unsatisfiable") == []  # not reported twice
 
 
+@pytest.mark.parametrize(("entry", "paths"), [
+    (RAW_MIG, ["claims.x.requests.0.exactly.deviceClassName"]),
+    # a firstAvailable alternative, and a class named twice: blamed once, at its first key, naming the other
+    ({"pools": ["p5"], "requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+        {"name": "any", "firstAvailable": [{"name": "g", "deviceClassName": "gpu.nvidia.com"},
+                                           {"name": "m", "deviceClassName": "mig.nvidia.com"}]},
+        {"name": "more", "exactly": {"deviceClassName": "mig.nvidia.com"}}]},
+     ["claims.x.requests.1.firstAvailable.1.deviceClassName"]),
+    ({"pools": ["p5"], "mig": {"profile": "1g.10gb"}}, ["claims.x.mig"]),
+    ({"pools": ["p5"], "computeDomainChannel": {}}, ["claims.x.computeDomainChannel"]),
+])
+def test_a_missing_class_is_blamed_at_the_key_that_names_it(entry: dict, paths: list[str]) -> None:
+    """Not the whole claim: the key the user edits to name another class or to drop the request."""
+    found = findings(AUTO, {"x": entry}, "claim-device-class-missing")
+    assert [f.path for f in found] == paths
+    if len(entry.get("requests", ())) == 3:
+        assert "also named at claims.x.requests.2.exactly.deviceClassName" in found[0].message
+
+
 def test_claim_device_class_missing_is_quiet_when_a_chart_creates_it() -> None:
     assert findings(MNG, {"x": RAW_MIG}, "claim-device-class-missing") == []
     assert findings(AUTO, {"x": {"pools": ["p5"], "gpus": {}}}, "claim-device-class-missing") == []
@@ -286,8 +306,19 @@ PCIE_SELECTOR = {"pools": ["gpu-dra"], "requests": [{"name": "gpu", "exactly": {
 
 def test_selector_on_post_launch_attributes_fires_for_dynamic_karpenter_pools() -> None:
     [found] = findings(KARPENTER, {"x": PCIE_SELECTOR}, "karpenter-claim-selector-attributes")
-    assert found.severity == "error" and found.path == "claims.x"
+    assert found.severity == "error" and found.path == "claims.x.requests.0.exactly.selectors.0.cel.expression"
     assert "resource.kubernetes.io/pcieRoot" in found.message
+
+
+def test_each_selector_is_blamed_at_its_own_expression() -> None:
+    """The expression to edit, in a firstAvailable alternative too; a selector Karpenter can read is not blamed."""
+    product = {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"}}
+    pcie = PCIE_SELECTOR["requests"][0]["exactly"]["selectors"][0]
+    claim = {"pools": ["gpu-dra"], "requests": [{"name": "gpu", "firstAvailable": [
+        {"name": "h100", "deviceClassName": "gpu.nvidia.com", "selectors": [product]},
+        {"name": "any", "deviceClassName": "gpu.nvidia.com", "selectors": [product, pcie]}]}]}
+    found = findings(KARPENTER, {"x": claim}, "karpenter-claim-selector-attributes")
+    assert [f.path for f in found] == ["claims.x.requests.0.firstAvailable.1.selectors.1.cel.expression"]
 
 
 @pytest.mark.parametrize(("base", "claim"), [

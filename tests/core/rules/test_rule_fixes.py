@@ -125,6 +125,11 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
               helmValues={"aws-efa-k8s-device-plugin": {
                   "supportedInstanceLabels": {"keys": ["karpenter.k8s.aws/instance-family"]}}}),
          {"helmValues": {"aws-efa-k8s-device-plugin": {"supportedInstanceLabels": {"values": ["p5"]}}}}),
+        # ... or drop the override's key, where the finding points
+        (case("karpenter", {"efa": {**P5, **STATIC, "devices": {"efa": "device-plugin"}}},
+              helmValues={"aws-efa-k8s-device-plugin": {
+                  "supportedInstanceLabels": {"keys": ["karpenter.k8s.aws/instance-family"]}}}),
+         {"helmValues": {"aws-efa-k8s-device-plugin": {"supportedInstanceLabels": {"keys": DELETE}}}}),
         # Bottlerocket's bundled plugin is the pool's device plugin: turning it off leaves the GPUs unserved
         (case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge"], **STATIC, "ami": "bottlerocket",
                                             "devices": {"nvidia": "device-plugin"}, "bottlerocketSettings": {
@@ -556,7 +561,7 @@ def resolve(node: Any, path: str) -> bool:
         return index.isdigit() and int(index) < len(node) and resolve(node[int(index)], rest)
     if not isinstance(node, dict):
         return False
-    return any(path == key or path.startswith(f"{key}.") and resolve(node[key], path[len(key) + 1:])
+    return any(path == key or (path.startswith(f"{key}.") and resolve(node[key], path[len(key) + 1:]))
                for key in map(str, node))
 
 
@@ -670,7 +675,7 @@ def test_unserved_fix_names_only_what_applies_to_the_gap() -> None:
     assert "inf2.xlarge" in found.fix
     override, _ = FIXES["device-software-unserved"][1]
     assert "helmValues.nvidia-device-plugin" in _one(override, "device-software-unserved").fix
-    bottlerocket, _ = FIXES["device-software-unserved"][3]
+    bottlerocket, _ = FIXES["device-software-unserved"][4]
     found = _one(bottlerocket, "device-software-unserved")
     assert "helmValues" not in found.fix and "nodePools.p.bottlerocketSettings" in found.fix
 
@@ -691,7 +696,7 @@ def test_label_fixes_on_an_inferred_pool_do_not_promise_a_label(slug: str, index
 
 def test_unserved_bottlerocket_points_at_the_setting_its_fix_names() -> None:
     """The bundled plugin turned off is the cause: the path is the pool's bottlerocketSettings."""
-    bottlerocket, _ = FIXES["device-software-unserved"][3]
+    bottlerocket, _ = FIXES["device-software-unserved"][4]
     found = _one(bottlerocket, "device-software-unserved")
     assert found.path == "nodePools.p.bottlerocketSettings" and found.path in found.fix
 

@@ -254,6 +254,19 @@ def class_keys(claim: Claim) -> dict[str, list[str]]:
     return out
 
 
+def selector_keys(claim: Claim) -> list[tuple[str, str]]:
+    """(config key below `claims.<name>`, CEL expression) of every selector of a claim's own requests
+    (`requests.0.exactly.selectors.1.cel.expression`): what a rule about an expression blames."""
+    out: list[tuple[str, str]] = []
+    for i, request in enumerate(claim.requests or ()):
+        alternatives = [("exactly", request.exactly)] if request.exactly is not None else []
+        alternatives += [(f"firstAvailable.{j}", sub) for j, sub in enumerate(request.first_available or ())]
+        for where, exact in alternatives:
+            out += [(f"requests.{i}.{where}.selectors.{k}.cel.expression", s.cel.expression)
+                    for k, s in enumerate(exact.selectors)]
+    return out
+
+
 def from_config(name: str, claim: Claim, class_drivers: Mapping[str, str] | None = None) -> BuiltClaim | None:
     """The object a stack's `claims.<name>` entry declares (None for kind: extended-resource)."""
     shared, ns = claim.kind == "claim", claim.namespace

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from eks_devices.core.derive.claims import DRIVER_FAMILIES, class_keys
+from eks_devices.core.derive.claims import DRIVER_FAMILIES, class_keys, selector_keys
 from eks_devices.core.derive.fit import walk
 from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.families.base import DROP
@@ -300,13 +300,18 @@ def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
         dynamic = [p for p in claim.config.pools if p in plan.pools and plan.pools[p].provisioning == "dynamic"]
         if not dynamic or mig_dynamic_pools(plan, claim):
             continue  # karpenter-mig-claim-static-only: no node is launched for it at all
-        unknown = sorted({f"{domain}/{name}" for expression in _expressions(claim.built.manifest)
-                          for domain, name in _ATTRIBUTE.findall(expression)
-                          if name not in KARPENTER_SELECTABLE.get(domain, set())})
-        if unknown:
-            yield error(claim_at(claim),
-                        f"selectors read {', '.join(unknown)}, which Karpenter cannot know before launching a "
-                        f"node for dynamic pool(s) {', '.join(dynamic)}: the Pod never gets a node",
+        # each of the claim's own selectors at its key; a short shape's at the claim (it builds them itself)
+        expressions = selector_keys(claim.config) if claim.config.requests is not None else [
+            ("", e) for e in _expressions(claim.built.manifest)]
+        by_key: dict[str, list[str]] = {}
+        for key, expression in expressions:
+            for domain, name in _ATTRIBUTE.findall(expression):
+                if name not in KARPENTER_SELECTABLE.get(domain, set()):
+                    by_key.setdefault(key, []).append(f"{domain}/{name}")
+        for key, unknown in by_key.items():
+            yield error(claim_at(claim, key),
+                        f"selectors read {', '.join(sorted(set(unknown)))}, which Karpenter cannot know before "
+                        f"launching a node for dynamic pool(s) {', '.join(dynamic)}: the Pod never gets a node",
                         "in the requests' selectors, select on productName, architecture, brand, cudaComputeCapability "
                         "or type (GPUs) and "
                         "pciDevice, pciVendor, pciSubsystem, rdma or numaNode (EFA); use pcieRoot and driver "

@@ -3,6 +3,7 @@ NVIDIA variant's bundled plugin, p6e-gb200, and plugin-style GPU requests served
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from eks_devices.core.families import EFA, NVIDIA
@@ -129,7 +130,7 @@ def _nvidia_dra_feature_gates(plan: Plan) -> Iterator[Verdict]:
         return
     gates = dig(release.values, "featureGates") or {}
     if gates.get("MPSSupport") and gates.get("DynamicMIG"):
-        yield error("helmValues.nvidia-dra-driver.featureGates",
+        yield error("helmValues.nvidia-dra-driver.featureGates.MPSSupport",
                     "the NVIDIA DRA driver refuses to start with MPSSupport and DynamicMIG both on (they are "
                     "mutually exclusive); DynamicMIG is on for the stack's MIG pools",
                     "turn MPSSupport off, or drop gpuSharing: mig from the NVIDIA DRA pools")
@@ -268,10 +269,16 @@ def _karpenter_time_slicing_shares(plan: Plan) -> Iterator[Verdict]:
     shares = {p.name: p.node_class_annotations[CONSUMABLE_CAPACITY_ANNOTATION] for p in pools}
     if len(set(shares.values())) > 1:
         listing = ", ".join(f"{name}={count}" for name, count in sorted(shares.items()))
-        yield error("nodePools",
-                    f"the NVIDIA DRA driver publishes one share count for every GPU, but the pools ask for "
-                    f"different ones ({listing}): Karpenter would pack claims the driver cannot serve",
-                    "give every DRA time-slicing pool the same gpuSharing.replicas")
+        # the count most pools give (on a tie, the first pool's by name) stands; each other pool is the one to edit
+        kept = Counter(shares[name] for name in sorted(shares)).most_common(1)[0][0]
+        for name in sorted(n for n, count in shares.items() if count != kept):
+            yield error(at(plan.pools[name], "gpuSharing.replicas"),
+                        f"the NVIDIA DRA driver publishes one share count for every GPU, but the pools ask for "
+                        f"different ones ({listing}): Karpenter would pack claims the driver cannot serve",
+                        f"set gpuSharing.replicas: {kept} on pool {name}, as "
+                        f"{', '.join(n for n in sorted(shares) if shares[n] == kept)} give (every DRA time-slicing "
+                        "pool the same count)")
+
 
 @rule("karpenter-mig-claim-static-only", "a MIG claim (`mig.nvidia.com`) targets static Karpenter pools: Karpenter "
       "launches no nodes for MIG claims", modes=("karpenter",))
