@@ -249,7 +249,10 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         # the cluster's own release, without the DRA gates its dynamic DRA pools need
         (case("karpenter", {"p": P5}, cluster=existing()), {"cluster": {"karpenter": {"settings": {"enableDRA": True}}}}),
         (case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=existing(enableDRA=False)),
-         {"cluster": {"karpenter": {"settings": Replace({"awsFeatureGates": {"draNVIDIAGPU": True}})}}})],
+         {"cluster": {"karpenter": {"settings": Replace({"awsFeatureGates": {"draNVIDIAGPU": True}})}}}),
+        # one single gate set, both drivers run: the other gate beside it (enableDRA with it fails the render)
+        (case("karpenter", {"p": P5}, cluster=existing(awsFeatureGates={"draNVIDIAGPU": True})),
+         {"cluster": {"karpenter": {"settings": {"awsFeatureGates": {"draEFA": True}}}}})],
     "karpenter-shared-instance-types": [(
         case("karpenter", {"a": P5, "b": {**P5, "devices": {"nvidia": "device-plugin", "efa": "device-plugin"}}}),
         pool("b", instanceTypes=["g6e.xlarge"], devices=Replace({"nvidia": "device-plugin"})))],

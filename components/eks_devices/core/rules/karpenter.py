@@ -68,11 +68,14 @@ def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Verdict]:
     if not plan.karpenter.installed:  # the team's release may serve its own NodePools too: only what ours lack
         if missing := sorted(running - enabled):
             pools = sorted({p.name for p, f in dra_pools(plan) if p.provisioning == "dynamic" and f in missing})
-            want = "settings.enableDRA: true" if running == set(GATES) else " and ".join(
+            stated = plan.karpenter.values["settings"]
+            # enableDRA where every gate is wanted and no single gate is set (the chart refuses the two together);
+            # else the missing single gates, which the chart takes beside the ones set
+            singles = any(dig(stated, f"awsFeatureGates.{g}") is not None for g in GATES.values())
+            key = "enableDRA" if running == set(GATES) and not singles else f"awsFeatureGates.{GATES[missing[0]]}"
+            want = "settings.enableDRA: true" if key == "enableDRA" else " and ".join(
                 f"settings.awsFeatureGates.{GATES[f]}: true" for f in missing) + (
-                " in place of settings.enableDRA (the chart refuses both)"
-                if "enableDRA" in plan.karpenter.values["settings"] else "")
-            key = "enableDRA" if running == set(GATES) else f"awsFeatureGates.{GATES[missing[0]]}"
+                " in place of settings.enableDRA (the chart refuses both)" if "enableDRA" in stated else "")
             yield error(f"cluster.karpenter.settings.{key}",
                         f"dynamic pools {', '.join(pools)} run the {' and '.join(missing)} DRA driver, but the "
                         f"cluster's Karpenter release has no DRA gate for {' or '.join(missing)}: it never launches "
