@@ -63,7 +63,7 @@ def test_an_exists_toleration_with_a_value_cannot_install() -> None:
     p = plan("karpenter", GPU_PLUGIN, {"nvidia-device-plugin": {"tolerations": [
         {"key": "nvidia.com/gpu", "operator": "Exists", "value": "true"}]}})
     [finding] = only(p, "device-software-installable")
-    assert finding.path == "helmValues.nvidia-device-plugin.tolerations[0].value"
+    assert finding.path == "helmValues.nvidia-device-plugin.tolerations.0.value"
     assert "release nvidia-device-plugin cannot install" in finding.message
     assert "value must be empty when `operator` is 'Exists'" in finding.message
 

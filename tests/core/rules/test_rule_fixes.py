@@ -592,8 +592,8 @@ def test_the_finding_points_at_the_key_to_edit(slug: str, index: int) -> None:
     firing, patch = FIXES[slug][index]
     cfg, edits = config_of(firing), edited(patch)
     for found in stacks.findings(_plan(firing), slug):
-        tail = found.path.split(".")[-1]
-        assert resolve(cfg, found.path) or found.path in edits or tail in found.fix, (
+        setting = ".".join(found.path.split(".")[-2:])  # `devices.efa`: how a fix names a key to add
+        assert resolve(cfg, found.path) or found.path in edits or setting in found.fix, (
             f"{slug} blames {found.path}, which is not in the stack and which its fix does not add: {found.fix}")
         coarse = [e for e in edits if e.startswith(f"{found.path}.")]
         assert not coarse, f"{slug} blames {found.path}, but its fix edits {coarse} below it"
@@ -686,7 +686,7 @@ def test_unserved_fix_names_only_what_applies_to_the_gap() -> None:
 def test_installable_fix_names_the_field_to_fix() -> None:
     firing, _ = FIXES["device-software-installable"][0]
     found = _one(firing, "device-software-installable")
-    assert "helmValues.nvidia-device-plugin.tolerations[0].value" in found.fix
+    assert "helmValues.nvidia-device-plugin.tolerations.0.value" in found.fix
 
 
 @pytest.mark.parametrize(("slug", "index"), [("one-manager-per-node", 3), ("static-pool-device-manager-label", 2)])

@@ -63,7 +63,7 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
              helmValues={"nvidia-device-plugin": {"tolerations": [
                  {"key": "nvidia.com/gpu", "operator": "Exists", "value": "true"}]}}),
-        "error", "helmValues.nvidia-device-plugin.tolerations[0].value",
+        "error", "helmValues.nvidia-device-plugin.tolerations.0.value",
         case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
              helmValues={"nvidia-device-plugin": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}})),
     "bottlerocket-bundled-plugin": (

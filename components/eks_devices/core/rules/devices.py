@@ -22,6 +22,7 @@ from eks_devices.core.rules.registry import (
     error,
     on_resources,
     rule,
+    values_at,
     warning,
 )
 from eks_devices.core.values import dig
@@ -194,8 +195,8 @@ def _device_software_installable(plan: Plan) -> Iterator[Verdict]:
                 refused = (f"release {release.key} cannot install: the API server refuses its "
                            f"{agent.family} {agent.manager} DaemonSet ({problem})")
                 if overridden:
-                    yield error(f"helmValues.{release.key}.{field}", refused,
-                                f"fix helmValues.{release.key}.{field} so the rendered field is valid Kubernetes "
+                    yield error(values_at(release.key, field), refused,
+                                f"fix {values_at(release.key, field)} so the rendered field is valid Kubernetes "
                                 "(see the message), or remove it")
                     continue
                 for pool in served:

@@ -187,6 +187,13 @@ def at(pool: PoolPlan, field: str) -> str:
     return f"nodePools.{pool.name}.{field}"
 
 
+def values_at(release: str, values_path: str) -> str:
+    """The config path of a value in a release's override: `helmValues.<release>.<path>`, a list index in
+    the stack's notation (`tolerations.0.value`, as every config path spells it; Helm's `tolerations[0]`
+    would find no key in the stack file)."""
+    return f"helmValues.{release}." + re.sub(r"\[(\d+)\]", r".\1", values_path)
+
+
 def claim_at(claim: ClaimPlan, field: str = "") -> str:
     return f"claims.{claim.name}" + (f".{field}" if field else "")
 
