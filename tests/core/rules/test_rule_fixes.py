@@ -683,6 +683,15 @@ def test_unserved_fix_names_only_what_applies_to_the_gap() -> None:
     assert "helmValues" not in found.fix and "nodePools.p.bottlerocketSettings" in found.fix
 
 
+def test_an_override_that_places_nothing_is_not_blamed_for_the_chart_s_own_gap() -> None:
+    """The Neuron chart keeps its DRA driver off inf* types whatever the override says: an override of
+    other values is not the key to edit (dropping it would change nothing), the pool's manager is."""
+    chart, _ = FIXES["device-software-unserved"][0]
+    found = _one(apply(chart, {"helmValues": {"neuron-dra-driver": {"logLevel": "debug"}}}), "device-software-unserved")
+    assert found.path == "nodePools.p.devices.neuron" and "helmValues" not in found.fix
+    assert "nodePools.p.devices.neuron: device-plugin" in found.fix
+
+
 def test_installable_fix_names_the_field_to_fix() -> None:
     firing, _ = FIXES["device-software-installable"][0]
     found = _one(firing, "device-software-installable")
