@@ -245,9 +245,14 @@ def _karpenter_time_slicing(plan: Plan) -> Iterator[Verdict]:
                f"pins {charts.CHARTS['nvidia-dra-driver'].version}), or use devices.nvidia: device-plugin for "
                "time-slicing")
         if low:
+            upgrades = [u for u, short in (('cluster.version "1.36"', plan.spec.cluster.kubernetes < (1, 36)),
+                                           ("cluster.karpenter.version 1.15.0",
+                                            plan.spec.cluster.karpenter_version < (1, 15, 0))) if short]
             yield error(at(pool, "gpuSharing.strategy"),
                         "GPU time-slicing through consumable capacity needs Kubernetes 1.36 and Karpenter 1.15",
-                        "upgrade, or use devices.nvidia: device-plugin for time-slicing")
+                        f"set {' and '.join(upgrades)} or later (time-slicing through DRA then runs as an alpha "
+                        "feature, which a warning of this rule says), or use devices.nvidia: device-plugin for "
+                        "time-slicing")
         elif not charts.RELEASES["nvidia-dra-driver"].knows(driver):
             yield error(at(pool, "gpuSharing.strategy"),
                         f"dra-driver-nvidia-gpu {driver} is not a release the toolkit knows to carry the "
