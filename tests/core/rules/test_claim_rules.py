@@ -48,7 +48,7 @@ SPREAD = {"pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClas
 def test_distinct_attribute_before_1_36_is_an_error() -> None:
     old = stacks.merge(MNG, {"eks-devices:cluster": {"version": "1.35"}})
     [found] = findings(old, {"x": SPREAD}, "claim-distinct-attribute-version")
-    assert (found.severity, found.path) == ("error", "claims.x.constraints") and "1.35" in found.message
+    assert (found.severity, found.path) == ("error", "claims.x.constraints.0.distinctAttribute") and "1.35" in found.message
 
 
 def test_distinct_attribute_is_quiet_from_1_36_and_without_it() -> None:

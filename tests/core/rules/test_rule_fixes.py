@@ -482,8 +482,50 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.35", claims={"x": {
             "pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}],
             "constraints": [{"requests": ["gpus"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]}}),
-        {"version": "1.36"})],
+        {"version": "1.36"}), (
+        case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.35", claims={"x": {
+            "pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}],
+            "constraints": [{"requests": ["gpus"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]}}),
+        {"claims": {"x": {"constraints": DELETE}}})],
 }
+
+# The alternatives fixes state as an edit at the finding's own path, where the case above edits elsewhere:
+# the user who goes to the path and applies what the fix says there clears the finding too.
+AT_PATH: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
+    "auto-mode-dra-version": [(FIXES["auto-mode-dra-version"][0][0], pool("p", devices={"nvidia": "device-plugin"}))],
+    "efa-dra-kubernetes-version": [(FIXES["efa-dra-kubernetes-version"][0][0], pool("p", devices={"efa": "device-plugin"}))],
+    "neuron-dra-version": [(FIXES["neuron-dra-version"][0][0], pool("p", devices={"neuron": "device-plugin"}))],
+    "dra-time-slicing-replicas": [(FIXES["dra-time-slicing-replicas"][0][0], pool("p", gpuSharing=DELETE))],
+    "dra-unsupported-instance-type": [(
+        case("karpenter", {"p": {"instanceTypes": ["g7e.2xlarge", "p5.48xlarge"], "devices": {"nvidia": "dra"}}}),
+        pool("p", instanceTypes=["p5.48xlarge"]))],
+    "efa-unsupported-instance-type": [(FIXES["efa-unsupported-instance-type"][0][0], pool("p", instanceTypes=["g6.8xlarge"]))],
+    "gpu-sharing-needs-nvidia": [(FIXES["gpu-sharing-needs-nvidia"][0][0],
+                                  pool("p", gpuSharing=Replace({"strategy": "time-slicing", "replicas": 2})))],
+    "mig-unsupported-gpu": [(FIXES["mig-unsupported-gpu"][0][0],
+                             pool("p", gpuSharing=Replace({"strategy": "time-slicing", "replicas": 2})))],
+    "pool-public-subnets": [(FIXES["pool-public-subnets"][0][0], pool("p", subnets="private"))],
+    "topology-alignment-needs-dra": [(FIXES["topology-alignment-needs-dra"][0][0], pool("p", efa={"alignWith": DELETE}))],
+    "efa-alignment-shared-root": [(FIXES["efa-alignment-shared-root"][1][0], pool("p", instanceTypes=["p5.48xlarge"]))],
+    # before 1.36 nothing asks for distinct values: the constraint goes (matchAttribute asks for one value, the
+    # opposite, and cannot be allocated here: it was the former fix's advice)
+    "claim-distinct-attribute-version": [(FIXES["claim-distinct-attribute-version"][0][0], {"claims": {"x": {
+        "constraints": DELETE}}})],
+}
+
+
+@pytest.mark.parametrize(("slug", "index"), [(s, i) for s, cases in sorted(AT_PATH.items()) for i in range(len(cases))])
+def test_the_fix_applied_at_the_finding_s_path_clears_it(slug: str, index: int) -> None:
+    """(c) at the path: the edit the fix states for the key the finding names clears the rule, no error left."""
+    firing, patch = AT_PATH[slug][index]
+    found = stacks.findings(_plan(firing), slug)
+    assert found, f"{slug} does not fire on its case"
+    assert all(any(e == f.path or e.startswith(f"{f.path}.") or f.path.startswith(f"{e}.") for e in edited(patch))
+               for f in found), (f"the patch {edited(patch)} is not at {[f.path for f in found]}")
+    after = _plan(apply(firing, patch))
+    assert not stacks.findings(after, slug), f"{slug} still fires after its fix at the path"
+    assert not after.errors, [(f.slug, f.path, f.message) for f in after.errors]
+
 
 # (slug, case) → (the severity the rule's findings keep after the fix, the words of the fix that say so): a fix
 # that trades an error for a warning it states

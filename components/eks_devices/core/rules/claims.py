@@ -47,11 +47,14 @@ def _claim_distinct_attribute_version(plan: Plan) -> Iterator[Verdict]:
     for claim in stack_claims(plan):
         constraints = claim.built.devices.get("constraints", []) if claim.built else []
         if any("distinctAttribute" in c for c in constraints):
-            yield error(claim_at(claim, "constraints"),
+            own = [i for i, c in enumerate(claim.config.constraints) if c.distinct_attribute is not None]
+            yield error(claim_at(claim, f"constraints.{own[0]}.distinctAttribute" if own else "constraints"),
                         f"the claim spreads devices with distinctAttribute, which Kubernetes "
                         f"{plan.spec.cluster.version} drops (its DRAConsumableCapacity gate is off before 1.36): "
                         "the API server then refuses the constraint as naming no attribute",
-                        'use cluster.version "1.36" or later, or express the claim with matchAttribute')
+                        'use cluster.version "1.36" or later, or drop the distinctAttribute entry from constraints '
+                        '(before 1.36 no constraint asks for distinct values; matchAttribute asks for one shared '
+                        'value, the opposite)')
 
 
 @rule("extended-resource-not-dra",
