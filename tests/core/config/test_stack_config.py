@@ -126,7 +126,7 @@ def test_missing_required_fields() -> None:
     ({"instanceTypes": ["p5.48xlarge"], "capacityReservationIds": ["cr-0123456789abcdef0"]},
      "nodePools.p.capacityReservationIds"),
     ({"instanceTypes": ["p5.48xlarge"], "capacity": "reserved", "capacityReservationIds": ["r-1"]},
-     "nodePools.p.capacityReservationIds"),
+     "nodePools.p.capacityReservationIds.0"),
     ({"instanceTypes": ["p5.48xlarge"], "gpuSharing": {"strategy": "time-slicing"}}, "nodePools.p.gpuSharing.replicas"),
     ({"instanceTypes": ["p5.48xlarge"], "gpuSharing": {"strategy": "mig"}}, "nodePools.p.gpuSharing.profile"),
     ({"instanceTypes": ["p5.48xlarge"], "labels": {"bad key!": "x"}}, "nodePools.p.labels.bad key!"),

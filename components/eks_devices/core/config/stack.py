@@ -139,6 +139,9 @@ def _known_type(itype: str) -> str:
 
 
 InstanceTypeName = Annotated[str, AfterValidator(_known_type)]
+# an EC2 capacity reservation id, refused at its own entry (`capacityReservationIds.1`)
+ReservationId = Annotated[str, Field(pattern=worded(r"^cr-[0-9a-f]{8,17}$", "a capacity reservation id such as "
+                                                                         "cr-0123456789abcdef0"))]
 
 
 class _PoolShape(Model):
@@ -150,7 +153,7 @@ class _PoolShape(Model):
     instance_types: list[InstanceTypeName] = Field(min_length=1)
     """Catalogued accelerated instance types."""
     capacity: Capacity = "on-demand"
-    capacity_reservation_ids: list[str] = Field(default_factory=empty_list)
+    capacity_reservation_ids: list[ReservationId] = Field(default_factory=empty_list)
     ami: AmiFamily = "al2023"
     ami_version: str | None = None
     """This pool's AMI release (unset: the cluster's amiVersion)."""
@@ -192,13 +195,6 @@ class NodePool(_PoolFabric):  # type: ignore[misc,valid-type]
                              f"booleans or lists of them ({exc})") from None
         return value
 
-    @field_validator("capacity_reservation_ids")
-    @classmethod
-    def _reservations(cls, value: list[str]) -> list[str]:
-        for rid in value:
-            if not re.fullmatch(r"^cr-[0-9a-f]{8,17}$", rid):
-                raise ValueError(f"capacity reservation ids such as cr-0123456789abcdef0 (got {rid!r})")
-        return value
 
 
 def _near_types(itype: str, known: Any) -> list[str]:
