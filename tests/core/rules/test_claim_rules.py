@@ -158,7 +158,7 @@ EFA_PLUGIN = stacks.merge(MNG, {"eks-devices:nodePools": {"p5": {"devices": {"ef
 def test_alignment_on_an_efa_plugin_pool_says_why_and_is_the_only_claim_error() -> None:
     plan = stacks.build({**EFA_PLUGIN, "eks-devices:claims": {"x": ALIGNED}})
     [found] = stacks.findings(plan, "claim-alignment-needs-dra")
-    assert (found.severity, found.path) == ("error", "claims.x.pools")
+    assert (found.severity, found.path) == ("error", "claims.x.pools.0")
     assert "EFA device plugin publishes none" in found.message and "on pool p5" in found.message.lower()
     assert "nodePools.p5.devices.efa: dra" in found.fix
     assert [f.slug for f in plan.errors] == ["claim-alignment-needs-dra"]  # no class-missing fix dropping EFA
@@ -200,7 +200,8 @@ def test_mig_claim_is_quiet_on_static_pools() -> None:
 ])
 def test_claim_unsatisfiable_names_the_pool_and_the_reason(entry: dict, pool: str, reason: str) -> None:
     found = findings(MNG, {"x": entry}, "claim-unsatisfiable")
-    assert len(found) == 1 and found[0].severity == "error" and found[0].path == "claims.x.pools"
+    index = entry["pools"].index(pool)  # the entry that names the pool it cannot be allocated on
+    assert len(found) == 1 and found[0].severity == "error" and found[0].path == f"claims.x.pools.{index}"
     assert f"pool {pool}:" in found[0].message and reason in found[0].message
 
 
@@ -250,7 +251,7 @@ def test_a_wrong_claim_previews_as_unsatisfiable(tmp_path: Path) -> None:
     fit = as_json["claims"]["every-gpu-its-own-efa"]["pools"]["a100"]
     assert fit["fits"] is False and fit["instanceTypes"]["p4d.24xlarge"]["perNode"] == 0
     assert [f["path"] for f in as_json["findings"] if f["slug"] == "claim-unsatisfiable"] == [
-        "claims.every-gpu-its-own-efa.pools"]
+        "claims.every-gpu-its-own-efa.pools.0"]
 
 
 def test_claims_are_checked_against_the_pool_s_interface_layout() -> None:

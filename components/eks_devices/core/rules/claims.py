@@ -23,7 +23,16 @@ from eks_devices.core.knowledge.device_classes import (
 )
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
 from eks_devices.core.rules.efa import ALIGNED, ALIGNMENT_WHY, alignment_fix, not_dra
-from eks_devices.core.rules.registry import Verdict, claim_at, dra_fix, error, rule, stack_claims, warning
+from eks_devices.core.rules.registry import (
+    Verdict,
+    claim_at,
+    dra_fix,
+    error,
+    pool_entry,
+    rule,
+    stack_claims,
+    warning,
+)
 from eks_devices.core.vocabulary import FAMILIES
 
 CHANNEL_DRIVER = CLASS_DRIVERS[CHANNEL_CLASS]  # the ComputeDomain classes' driver
@@ -130,7 +139,7 @@ def _claim_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
         for pool, wrong in _alignment_gaps(plan, claim):
             other = next((f for f in aligned_families(claim) if f in ALIGNED.values()), next(iter(ALIGNED.values())))
             kinds = " and ".join(FAMILY[f].title for f in aligned_families(claim))
-            yield error(claim_at(claim, "pools"),
+            yield error(pool_entry(claim, pool.name),
                         f"claim {claim.name} aligns {kinds} devices, which needs DRA for both device types: "
                         f"{ALIGNMENT_WHY}. On pool {pool.name}, {not_dra(pool, wrong)}",
                         alignment_fix(plan, pool, other, f"target another pool, or drop the alignment from claims."
@@ -235,7 +244,7 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Verdict]:
                    if fit.blocked and blocked else _mig_fix(claim, pool) or
                    "change the claim (count, model, selectors, alignWith) or its pools to ones whose instance "
                    "types can satisfy it; `eks-devices preview` shows what each instance type offers")
-            yield error(claim_at(claim, "pools"),
+            yield error(pool_entry(claim, pool_name),
                         f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}", fix)
 
 
@@ -271,7 +280,7 @@ def _claim_fit_undetermined(plan: Plan) -> Iterator[Verdict]:
     for claim in stack_claims(plan):
         for pool_name, fit in sorted(claim.pools.items()):
             if not fit.settled:
-                yield warning(claim_at(claim, "pools"),
+                yield warning(pool_entry(claim, pool_name),
                               f"could not decide whether claim {claim.name} fits pool {pool_name}: {fit.reason}",
                               "check it on a real node (its ResourceSlices show the layout), or simplify the claim "
                               "(fewer requests or constraints)")

@@ -198,6 +198,13 @@ def claim_at(claim: ClaimPlan, field: str = "") -> str:
     return f"claims.{claim.name}" + (f".{field}" if field else "")
 
 
+def pool_entry(claim: ClaimPlan, pool: str) -> str:
+    """The entry of a claim's `pools` that names a pool (`claims.x.pools.1`): what a finding about the claim
+    on that pool blames."""
+    pools = list(claim.config.pools)
+    return claim_at(claim, f"pools.{pools.index(pool)}" if pool in pools else "pools")
+
+
 def stack_claims(plan: Plan) -> Iterator[ClaimPlan]:
     yield from plan.claims
 
