@@ -181,7 +181,7 @@ def test_brought_vpc_needs_private_subnets() -> None:
 def test_bad_cidrs() -> None:
     found = problems(stacks.config(network={"cidr": "10.0.0.0/8"},
                                        cluster={"endpoint": {"publicAccessCidrs": ["nope"]}}))
-    assert {"network.cidr", "cluster.endpoint.publicAccessCidrs"} <= set(found)
+    assert {"network.cidr", "cluster.endpoint.publicAccessCidrs.0"} <= set(found)
 
 
 @pytest.mark.parametrize(("tags", "reserved"), [
