@@ -75,6 +75,66 @@ def test_github_format_annotates_the_stack_file_line(project: Path) -> None:
     assert "::error file=stacks/Pulumi.worse.yaml,line=2,title=config cluster.mode::given 'sideways'" in stdout
 
 
+FINE = """config:
+  eks-devices:cluster: {name: ml, version: "1.36", mode: auto-mode}
+  eks-devices:nodePools:
+    p5:
+      instanceTypes: [p5.48xlarge]
+      provisioning: static
+      replicas: 1
+      labels:
+        eks.amazonaws.com/device-manager-efa: device-plugin
+  eks-devices:claims:
+    x:
+      pools: [p5]
+      requests:
+        - name: gpu
+          exactly: {deviceClassName: gpu.nvidia.com}
+        - name: mig
+          exactly:
+            deviceClassName: mig.nvidia.com
+"""
+TYPO = """config:
+  eks-devices:cluster: {name: ml, version: "1.36", mode: karpenter}
+  eks-devices:nodePools:
+    gpu:
+      instanceTypes:
+        - p5.48xlarge
+        - p5.48xlage
+"""
+SETTINGS = """config:
+  eks-devices:cluster:
+    name: ml
+    version: "1.35"
+    mode: karpenter
+    existing: true
+    karpenter:
+      version: 1.15.0
+      settings:
+        batchMaxDuration: 10s
+        enable_dra: true
+  eks-devices:nodePools:
+    h100: {instanceTypes: [p5.48xlarge]}
+"""
+
+
+@pytest.mark.parametrize(("text", "annotation"), [
+    # a key that holds dots (a label), and a list entry's key inside a claim's requests
+    (FINE, "::error file=stacks/Pulumi.fine.yaml,line=9,title=static-pool-device-manager-label::"
+           "nodePools.p5.labels.eks.amazonaws.com/device-manager-efa: "),
+    (FINE, "::error file=stacks/Pulumi.fine.yaml,line=18,title=claim-device-class-missing::"
+           "claims.x.requests.1.exactly.deviceClassName: "),
+    (TYPO, "::error file=stacks/Pulumi.fine.yaml,line=7,title=config nodePools.gpu.instanceTypes.1::"
+           "given 'p5.48xlage'"),
+    (SETTINGS, "::error file=stacks/Pulumi.fine.yaml,line=11,title=config cluster.karpenter.settings.enable_dra::"
+               "given unknown key 'enable_dra'; accepted: did you mean 'enableDRA'?"),
+])
+def test_github_annotations_land_on_the_line_of_the_key_to_edit(project: Path, text: str, annotation: str) -> None:
+    (project / "stacks" / "Pulumi.fine.yaml").write_text(text)
+    code, stdout = check("fine", "--format", "github", "--project-dir", str(project))
+    assert code in (1, 2) and annotation in stdout, stdout
+
+
 def test_check_does_not_load_pulumi() -> None:
     """The fast path: parse, plan and rules only (the program, and with it the Pulumi SDK, never loads)."""
     script = ("import sys\nfrom eks_devices.cli.app import app\nfrom typer.testing import CliRunner\n"
@@ -106,7 +166,7 @@ def test_an_existing_cluster_stack_is_checked_against_its_karpenter_and_neither_
     code, stdout = check("existing", "--project-dir", str(project), "--json")
     found = json.loads(stdout)["stacks"][0]
     assert code == 1 and [(f["slug"], f["path"]) for f in found["findings"]] == [
-        ("karpenter-dra-gates-match-drivers", "cluster.karpenter.settings")]
+        ("karpenter-dra-gates-match-drivers", "cluster.karpenter.settings.enableDRA")]
     assert "--reset-then-reuse-values" in found["findings"][0]["fix"]
     (project / "stacks" / "Pulumi.existing.yaml").write_text(EXISTING.replace("settings: {}", "settings: {enableDRA: true}"))
     assert check("existing", "--project-dir", str(project))[0] == 0

@@ -619,7 +619,7 @@ def test_admin_arns_are_checked() -> None:
     with pytest.raises(ConfigError) as caught:
         stacks.build(config("auto-mode", admins=["arn:aws:sts::123456789012:assumed-role/admin/me"]))
     [problem] = caught.value.problems
-    assert problem.path == "cluster.admins" and "IAM role or user ARNs" in problem.accepted
+    assert problem.path == "cluster.admins.0" and "an IAM role or user ARN" in problem.accepted
 
 
 def test_pinned_charts_and_images_reach_the_helm_releases_by_digest() -> None:

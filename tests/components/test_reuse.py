@@ -119,8 +119,9 @@ def test_existing_karpenter_example_adds_nodepools_and_drivers_but_no_karpenter(
 
 
 @pytest.mark.parametrize(("version", "settings", "paths_"), [
-    ("1.15.0", {}, ["cluster.karpenter.settings"]),  # enableDRA off: Karpenter never launches for the claims
-    ("1.15.0", {"awsFeatureGates": {"draNVIDIAGPU": True}}, ["cluster.karpenter.settings"]),  # no EFA gate
+    ("1.15.0", {}, ["cluster.karpenter.settings.enableDRA"]),  # enableDRA off: Karpenter never launches for the claims
+    ("1.15.0", {"awsFeatureGates": {"draNVIDIAGPU": True}},
+     ["cluster.karpenter.settings.awsFeatureGates.draEFA"]),  # no EFA gate: the one to add beside the other
     ("1.14.2", {"enableDRA": True}, ["cluster.karpenter.version"]),  # no DRA provisioning before 1.15
 ])
 def test_existing_karpenter_that_cannot_serve_the_dra_pools_is_refused_with_the_upgrade_advice(

@@ -109,5 +109,5 @@ def test_a_karpenter_that_cannot_serve_the_dra_pools_is_refused_with_the_upgrade
     with pytest.raises(grpc.RpcError) as caught:
         construct(eng, stub, args)
     [(path, reason)] = harness.property_errors(caught.value)
-    assert path == "cluster.karpenter.settings" and "--reset-then-reuse-values" in reason
+    assert path == "cluster.karpenter.settings.enableDRA" and "--reset-then-reuse-values" in reason
     assert len(recording.resources) == recorded

@@ -130,6 +130,8 @@ class Generator:
             return "Any"
         if tp in (str, int, bool, float):
             return tp.__name__
+        if origin is typing.Annotated:  # a validated type (a catalogued instance type): its wire type
+            return self.annotation(args[0], where, free)
         if origin is Literal:
             if tp in self.words:
                 return self.enum(tp)

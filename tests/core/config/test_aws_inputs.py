@@ -29,7 +29,7 @@ P = {"instanceTypes": ["g6.xlarge"]}
     ({"version": "1.3٦"}, "cluster.version"),  # an Arabic-Indic six
     ({"version": "1.31"}, "cluster.version"),  # past EKS extended support
     ({"version": "1.40"}, "cluster.version"),  # newer than the toolkit knows
-    ({"admins": ["arn:aws:iam::１２３456789012:role/x"]}, "cluster.admins"),
+    ({"admins": ["arn:aws:iam::１２３456789012:role/x"]}, "cluster.admins.0"),
     ({"systemNodeGroup": {"instanceType": "m7i-large"}}, "cluster.systemNodeGroup.instanceType"),
     ({"systemNodeGroup": {"instanceType": "ｍ7i.large"}}, "cluster.systemNodeGroup.instanceType"),
     ({"kmsKeyArn": "arn:aws:kms:us-west-2:123456789012:key/nope"}, "cluster.kmsKeyArn"),
@@ -37,7 +37,7 @@ P = {"instanceTypes": ["g6.xlarge"]}
      "cluster.kmsKeyArn"),  # another region's key
     ({"tags": {"team": "ml;drop"}}, "cluster.tags"),
     ({"tags": {"a\tb": "x"}}, "cluster.tags"),
-    ({"endpoint": {"publicAccessCidrs": ["2001:db8::/32"]}}, "cluster.endpoint.publicAccessCidrs"),
+    ({"endpoint": {"publicAccessCidrs": ["2001:db8::/32"]}}, "cluster.endpoint.publicAccessCidrs.0"),
     ({"endpoint": {"publicAccessCidrs": [f"203.0.{i}.0/24" for i in range(41)]}},
      "cluster.endpoint.publicAccessCidrs"),
 ])
@@ -59,17 +59,27 @@ def test_cluster_values_aws_accepts(cluster: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(("network", "path"), [
-    ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": [""]}, "network.privateSubnetIds"),
-    ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": ["subnet-xyz12345"]}, "network.privateSubnetIds"),
-    ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": ["subnet-0123456789"]}, "network.privateSubnetIds"),
+    ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": [""]}, "network.privateSubnetIds.0"),
+    ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": ["subnet-xyz12345"]}, "network.privateSubnetIds.0"),
+    ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": ["subnet-0123456789"]}, "network.privateSubnetIds.0"),
     ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": ["subnet-01234567", "subnet-01234567"]},
      "network.privateSubnetIds"),
     ({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": ["subnet-01234567"], "publicSubnetIds": ["x"]},
-     "network.publicSubnetIds"),
+     "network.publicSubnetIds.0"),
     ({"vpcId": "my-vpc", "privateSubnetIds": ["subnet-01234567"]}, "network.vpcId"),
 ])
 def test_brought_network_ids(network: dict[str, Any], path: str) -> None:
     assert path in paths(stacks.config(network=network))
+
+
+def test_each_list_entry_aws_refuses_is_blamed_at_its_index() -> None:
+    """The entry to edit, not the list; a list's own limits (duplicates, counts) stay at the list."""
+    found = paths(stacks.config(
+        network={"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": ["subnet-01234567", "subnet-xyz"]},
+        cluster={"admins": ["arn:aws:iam::123456789012:role/a", "arn:aws:sts::123456789012:assumed-role/a/me"],
+                 "endpoint": {"publicAccessCidrs": ["203.0.113.0/24", "2001:db8::/32"]}}))
+    assert {"network.privateSubnetIds.1", "cluster.admins.1", "cluster.endpoint.publicAccessCidrs.1"} <= set(found)
+    assert not {"network.privateSubnetIds", "cluster.admins", "cluster.endpoint.publicAccessCidrs"} & set(found)
 
 
 @pytest.mark.parametrize(("limits", "region"), [({"memory": "１０Gi"}, None), ({}, "us-west-２")])

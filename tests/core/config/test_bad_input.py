@@ -115,11 +115,19 @@ def test_a_section_given_as_a_scalar_names_its_keys() -> None:
     ("m7i.large", None), ("c5n.18xlarge", None),  # no accelerator: a nearby GPU type would be a wrong fix
 ])
 def test_an_unknown_instance_type_is_offered_only_near_types(given: str, suggested: str | None) -> None:
-    accepted = problems(stacks.config(pools={"a": {"instanceTypes": [given]}}))["nodePools.a.instanceTypes"].accepted
+    accepted = problems(stacks.config(pools={"a": {"instanceTypes": [given]}}))["nodePools.a.instanceTypes.0"].accepted
     if suggested is None:
         assert "did you mean" not in accepted and "no catalogued family is near it" in accepted
     else:
         assert f"did you mean {suggested}" in accepted
+
+
+def test_an_unknown_instance_type_is_blamed_at_its_entry_not_the_list() -> None:
+    """The entry to edit, in the index notation of every other list problem (`instanceTypes.1`)."""
+    found = problems(stacks.config(pools={"a": {"instanceTypes": ["p5.48xlarge", 5, "p5.48xlage", "g6.xlarge"]}}))
+    assert set(found) == {"nodePools.a.instanceTypes.1", "nodePools.a.instanceTypes.2"}
+    assert found["nodePools.a.instanceTypes.2"].given == "'p5.48xlage'"
+    assert found["nodePools.a.instanceTypes.2"].accepted.startswith("did you mean p5.48xlarge, p5.4xlarge? a catalogued")
 
 
 # --- the file as YAML ----------------------------------------------------------------------------------

@@ -51,10 +51,10 @@ def test_every_problem_reported_at_once() -> None:
     cfg["eks-devices:nope"] = {}
     found = problems(cfg)
     assert set(found) == {
-        "eks-devices:nope", "cluster.version", "cluster.mode", "nodePools.a.instanceTypes",
+        "eks-devices:nope", "cluster.version", "cluster.mode", "nodePools.a.instanceTypes.0",
         "nodePools.a.devices.nvidia", "nodePools.a.bogus", "nodePools.b.instanceTypes",
     }
-    assert "p5.48xlarge" in found["nodePools.a.instanceTypes"].accepted  # did-you-mean
+    assert "p5.48xlarge" in found["nodePools.a.instanceTypes.0"].accepted  # did-you-mean
     assert found["nodePools.a.devices.nvidia"].given == "'yes'"
     assert "'dra', 'device-plugin', 'none', 'auto' or 'inferred'" in found["nodePools.a.devices.nvidia"].accepted
     assert "quoted" in found["cluster.version"].accepted
@@ -126,7 +126,7 @@ def test_missing_required_fields() -> None:
     ({"instanceTypes": ["p5.48xlarge"], "capacityReservationIds": ["cr-0123456789abcdef0"]},
      "nodePools.p.capacityReservationIds"),
     ({"instanceTypes": ["p5.48xlarge"], "capacity": "reserved", "capacityReservationIds": ["r-1"]},
-     "nodePools.p.capacityReservationIds"),
+     "nodePools.p.capacityReservationIds.0"),
     ({"instanceTypes": ["p5.48xlarge"], "gpuSharing": {"strategy": "time-slicing"}}, "nodePools.p.gpuSharing.replicas"),
     ({"instanceTypes": ["p5.48xlarge"], "gpuSharing": {"strategy": "mig"}}, "nodePools.p.gpuSharing.profile"),
     ({"instanceTypes": ["p5.48xlarge"], "labels": {"bad key!": "x"}}, "nodePools.p.labels.bad key!"),
@@ -181,7 +181,7 @@ def test_brought_vpc_needs_private_subnets() -> None:
 def test_bad_cidrs() -> None:
     found = problems(stacks.config(network={"cidr": "10.0.0.0/8"},
                                        cluster={"endpoint": {"publicAccessCidrs": ["nope"]}}))
-    assert {"network.cidr", "cluster.endpoint.publicAccessCidrs"} <= set(found)
+    assert {"network.cidr", "cluster.endpoint.publicAccessCidrs.0"} <= set(found)
 
 
 @pytest.mark.parametrize(("tags", "reserved"), [
@@ -434,3 +434,46 @@ def test_yaml_nested_within_the_limit_is_read(tmp_path: Path) -> None:
     for _ in range(150):
         node = node["a"]
     assert node == 1
+
+
+# --- the settings of a Karpenter release: keys its chart reads ---------------------------------------------
+
+EXISTING_DRA_POOL = {"p": {"instanceTypes": ["p5.48xlarge"]}}  # dynamic: needs Karpenter's DRA gates
+
+
+@pytest.mark.parametrize(("settings", "path", "nearest"), [
+    ({"enable_dra": True}, "cluster.karpenter.settings.enable_dra", "enableDRA"),
+    ({"enableDra": True}, "cluster.karpenter.settings.enableDra", "enableDRA"),
+    ({"awsFeatureGates": {"draNvidiaGpu": True}}, "cluster.karpenter.settings.awsFeatureGates.draNvidiaGpu",
+     "draNVIDIAGPU"),
+    ({"enableDRA": True, "featureGates": {"static_capacity": True}},
+     "cluster.karpenter.settings.featureGates.static_capacity", "staticCapacity"),
+    # a gate one level up is named in its mapping
+    ({"enableDRA": True, "staticCapacity": True}, "cluster.karpenter.settings.staticCapacity",
+     "featureGates.staticCapacity"),
+])
+def test_a_misspelled_karpenter_setting_is_named_with_the_key_its_chart_reads(settings: dict, path: str,
+                                                                              nearest: str) -> None:
+    """Karpenter's chart drops a key it does not read: the misspelling is the problem, at its own key, not
+    a finding that DRA (or static capacity) is off."""
+    found = problems(stacks.config(pools=EXISTING_DRA_POOL, cluster={
+        "existing": True, "karpenter": {"version": "1.15.0", "settings": settings}}))
+    assert list(found) == [path]
+    assert found[path].given == f"unknown key {path.rsplit('.', 1)[1]!r}"
+    assert found[path].accepted.startswith(f"did you mean {nearest!r}? a key Karpenter's chart 1.15.0 reads")
+
+
+def test_a_misspelled_setting_in_the_karpenter_overrides_is_named_too() -> None:
+    found = problems(stacks.config(pools=EXISTING_DRA_POOL, helmValues={"karpenter": {"settings": {
+        "batchMaxDuraton": "5s", "featureGates": {"spotToSpotConsolidation": True}}}}))
+    assert list(found) == ["helmValues.karpenter.settings.batchMaxDuraton"]
+    assert found["helmValues.karpenter.settings.batchMaxDuraton"].accepted.startswith("did you mean 'batchMaxDuration'?")
+
+
+def test_every_setting_the_chart_reads_is_accepted() -> None:
+    from eks_devices.core.knowledge.charts import karpenter
+    top = {k: {} if k in karpenter.SETTINGS_KEYS else True for k in karpenter.SETTINGS_KEYS[""]}
+    settings = {**top, **{s: dict.fromkeys(keys, False) for s, keys in karpenter.SETTINGS_KEYS.items() if s}}
+    settings["enableDRA"] = None  # one of the DRA switches: the chart refuses enableDRA with the single gates
+    assert parse(stacks.config(pools={}, cluster={"existing": True, "karpenter": {
+        "version": "1.15.0", "settings": settings}})).cluster.karpenter.settings == settings

@@ -71,7 +71,7 @@ def test_an_unknown_instance_type_does_not_hide_an_invalid_pool_name() -> None:
     with pytest.raises(ConfigError) as caught:
         parse({"eks-devices:cluster": {"name": "ml", "version": "1.36", "mode": "karpenter"},
                "eks-devices:nodePools": {"Bad_Name": {"instanceTypes": ["p9.huge"]}}})
-    assert {p.path for p in caught.value.problems} == {"nodePools.Bad_Name", "nodePools.Bad_Name.instanceTypes"}
+    assert {p.path for p in caught.value.problems} == {"nodePools.Bad_Name", "nodePools.Bad_Name.instanceTypes.0"}
 
 
 @pytest.mark.parametrize("environment", ["environment: [platform-defaults, aws-creds]\n", ""])

@@ -43,7 +43,7 @@ def test_an_empty_node_selector_term_matches_no_node() -> None:
     """Kubernetes: "a null or empty node selector term matches no objects" — the plugin runs nowhere."""
     p = plan("karpenter", GPU_PLUGIN, {"nvidia-device-plugin": {"affinity": required([])}})
     [finding] = only(p, "device-software-unserved")
-    assert finding.path == "helmValues.nvidia-device-plugin"
+    assert finding.path == "helmValues.nvidia-device-plugin.affinity"
     assert "pool gpu:" in finding.message and "nvidia device-plugin" in finding.message
     assert "term 0 is null or empty, which matches no node" in finding.message
     assert {u.instance_type for u in scope.unserved(p)} == {"g6e.xlarge", "g6e.2xlarge"}
@@ -63,7 +63,7 @@ def test_an_exists_toleration_with_a_value_cannot_install() -> None:
     p = plan("karpenter", GPU_PLUGIN, {"nvidia-device-plugin": {"tolerations": [
         {"key": "nvidia.com/gpu", "operator": "Exists", "value": "true"}]}})
     [finding] = only(p, "device-software-installable")
-    assert finding.path == "helmValues.nvidia-device-plugin.tolerations[0].value"
+    assert finding.path == "helmValues.nvidia-device-plugin.tolerations.0.value"
     assert "release nvidia-device-plugin cannot install" in finding.message
     assert "value must be empty when `operator` is 'Exists'" in finding.message
 

@@ -48,7 +48,7 @@ SPREAD = {"pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClas
 def test_distinct_attribute_before_1_36_is_an_error() -> None:
     old = stacks.merge(MNG, {"eks-devices:cluster": {"version": "1.35"}})
     [found] = findings(old, {"x": SPREAD}, "claim-distinct-attribute-version")
-    assert (found.severity, found.path) == ("error", "claims.x.constraints") and "1.35" in found.message
+    assert (found.severity, found.path) == ("error", "claims.x.constraints.0.distinctAttribute") and "1.35" in found.message
 
 
 def test_distinct_attribute_is_quiet_from_1_36_and_without_it() -> None:
@@ -109,6 +109,26 @@ def test_claim_device_class_missing_fires_when_the_mode_lacks_the_class() -> Non
     assert findings(AUTO, {"x": RAW_MIG}, "claim-unsatisfiable") == []  # not reported twice
 
 
+@pytest.mark.parametrize(("entry", "paths"), [
+    (RAW_MIG, ["claims.x.requests.0.exactly.deviceClassName"]),
+    # a firstAvailable alternative, and a class named twice: blamed once, at its first key, naming the other
+    ({"pools": ["p5"], "requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+        {"name": "any", "firstAvailable": [{"name": "g", "deviceClassName": "gpu.nvidia.com"},
+                                           {"name": "m", "deviceClassName": "mig.nvidia.com"}]},
+        {"name": "more", "exactly": {"deviceClassName": "mig.nvidia.com"}}]},
+     ["claims.x.requests.1.firstAvailable.1.deviceClassName"]),
+    ({"pools": ["p5"], "mig": {"profile": "1g.10gb"}}, ["claims.x.mig"]),
+    ({"pools": ["p5"], "computeDomainChannel": {}}, ["claims.x.computeDomainChannel"]),
+])
+def test_a_missing_class_is_blamed_at_the_key_that_names_it(entry: dict, paths: list[str]) -> None:
+    """Not the whole claim: the key the user edits to name another class or to drop the request."""
+    found = findings(AUTO, {"x": entry}, "claim-device-class-missing")
+    assert [f.path for f in found] == paths
+    if len(entry.get("requests", ())) == 3:
+        assert "also named at claims.x.requests.2.exactly.deviceClassName" in found[0].message
+
+
 def test_claim_device_class_missing_is_quiet_when_a_chart_creates_it() -> None:
     assert findings(MNG, {"x": RAW_MIG}, "claim-device-class-missing") == []
     assert findings(AUTO, {"x": {"pools": ["p5"], "gpus": {}}}, "claim-device-class-missing") == []
@@ -138,7 +158,7 @@ EFA_PLUGIN = stacks.merge(MNG, {"eks-devices:nodePools": {"p5": {"devices": {"ef
 def test_alignment_on_an_efa_plugin_pool_says_why_and_is_the_only_claim_error() -> None:
     plan = stacks.build({**EFA_PLUGIN, "eks-devices:claims": {"x": ALIGNED}})
     [found] = stacks.findings(plan, "claim-alignment-needs-dra")
-    assert (found.severity, found.path) == ("error", "claims.x.pools")
+    assert (found.severity, found.path) == ("error", "claims.x.pools.0")
     assert "EFA device plugin publishes none" in found.message and "on pool p5" in found.message.lower()
     assert "nodePools.p5.devices.efa: dra" in found.fix
     assert [f.slug for f in plan.errors] == ["claim-alignment-needs-dra"]  # no class-missing fix dropping EFA
@@ -180,7 +200,8 @@ def test_mig_claim_is_quiet_on_static_pools() -> None:
 ])
 def test_claim_unsatisfiable_names_the_pool_and_the_reason(entry: dict, pool: str, reason: str) -> None:
     found = findings(MNG, {"x": entry}, "claim-unsatisfiable")
-    assert len(found) == 1 and found[0].severity == "error" and found[0].path == "claims.x.pools"
+    index = entry["pools"].index(pool)  # the entry that names the pool it cannot be allocated on
+    assert len(found) == 1 and found[0].severity == "error" and found[0].path == f"claims.x.pools.{index}"
     assert f"pool {pool}:" in found[0].message and reason in found[0].message
 
 
@@ -230,7 +251,7 @@ def test_a_wrong_claim_previews_as_unsatisfiable(tmp_path: Path) -> None:
     fit = as_json["claims"]["every-gpu-its-own-efa"]["pools"]["a100"]
     assert fit["fits"] is False and fit["instanceTypes"]["p4d.24xlarge"]["perNode"] == 0
     assert [f["path"] for f in as_json["findings"] if f["slug"] == "claim-unsatisfiable"] == [
-        "claims.every-gpu-its-own-efa.pools"]
+        "claims.every-gpu-its-own-efa.pools.0"]
 
 
 def test_claims_are_checked_against_the_pool_s_interface_layout() -> None:
@@ -286,8 +307,19 @@ PCIE_SELECTOR = {"pools": ["gpu-dra"], "requests": [{"name": "gpu", "exactly": {
 
 def test_selector_on_post_launch_attributes_fires_for_dynamic_karpenter_pools() -> None:
     [found] = findings(KARPENTER, {"x": PCIE_SELECTOR}, "karpenter-claim-selector-attributes")
-    assert found.severity == "error" and found.path == "claims.x"
+    assert found.severity == "error" and found.path == "claims.x.requests.0.exactly.selectors.0.cel.expression"
     assert "resource.kubernetes.io/pcieRoot" in found.message
+
+
+def test_each_selector_is_blamed_at_its_own_expression() -> None:
+    """The expression to edit, in a firstAvailable alternative too; a selector Karpenter can read is not blamed."""
+    product = {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"}}
+    pcie = PCIE_SELECTOR["requests"][0]["exactly"]["selectors"][0]
+    claim = {"pools": ["gpu-dra"], "requests": [{"name": "gpu", "firstAvailable": [
+        {"name": "h100", "deviceClassName": "gpu.nvidia.com", "selectors": [product]},
+        {"name": "any", "deviceClassName": "gpu.nvidia.com", "selectors": [product, pcie]}]}]}
+    found = findings(KARPENTER, {"x": claim}, "karpenter-claim-selector-attributes")
+    assert [f.path for f in found] == ["claims.x.requests.0.firstAvailable.1.selectors.1.cel.expression"]
 
 
 @pytest.mark.parametrize(("base", "claim"), [

@@ -54,10 +54,10 @@ def test_an_override_of_a_pinned_images_tag_is_an_error_at_the_override() -> Non
 
 
 def test_partial_pinning_names_what_is_left_to_tags() -> None:
-    [(path, message, _)] = findings({"images": {PLUGIN: f"v0.20.0@{DIGEST}"}}, "digests-complete")
-    assert path == "digests"
-    for left in ("digests.charts.karpenter", "digests.charts.karpenter-crd", f"digests.images.{EFA_PLUGIN}",
-                 "digests.images.public.ecr.aws/karpenter/controller"):
-        assert left in message
-    assert "charts.nvidia-device-plugin" not in message  # an HTTP chart cannot be pinned
+    found = findings({"images": {PLUGIN: f"v0.20.0@{DIGEST}"}}, "digests-complete")
+    paths = [path for path, _, _ in found]  # each at the key to add, which its message and fix name
+    assert set(paths) >= {"digests.charts.karpenter", "digests.charts.karpenter-crd", f"digests.images.{EFA_PLUGIN}",
+                          "digests.images.public.ecr.aws/karpenter/controller"}
+    assert all(path in message and path in fix for path, message, fix in found)
+    assert "digests.charts.nvidia-device-plugin" not in paths  # an HTTP chart cannot be pinned
     assert findings({}, "digests-complete") == []

@@ -125,6 +125,11 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
               helmValues={"aws-efa-k8s-device-plugin": {
                   "supportedInstanceLabels": {"keys": ["karpenter.k8s.aws/instance-family"]}}}),
          {"helmValues": {"aws-efa-k8s-device-plugin": {"supportedInstanceLabels": {"values": ["p5"]}}}}),
+        # ... or drop the override's key, where the finding points
+        (case("karpenter", {"efa": {**P5, **STATIC, "devices": {"efa": "device-plugin"}}},
+              helmValues={"aws-efa-k8s-device-plugin": {
+                  "supportedInstanceLabels": {"keys": ["karpenter.k8s.aws/instance-family"]}}}),
+         {"helmValues": {"aws-efa-k8s-device-plugin": {"supportedInstanceLabels": {"keys": DELETE}}}}),
         # Bottlerocket's bundled plugin is the pool's device plugin: turning it off leaves the GPUs unserved
         (case("managed-node-groups", {"p": {"instanceTypes": ["g6e.xlarge"], **STATIC, "ami": "bottlerocket",
                                             "devices": {"nvidia": "device-plugin"}, "bottlerocketSettings": {
@@ -244,7 +249,10 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         # the cluster's own release, without the DRA gates its dynamic DRA pools need
         (case("karpenter", {"p": P5}, cluster=existing()), {"cluster": {"karpenter": {"settings": {"enableDRA": True}}}}),
         (case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}}, cluster=existing(enableDRA=False)),
-         {"cluster": {"karpenter": {"settings": Replace({"awsFeatureGates": {"draNVIDIAGPU": True}})}}})],
+         {"cluster": {"karpenter": {"settings": Replace({"awsFeatureGates": {"draNVIDIAGPU": True}})}}}),
+        # one single gate set, both drivers run: the other gate beside it (enableDRA with it fails the render)
+        (case("karpenter", {"p": P5}, cluster=existing(awsFeatureGates={"draNVIDIAGPU": True})),
+         {"cluster": {"karpenter": {"settings": {"awsFeatureGates": {"draEFA": True}}}}})],
     "karpenter-shared-instance-types": [(
         case("karpenter", {"a": P5, "b": {**P5, "devices": {"nvidia": "device-plugin", "efa": "device-plugin"}}}),
         pool("b", instanceTypes=["g6e.xlarge"], devices=Replace({"nvidia": "device-plugin"})))],
@@ -270,10 +278,15 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "karpenter-reuse-values": [(
         case("karpenter", {}, cluster={"karpenter": {"reuseValues": True}}),
         {"cluster": {"karpenter": {"reuseValues": False}}})],
-    "karpenter-time-slicing": [(
-        case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
-                                 "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}, "1.35"),
-        pool("p", devices={"nvidia": "device-plugin"}))],
+    "karpenter-time-slicing": [
+        (case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}, "1.35"),
+         pool("p", devices={"nvidia": "device-plugin"})),
+        # ... or the versions it needs, named (not "upgrade")
+        (case("karpenter", {"p": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
+                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}, "1.35"),
+         {"version": "1.36"}),
+    ],
     "mig-unsupported-gpu": [(
         case("managed-node-groups", {"p": {"instanceTypes": ["g6e.2xlarge"], **STATIC,
                                            "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}}),
@@ -469,7 +482,55 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
         case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.35", claims={"x": {
             "pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}],
             "constraints": [{"requests": ["gpus"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]}}),
-        {"version": "1.36"})],
+        {"version": "1.36"}), (
+        case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.35", claims={"x": {
+            "pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}],
+            "constraints": [{"requests": ["gpus"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]}}),
+        {"claims": {"x": {"constraints": DELETE}}})],
+}
+
+# The alternatives fixes state as an edit at the finding's own path, where the case above edits elsewhere:
+# the user who goes to the path and applies what the fix says there clears the finding too.
+AT_PATH: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
+    "auto-mode-dra-version": [(FIXES["auto-mode-dra-version"][0][0], pool("p", devices={"nvidia": "device-plugin"}))],
+    "efa-dra-kubernetes-version": [(FIXES["efa-dra-kubernetes-version"][0][0], pool("p", devices={"efa": "device-plugin"}))],
+    "neuron-dra-version": [(FIXES["neuron-dra-version"][0][0], pool("p", devices={"neuron": "device-plugin"}))],
+    "dra-time-slicing-replicas": [(FIXES["dra-time-slicing-replicas"][0][0], pool("p", gpuSharing=DELETE))],
+    "dra-unsupported-instance-type": [(
+        case("karpenter", {"p": {"instanceTypes": ["g7e.2xlarge", "p5.48xlarge"], "devices": {"nvidia": "dra"}}}),
+        pool("p", instanceTypes=["p5.48xlarge"]))],
+    "efa-unsupported-instance-type": [(FIXES["efa-unsupported-instance-type"][0][0], pool("p", instanceTypes=["g6.8xlarge"]))],
+    "gpu-sharing-needs-nvidia": [(FIXES["gpu-sharing-needs-nvidia"][0][0],
+                                  pool("p", gpuSharing=Replace({"strategy": "time-slicing", "replicas": 2})))],
+    "mig-unsupported-gpu": [(FIXES["mig-unsupported-gpu"][0][0],
+                             pool("p", gpuSharing=Replace({"strategy": "time-slicing", "replicas": 2})))],
+    "pool-public-subnets": [(FIXES["pool-public-subnets"][0][0], pool("p", subnets="private"))],
+    "topology-alignment-needs-dra": [(FIXES["topology-alignment-needs-dra"][0][0], pool("p", efa={"alignWith": DELETE}))],
+    "efa-alignment-shared-root": [(FIXES["efa-alignment-shared-root"][1][0], pool("p", instanceTypes=["p5.48xlarge"]))],
+    # before 1.36 nothing asks for distinct values: the constraint goes (matchAttribute asks for one value, the
+    # opposite, and cannot be allocated here: it was the former fix's advice)
+    "claim-distinct-attribute-version": [(FIXES["claim-distinct-attribute-version"][0][0], {"claims": {"x": {
+        "constraints": DELETE}}})],
+}
+
+
+@pytest.mark.parametrize(("slug", "index"), [(s, i) for s, cases in sorted(AT_PATH.items()) for i in range(len(cases))])
+def test_the_fix_applied_at_the_finding_s_path_clears_it(slug: str, index: int) -> None:
+    """(c) at the path: the edit the fix states for the key the finding names clears the rule, no error left."""
+    firing, patch = AT_PATH[slug][index]
+    found = stacks.findings(_plan(firing), slug)
+    assert found, f"{slug} does not fire on its case"
+    assert all(any(e == f.path or e.startswith(f"{f.path}.") or f.path.startswith(f"{e}.") for e in edited(patch))
+               for f in found), (f"the patch {edited(patch)} is not at {[f.path for f in found]}")
+    after = _plan(apply(firing, patch))
+    assert not stacks.findings(after, slug), f"{slug} still fires after its fix at the path"
+    assert not after.errors, [(f.slug, f.path, f.message) for f in after.errors]
+
+
+# (slug, case) → (the severity the rule's findings keep after the fix, the words of the fix that say so): a fix
+# that trades an error for a warning it states
+TRADES: dict[tuple[str, int], tuple[str, str]] = {
+    ("karpenter-time-slicing", 1): ("warning", "alpha feature, which a warning of this rule says"),
 }
 
 # slug → why its fix is not a change to the stack's configuration
@@ -512,6 +573,7 @@ def test_every_rule_has_an_applicable_fix_or_a_reason() -> None:
     assert not missing, f"rules without a fix case here or a reason in NOT_CONFIG: {missing}"
     assert not (set(FIXES) | set(NOT_CONFIG)) - set(RULES), "cases for rules that no longer exist"
     assert all(FIXES.values())
+    assert all(s in FIXES and i < len(FIXES[s]) for s, i in TRADES), "trades of cases that do not exist"
 
 
 @pytest.mark.parametrize(("slug", "index"), [(s, i) for s, cases in sorted(FIXES.items()) for i in range(len(cases))])
@@ -524,9 +586,76 @@ def test_applying_the_fix_silences_the_rule_and_raises_no_error(slug: str, index
     unnamed = [".".join(p) for p in settings(patch) if p and not _named_in(fixes, p)]
     assert not unnamed, f"the patch changes {unnamed}, which the fix of {slug} does not name: {fixes}"
     after = _plan(apply(firing, patch))
-    assert not stacks.findings(after, slug), f"{slug} still fires after its fix"
+    left = stacks.findings(after, slug)
+    if (slug, index) in TRADES:
+        severity, says = TRADES[slug, index]
+        assert left and {f.severity for f in left} == {severity} and says in fixes, (left, fixes)
+    else:
+        assert not left, f"{slug} still fires after its fix"
     errors = [(f.slug, f.path, f.message) for f in after.errors]
     assert not errors, f"the fix for {slug} leaves errors: {errors}"
+
+
+# --- every finding points at the key to edit ------------------------------------------------------
+
+SECTIONS = {"pools": "nodePools", "version": "cluster.version", "mode": "cluster.mode"}  # case words → config paths
+
+
+def edited(patch: dict[str, Any], path: tuple[str, ...] = ()) -> list[str]:
+    """The config paths (`nodePools.p.devices.efa`) a patch sets, replaces or removes."""
+    out: list[str] = []
+    for key, value in patch.items():
+        here = (*path, SECTIONS.get(key, key) if not path else key)
+        if isinstance(value, dict) and value:
+            out += edited(value, here)
+        else:
+            out.append(".".join(here))
+    return out
+
+
+def resolve(node: Any, path: str) -> bool:
+    """Whether a config path names a key of the configuration: dots separate keys, a number indexes a list,
+    and a key may hold dots itself (a label, an image: `labels.eks.amazonaws.com/device-manager-efa`)."""
+    if not path:
+        return True
+    if isinstance(node, list):
+        index, _, rest = path.partition(".")
+        return index.isdigit() and int(index) < len(node) and resolve(node[int(index)], rest)
+    if not isinstance(node, dict):
+        return False
+    return any(path == key or (path.startswith(f"{key}.") and resolve(node[key], path[len(key) + 1:]))
+               for key in map(str, node))
+
+
+def config_of(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A case as its stack file's `eks-devices:` sections, by section name."""
+    kwargs = dict(kwargs)
+    cfg = stacks.config(kwargs.pop("mode"), kwargs.pop("version"), kwargs.pop("pools"), **kwargs)
+    return {key.removeprefix("eks-devices:"): value for key, value in cfg.items()}
+
+
+def test_the_resolver_reads_lists_and_keys_with_dots() -> None:
+    cfg = {"nodePools": {"p": {"labels": {"eks.amazonaws.com/device-manager-efa": "dra"}, "instanceTypes": ["a", "b"]}}}
+    assert resolve(cfg, "nodePools.p.labels.eks.amazonaws.com/device-manager-efa")
+    assert resolve(cfg, "nodePools.p.instanceTypes.1")
+    assert not resolve(cfg, "nodePools.p.instanceTypes.2") and not resolve(cfg, "nodePools.p.labels.eks")
+    assert edited({"pools": {"p": {"devices": {"efa": "dra"}}}, "version": "1.35"}) == [
+        "nodePools.p.devices.efa", "cluster.version"]
+
+
+@pytest.mark.parametrize(("slug", "index"), [(s, i) for s, cases in sorted(FIXES.items()) for i in range(len(cases))])
+def test_the_finding_points_at_the_key_to_edit(slug: str, index: int) -> None:
+    """(b) of every case: the path is a key of the stack, or the key its fix tells the user to add; and it is
+    no coarser than the edit the fix makes (a finding at `claims.x` whose fix edits `claims.x.requests` sends
+    the user to the wrong place). A fix whose edit lies elsewhere (another manager, a version) names it."""
+    firing, patch = FIXES[slug][index]
+    cfg, edits = config_of(firing), edited(patch)
+    for found in stacks.findings(_plan(firing), slug):
+        setting = ".".join(found.path.split(".")[-2:])  # `devices.efa`: how a fix names a key to add
+        assert resolve(cfg, found.path) or found.path in edits or setting in found.fix, (
+            f"{slug} blames {found.path}, which is not in the stack and which its fix does not add: {found.fix}")
+        coarse = [e for e in edits if e.startswith(f"{found.path}.")]
+        assert not coarse, f"{slug} blames {found.path}, but its fix edits {coarse} below it"
 
 
 # --- fixes that name what applies where -----------------------------------------------------------
@@ -608,15 +737,24 @@ def test_unserved_fix_names_only_what_applies_to_the_gap() -> None:
     assert "inf2.xlarge" in found.fix
     override, _ = FIXES["device-software-unserved"][1]
     assert "helmValues.nvidia-device-plugin" in _one(override, "device-software-unserved").fix
-    bottlerocket, _ = FIXES["device-software-unserved"][3]
+    bottlerocket, _ = FIXES["device-software-unserved"][4]
     found = _one(bottlerocket, "device-software-unserved")
     assert "helmValues" not in found.fix and "nodePools.p.bottlerocketSettings" in found.fix
+
+
+def test_an_override_that_places_nothing_is_not_blamed_for_the_chart_s_own_gap() -> None:
+    """The Neuron chart keeps its DRA driver off inf* types whatever the override says: an override of
+    other values is not the key to edit (dropping it would change nothing), the pool's manager is."""
+    chart, _ = FIXES["device-software-unserved"][0]
+    found = _one(apply(chart, {"helmValues": {"neuron-dra-driver": {"logLevel": "debug"}}}), "device-software-unserved")
+    assert found.path == "nodePools.p.devices.neuron" and "helmValues" not in found.fix
+    assert "nodePools.p.devices.neuron: device-plugin" in found.fix
 
 
 def test_installable_fix_names_the_field_to_fix() -> None:
     firing, _ = FIXES["device-software-installable"][0]
     found = _one(firing, "device-software-installable")
-    assert "helmValues.nvidia-device-plugin.tolerations[0].value" in found.fix
+    assert "helmValues.nvidia-device-plugin.tolerations.0.value" in found.fix
 
 
 @pytest.mark.parametrize(("slug", "index"), [("one-manager-per-node", 3), ("static-pool-device-manager-label", 2)])
@@ -629,7 +767,7 @@ def test_label_fixes_on_an_inferred_pool_do_not_promise_a_label(slug: str, index
 
 def test_unserved_bottlerocket_points_at_the_setting_its_fix_names() -> None:
     """The bundled plugin turned off is the cause: the path is the pool's bottlerocketSettings."""
-    bottlerocket, _ = FIXES["device-software-unserved"][3]
+    bottlerocket, _ = FIXES["device-software-unserved"][4]
     found = _one(bottlerocket, "device-software-unserved")
     assert found.path == "nodePools.p.bottlerocketSettings" and found.path in found.fix
 

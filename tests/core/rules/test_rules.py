@@ -54,7 +54,7 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
              helmValues={"nvidia-device-plugin": {"affinity": {"nodeAffinity": {
                  "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": []}]}}}}}),
-        "error", "helmValues.nvidia-device-plugin",
+        "error", "helmValues.nvidia-device-plugin.affinity",
         case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
              helmValues={"nvidia-device-plugin": {"affinity": {"nodeAffinity": {
                  "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
@@ -63,7 +63,7 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
              helmValues={"nvidia-device-plugin": {"tolerations": [
                  {"key": "nvidia.com/gpu", "operator": "Exists", "value": "true"}]}}),
-        "error", "helmValues.nvidia-device-plugin.tolerations[0].value",
+        "error", "helmValues.nvidia-device-plugin.tolerations.0.value",
         case("karpenter", {"b": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "device-plugin"}}},
              helmValues={"nvidia-device-plugin": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}})),
     "bottlerocket-bundled-plugin": (
@@ -136,12 +136,12 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
              chartVersions={"aws-efa-k8s-device-plugin": "0.5.30"})),
     "karpenter-dra-gates-exclusive": (
         case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"ignoreDRARequests": False}}}),
-        "error", "helmValues.karpenter.settings",
+        "error", "helmValues.karpenter.settings.ignoreDRARequests",
         case("karpenter", {"p": P5}, helmValues={"karpenter": {"settings": {"batchMaxDuration": "10s"}}})),
     "karpenter-dra-gates-match-drivers": (
         case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}},
              helmValues={"karpenter": {"settings": {"enableDRA": True, "awsFeatureGates": None}}}),
-        "error", "helmValues.karpenter.settings",
+        "error", "helmValues.karpenter.settings.enableDRA",
         case("karpenter", {"p": {**P5, "devices": {"efa": "device-plugin"}}})),
     "karpenter-shared-instance-types": (
         case("karpenter", {"a": P5, "b": {**P5, "devices": {"nvidia": "device-plugin", "efa": "device-plugin"}}}),
@@ -165,7 +165,7 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
     "karpenter-static-capacity-gate": (
         case("karpenter", {"p": {**P5, **STATIC}},
              helmValues={"karpenter": {"settings": {"featureGates": {"staticCapacity": False}}}}),
-        "error", "helmValues.karpenter.settings.featureGates",
+        "error", "helmValues.karpenter.settings.featureGates.staticCapacity",
         case("karpenter", {"p": {**P5, **STATIC}})),
     "karpenter-ami-latest": (
         case("karpenter", {"p": {**P5, **STATIC}}), "warning", "nodePools.p.amiVersion",
@@ -257,7 +257,7 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
         case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC,
                                            "gpuSharing": {"strategy": "mig", "profile": "1g.10gb"}}},
              helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}}),
-        "error", "helmValues.nvidia-dra-driver.featureGates",
+        "error", "helmValues.nvidia-dra-driver.featureGates.MPSSupport",
         case("managed-node-groups", {"p": {"instanceTypes": ["p5.48xlarge"], **STATIC}},
              helmValues={"nvidia-dra-driver": {"featureGates": {"MPSSupport": True}}})),
     "digest-pins-installed": (
@@ -267,7 +267,7 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
                                               "images": {"public.ecr.aws/karpenter/controller": f"1.15.0@{DIGEST}"}})),
     "digests-complete": (
         case("karpenter", {}, digests={"charts": {"karpenter": f"1.15.0@{DIGEST}"}}),
-        "warning", "digests",
+        "warning", "digests.charts.karpenter-crd",
         case("karpenter", {}, digests={"charts": {"karpenter": f"1.15.0@{DIGEST}", "karpenter-crd": f"1.15.0@{DIGEST}"},
                                               "images": {"public.ecr.aws/karpenter/controller": f"1.15.0@{DIGEST}"}})),
     "helm-values-unused": (
@@ -279,7 +279,7 @@ CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any]]] = {
                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 4}},
                            "b": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"},
                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 2}}}),
-        "error", "nodePools",
+        "error", "nodePools.b.gpuSharing.replicas",
         case("karpenter", {"a": {"instanceTypes": ["g6.xlarge"], "devices": {"nvidia": "dra"},
                                  "gpuSharing": {"strategy": "time-slicing", "replicas": 4}},
                            "b": {"instanceTypes": ["g6e.xlarge"], "devices": {"nvidia": "dra"},

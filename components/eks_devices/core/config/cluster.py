@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from eks_devices.core.config.aws_inputs import (
     INSTANCE_TYPE,
@@ -28,6 +28,23 @@ from eks_devices.core.vocabulary import LogType, Mode, NatGateways
 LOG_TYPES: tuple[LogType, ...] = get_args(LogType)
 
 
+
+# Entries of lists, each refused at its own index (`network.privateSubnetIds.1`): the entry to edit.
+def _subnet_id(value: str) -> str:
+    if not SUBNET_ID.fullmatch(value):
+        raise ValueError("a subnet id such as subnet-0123456789abcdef0 (subnet- and 8 or 17 hex digits)")
+    return value
+
+
+def _public_cidr(value: str) -> str:
+    for _, _, accepted in public_cidr_problems([value]):
+        raise ValueError(accepted)
+    return value
+
+
+SubnetId = Annotated[str, AfterValidator(_subnet_id)]
+PublicCidr = Annotated[str, AfterValidator(_public_cidr)]
+
 class Network(Model):
     """The VPC: created across N zones with public and private subnets, or brought by the user."""
 
@@ -39,9 +56,9 @@ class Network(Model):
     """NAT for private subnets: one-per-az (default), single or none."""
     vpc_id: str | None = None
     """A VPC to bring instead of creating one."""
-    private_subnet_ids: list[str] = Field(default_factory=empty_list)
+    private_subnet_ids: list[SubnetId] = Field(default_factory=empty_list)
     """The brought VPC's private subnets."""
-    public_subnet_ids: list[str] = Field(default_factory=empty_list)
+    public_subnet_ids: list[SubnetId] = Field(default_factory=empty_list)
     """The brought VPC's public subnets."""
 
     @field_validator("cidr")
@@ -65,10 +82,6 @@ class Network(Model):
     @field_validator("private_subnet_ids", "public_subnet_ids")
     @classmethod
     def _subnets(cls, value: list[str]) -> list[str]:
-        bad = [s for s in value if not SUBNET_ID.fullmatch(s)]
-        if bad:
-            raise ValueError("subnet ids such as subnet-0123456789abcdef0 (subnet- and 8 or 17 hex digits; got "
-                             + ", ".join(map(repr, bad)) + ")")
         if len(set(value)) != len(value):
             raise ValueError("each subnet once")
         return value
@@ -97,15 +110,14 @@ class Endpoint(Model):
     """API server endpoint access. The public endpoint is off unless CIDRs are listed."""
 
     private_access: bool = True
-    public_access_cidrs: list[str] = Field(default_factory=empty_list)
+    public_access_cidrs: list[PublicCidr] = Field(default_factory=empty_list)
 
     @field_validator("public_access_cidrs")
     @classmethod
     def _cidrs(cls, value: list[str]) -> list[str]:
-        refused = public_cidr_problems(value)
-        if refused:
-            raise ValueError("; ".join(f"{'' if i is None else f'entry {i}: '}{given} ({accepted})"
-                                       for i, given, accepted in refused))
+        refused = [(given, accepted) for i, given, accepted in public_cidr_problems(value) if i is None]
+        if refused:  # the list's own limits (each entry is checked at its index)
+            raise ValueError("; ".join(f"{given} ({accepted})" for given, accepted in refused))
         return value
 
 
@@ -162,6 +174,16 @@ PRINCIPAL_ARN = re.compile(r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)"
                            r"(/[A-Za-z0-9_+=,.@-]+)*/[A-Za-z0-9_+=,.@-]{1,128}")
 
 
+def _principal(value: str) -> str:
+    if not PRINCIPAL_ARN.fullmatch(value):
+        raise ValueError("an IAM role or user ARN such as arn:aws:iam::123456789012:role/platform-admins (an "
+                         "assumed-role session ARN is not a principal EKS accepts)")
+    return value
+
+
+PrincipalArn = Annotated[str, AfterValidator(_principal)]
+
+
 class Cluster(Model):
     """The EKS cluster."""
 
@@ -187,7 +209,7 @@ class Cluster(Model):
     ssm_access: bool = False
     """AmazonSSMManagedInstanceCore on the node role (karpenter, managed-node-groups; default false): SSM
     sessions on every node."""
-    admins: list[str] = Field(default_factory=empty_list)
+    admins: list[PrincipalArn] = Field(default_factory=empty_list)
     """IAM role or user ARNs given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy),
     besides the principal running `pulumi up`, which always is."""
     # KEP-5004 (DRAExtendedResource; beta and on from Kubernetes 1.36): whether the GPU family's DeviceClass
@@ -219,10 +241,6 @@ class Cluster(Model):
     @field_validator("admins")
     @classmethod
     def _admins(cls, value: list[str]) -> list[str]:
-        for arn in value:
-            if not PRINCIPAL_ARN.fullmatch(arn):
-                raise ValueError("IAM role or user ARNs such as arn:aws:iam::123456789012:role/platform-admins "
-                                 f"(got {arn!r}; an assumed-role session ARN is not a principal EKS accepts)")
         if len(set(value)) != len(value):
             raise ValueError("each principal once (an access entry per principal)")
         return value

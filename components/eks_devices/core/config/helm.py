@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from eks_devices.core.config.errors import ConfigProblem, show
+from pydantic.alias_generators import to_camel
+
+from eks_devices.core.config.errors import ConfigProblem, did_you_mean, show
 from eks_devices.core.knowledge import charts
+from eks_devices.core.knowledge.charts import karpenter as karpenter_chart
 from eks_devices.core.names import KARPENTER_SERVICE_ACCOUNT
 
 ACCEPTED = {
@@ -125,10 +128,39 @@ def karpenter_identity_problems(values: dict[str, Any]) -> list[ConfigProblem]:
     return out
 
 
+def karpenter_settings_problems(settings: Any, at: str) -> list[ConfigProblem]:
+    """Keys of a Karpenter release's `settings` (at config path `at`) its chart does not read, each at its own
+    path with the nearest key it reads: Karpenter drops them without a word, so `enable_dra` leaves DRA off
+    and a rule would only say that DRA is off. A gate given one level up (`staticCapacity`) is named in its
+    mapping (`featureGates.staticCapacity`)."""
+    out: list[ConfigProblem] = []
+    nested = {k.lower(): f"{section}.{k}" for section, keys in karpenter_chart.SETTINGS_KEYS.items() if section
+              for k in keys}
+    for section, keys in karpenter_chart.SETTINGS_KEYS.items():
+        node = settings.get(section) if section else settings
+        if not isinstance(node, dict):
+            continue
+        where = f"{at}.{section}" if section else at
+        for key in sorted((k for k in node if k not in keys), key=str):
+            folded = str(key).replace("_", "").replace("-", "").lower()
+            same = [k for k in keys if k.lower() == folded] or ([nested[folded]] if not section and folded in nested
+                                                                else [])
+            hint = f"did you mean {same[0]!r}? " if same else did_you_mean(to_camel(str(key)), keys)
+            out.append(ConfigProblem(
+                f"{where}.{key}", f"unknown key {str(key)!r}",
+                f"{hint}a key Karpenter's chart {karpenter_chart.SETTINGS_VERSION} reads under "
+                f"{'settings.' + section if section else 'settings'} (it drops any other without a word): "
+                f"{', '.join(keys)}"))
+    return out
+
+
 def problems(helm_values: dict[str, dict[str, Any]]) -> list[ConfigProblem]:
-    """Every read value of the overrides that lacks its shape (or sits under a non-mapping), and
-    Karpenter overrides that leave its controller without an AWS identity."""
-    out: list[ConfigProblem] = karpenter_identity_problems(helm_values.get("karpenter") or {})
+    """Every read value of the overrides that lacks its shape (or sits under a non-mapping), Karpenter
+    overrides that leave its controller without an AWS identity, and settings its chart does not read."""
+    karpenter = helm_values.get("karpenter") or {}
+    out: list[ConfigProblem] = karpenter_identity_problems(karpenter)
+    if isinstance(karpenter.get("settings"), dict):
+        out += karpenter_settings_problems(karpenter["settings"], "helmValues.karpenter.settings")
     for key, values in helm_values.items():
         for path, shape in read_paths(key).items():
             node: Any = values

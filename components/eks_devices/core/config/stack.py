@@ -10,9 +10,9 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any, Literal, get_origin
+from typing import Annotated, Any, Literal, get_origin
 
-from pydantic import Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationError, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from eks_devices.core import names
@@ -24,6 +24,7 @@ from eks_devices.core.config.claims import problems as claim_problems
 from eks_devices.core.config.cluster import LOG_TYPES, Cluster, Network  # noqa: F401  (re-exported: the config vocabulary)
 from eks_devices.core.config.digests import Digests
 from eks_devices.core.config.errors import ConfigError, ConfigProblem, article, did_you_mean, from_validation, worded
+from eks_devices.core.config.helm import karpenter_settings_problems
 from eks_devices.core.config.helm import problems as helm_shape_problems
 from eks_devices.core.config.keys import PROVIDER_KEYS, camel_case, property_name, stack_key
 from eks_devices.core.config.subnets import subnet_layout
@@ -126,16 +127,33 @@ class Limits(Model):
                                                                                      "256Gi (Ki, Mi, Gi or Ti)"))
 
 
+def _known_type(itype: str) -> str:
+    """A catalogued instance type; an unknown one is refused at its own entry (`instanceTypes.2`), the one
+    to edit, with the catalogued types near it."""
+    known = catalog.instance_types()
+    if itype in known:
+        return itype
+    close = _near_types(itype, known)
+    hint = f"did you mean {', '.join(close)}? " if close else "(no catalogued family is near it) "
+    raise ValueError(f"{hint}a catalogued accelerated instance type (`eks-devices catalog` lists them)")
+
+
+InstanceTypeName = Annotated[str, AfterValidator(_known_type)]
+# an EC2 capacity reservation id, refused at its own entry (`capacityReservationIds.1`)
+ReservationId = Annotated[str, Field(pattern=worded(r"^cr-[0-9a-f]{8,17}$", "a capacity reservation id such as "
+                                                                         "cr-0123456789abcdef0"))]
+
+
 class _PoolShape(Model):
     """A node pool's provisioning, capacity, image and device managers: the fields before its EFA section."""
 
     provisioning: Provisioning | None = None
     replicas: int | None = Field(default=None, ge=0, le=1000)
     limits: Limits = Limits()
-    instance_types: list[str] = Field(min_length=1)
+    instance_types: list[InstanceTypeName] = Field(min_length=1)
     """Catalogued accelerated instance types."""
     capacity: Capacity = "on-demand"
-    capacity_reservation_ids: list[str] = Field(default_factory=empty_list)
+    capacity_reservation_ids: list[ReservationId] = Field(default_factory=empty_list)
     ami: AmiFamily = "al2023"
     ami_version: str | None = None
     """This pool's AMI release (unset: the cluster's amiVersion)."""
@@ -167,21 +185,6 @@ class NodePool(_PoolFabric):  # type: ignore[misc,valid-type]
         """The pool's EFA section: its alignment and interface layout."""
         return getattr(self, FABRIC)  # type: ignore[no-any-return]
 
-    @field_validator("instance_types")
-    @classmethod
-    def _known_types(cls, value: list[str]) -> list[str]:
-        known = catalog.instance_types()
-        unknown = [t for t in value if t not in known]
-        if unknown:
-            hints = []
-            for itype in unknown:
-                close = _near_types(itype, known)
-                hints.append(f"{itype!r} is not catalogued" + (f" (did you mean {', '.join(close)}?)" if close else
-                                                               " (no catalogued family is near it)"))
-            raise ValueError("catalogued accelerated instance types (`eks-devices catalog` lists them): "
-                             + "; ".join(hints))
-        return value
-
     @field_validator("bottlerocket_settings")
     @classmethod
     def _bottlerocket(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -192,13 +195,6 @@ class NodePool(_PoolFabric):  # type: ignore[misc,valid-type]
                              f"booleans or lists of them ({exc})") from None
         return value
 
-    @field_validator("capacity_reservation_ids")
-    @classmethod
-    def _reservations(cls, value: list[str]) -> list[str]:
-        for rid in value:
-            if not re.fullmatch(r"^cr-[0-9a-f]{8,17}$", rid):
-                raise ValueError(f"capacity reservation ids such as cr-0123456789abcdef0 (got {rid!r})")
-        return value
 
 
 def _near_types(itype: str, known: Any) -> list[str]:
@@ -469,6 +465,8 @@ def _existing_problems(spec: Spec) -> list[ConfigProblem]:
             problems.append(ConfigProblem("cluster.karpenter.settings", "nothing",
                                           "the settings of the cluster's Karpenter release, as its Helm values "
                                           "set them, e.g. {enableDRA: true}; {} when it sets none"))
+        else:
+            problems.extend(karpenter_settings_problems(karpenter.settings, "cluster.karpenter.settings"))
         if karpenter.reuse_values:
             problems.append(ConfigProblem("cluster.karpenter.reuseValues", "true", "nothing on an existing "
                                           "cluster: the toolkit does not upgrade its Karpenter release"))

@@ -428,8 +428,9 @@ def environments(path: Path) -> list[str]:
 
 
 def line_of(path: Path, config_path: str) -> int:
-    """The stack file's line for a configuration path (`nodePools.gpu.instanceTypes`): the deepest
-    key of the path the file has, else the `config:` line, else 1. For annotations in CI."""
+    """The stack file's line for a configuration path (`nodePools.gpu.instanceTypes.2`): the deepest
+    key (or list entry) of the path the file has, else the `config:` line, else 1. For annotations in CI.
+    A number steps into a list; a key may hold dots itself (a label such as `eks.amazonaws.com/x`)."""
     if (named := re.fullmatch(r"line (\d+)", config_path)) is not None:  # YAML problems name their line
         return int(named.group(1))
     try:
@@ -437,14 +438,33 @@ def line_of(path: Path, config_path: str) -> int:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return 1
-    node, line = root, 1
     head, *rest = config_path.split(".")
-    keys = ["config", head if ":" in head else f"{NAMESPACE}:{head}", *rest]
-    for key in keys:
-        if not isinstance(node, yaml.MappingNode):
-            break
-        found = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
-        if found is None:
-            break
-        line, node = _line(text, found[0].start_mark), found[1]
+    top = _step(text, root, ["config"])
+    if top is None:
+        return 1
+    found = _step(text, top[1], [head if ":" in head else f"{NAMESPACE}:{head}"])
+    if found is None:
+        return top[0]
+    return _deepest(text, found[1], rest, found[0])
+
+
+def _step(text: str, node: Any, parts: list[str]) -> tuple[int, Any, int] | None:
+    """(line, node, parts used) of the entry `parts` lead to from `node` in one step: a list index, or the
+    mapping key spelled by the most parts joined with dots (a key that holds dots); None when none does."""
+    if isinstance(node, yaml.SequenceNode) and parts[0].isdigit() and int(parts[0]) < len(node.value):
+        item = node.value[int(parts[0])]
+        return _line(text, item.start_mark), item, 1
+    if isinstance(node, yaml.MappingNode):
+        keys = {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+        for used in range(len(parts), 0, -1):
+            if (entry := keys.get(".".join(parts[:used]))) is not None:
+                return _line(text, entry[0].start_mark), entry[1], used
+    return None
+
+
+def _deepest(text: str, node: Any, parts: list[str], line: int) -> int:
+    """The line of the deepest entry of `parts` below `node` (whose own line is `line`)."""
+    while parts and (found := _step(text, node, parts)) is not None:
+        line, node, used = found
+        parts = parts[used:]
     return line

@@ -228,6 +228,45 @@ def extended_families(resources: Mapping[str, int]) -> tuple[Family, ...]:
     return tuple(f for f in FAMILIES if f in found)  # type: ignore[misc]
 
 
+# the short shape's key that asks for each class it builds (`from_config`): the family's own key, and MIG and
+# ComputeDomain channels under theirs
+SHORT_KEY_CLASSES = {**{d.device_class: d.short_key for d in DESCRIPTORS}, MIG_CLASS: "mig",
+                     CHANNEL_CLASS: "computeDomainChannel"}
+
+
+def class_keys(claim: Claim) -> dict[str, list[str]]:
+    """The config keys below `claims.<name>` that name each DeviceClass of the claim, in the order given:
+    `requests.0.exactly.deviceClassName` (or `requests.0.firstAvailable.1.deviceClassName`) for a claim's own
+    requests, the short shape's key (`gpus`, `mig`, `efa`, `neurons`, `computeDomainChannel`) otherwise. What a
+    rule about a class blames: the key the user edits."""
+    out: dict[str, list[str]] = {}
+    if claim.requests is not None:
+        for i, request in enumerate(claim.requests):
+            if request.exactly is not None:
+                out.setdefault(request.exactly.device_class_name, []).append(f"requests.{i}.exactly.deviceClassName")
+            for j, sub in enumerate(request.first_available or ()):
+                out.setdefault(sub.device_class_name, []).append(f"requests.{i}.firstAvailable.{j}.deviceClassName")
+        return out
+    for key in claim.shorthand:
+        for device_class, short in SHORT_KEY_CLASSES.items():
+            if short == key:
+                out.setdefault(device_class, []).append(key)
+    return out
+
+
+def selector_keys(claim: Claim) -> list[tuple[str, str]]:
+    """(config key below `claims.<name>`, CEL expression) of every selector of a claim's own requests
+    (`requests.0.exactly.selectors.1.cel.expression`): what a rule about an expression blames."""
+    out: list[tuple[str, str]] = []
+    for i, request in enumerate(claim.requests or ()):
+        alternatives = [("exactly", request.exactly)] if request.exactly is not None else []
+        alternatives += [(f"firstAvailable.{j}", sub) for j, sub in enumerate(request.first_available or ())]
+        for where, exact in alternatives:
+            out += [(f"requests.{i}.{where}.selectors.{k}.cel.expression", s.cel.expression)
+                    for k, s in enumerate(exact.selectors)]
+    return out
+
+
 def from_config(name: str, claim: Claim, class_drivers: Mapping[str, str] | None = None) -> BuiltClaim | None:
     """The object a stack's `claims.<name>` entry declares (None for kind: extended-resource)."""
     shared, ns = claim.kind == "claim", claim.namespace

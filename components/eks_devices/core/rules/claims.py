@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from eks_devices.core.derive.claims import DRIVER_FAMILIES
+from eks_devices.core.derive.claims import DRIVER_FAMILIES, class_keys, selector_keys
 from eks_devices.core.derive.fit import walk
 from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.families.base import DROP
@@ -23,7 +23,16 @@ from eks_devices.core.knowledge.device_classes import (
 )
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
 from eks_devices.core.rules.efa import ALIGNED, ALIGNMENT_WHY, alignment_fix, not_dra
-from eks_devices.core.rules.registry import Verdict, claim_at, dra_fix, error, rule, stack_claims, warning
+from eks_devices.core.rules.registry import (
+    Verdict,
+    claim_at,
+    dra_fix,
+    error,
+    pool_entry,
+    rule,
+    stack_claims,
+    warning,
+)
 from eks_devices.core.vocabulary import FAMILIES
 
 CHANNEL_DRIVER = CLASS_DRIVERS[CHANNEL_CLASS]  # the ComputeDomain classes' driver
@@ -47,11 +56,14 @@ def _claim_distinct_attribute_version(plan: Plan) -> Iterator[Verdict]:
     for claim in stack_claims(plan):
         constraints = claim.built.devices.get("constraints", []) if claim.built else []
         if any("distinctAttribute" in c for c in constraints):
-            yield error(claim_at(claim, "constraints"),
+            own = [i for i, c in enumerate(claim.config.constraints) if c.distinct_attribute is not None]
+            yield error(claim_at(claim, f"constraints.{own[0]}.distinctAttribute" if own else "constraints"),
                         f"the claim spreads devices with distinctAttribute, which Kubernetes "
                         f"{plan.spec.cluster.version} drops (its DRAConsumableCapacity gate is off before 1.36): "
                         "the API server then refuses the constraint as naming no attribute",
-                        'use cluster.version "1.36" or later, or express the claim with matchAttribute')
+                        'use cluster.version "1.36" or later, or drop the distinctAttribute entry from constraints '
+                        '(before 1.36 no constraint asks for distinct values; matchAttribute asks for one shared '
+                        'value, the opposite)')
 
 
 @rule("extended-resource-not-dra",
@@ -127,7 +139,7 @@ def _claim_alignment_needs_dra(plan: Plan) -> Iterator[Verdict]:
         for pool, wrong in _alignment_gaps(plan, claim):
             other = next((f for f in aligned_families(claim) if f in ALIGNED.values()), next(iter(ALIGNED.values())))
             kinds = " and ".join(FAMILY[f].title for f in aligned_families(claim))
-            yield error(claim_at(claim, "pools"),
+            yield error(pool_entry(claim, pool.name),
                         f"claim {claim.name} aligns {kinds} devices, which needs DRA for both device types: "
                         f"{ALIGNMENT_WHY}. On pool {pool.name}, {not_dra(pool, wrong)}",
                         alignment_fix(plan, pool, other, f"target another pool, or drop the alignment from claims."
@@ -199,17 +211,22 @@ def _class_missing_why(plan: Plan, claim: ClaimPlan, device_class: str) -> tuple
 
 @rule("claim-device-class-missing", "a claim names a DeviceClass that will not exist in this mode, and why")
 def _claim_device_class_missing(plan: Plan) -> Iterator[Verdict]:
+    """One finding per missing class, at the key that names it (`requests.0.exactly.deviceClassName`, or the
+    short shape's `efa`): the key the user edits when the fix is to name another class or drop the request."""
     for claim in stack_claims(plan):
         if not claim.missing_classes or _alignment_gaps(plan, claim, own=True) or mig_dynamic_pools(plan, claim):
             continue  # claim-alignment-needs-dra / karpenter-mig-claim-static-only say why
         missing = claim.missing_classes
         if plan.mode == "auto-mode" and NEURON_CLASS in missing:
             missing = (NEURON_CLASS,)  # no Neuron DRA in Auto Mode: the rest of the claim cannot help it
-        whys = [_class_missing_why(plan, claim, c) for c in missing]
-        yield error(claim_at(claim),
-                    f"the claim names DeviceClass {', '.join(claim.missing_classes)}, which will not exist in this "
-                    f"{plan.mode} cluster, so its Pods stay Pending: " + "; ".join(dict.fromkeys(w for w, _ in whys)),
-                    "; ".join(dict.fromkeys(f for _, f in whys)))
+        keys = class_keys(claim.config)
+        for device_class in missing:
+            why, fix = _class_missing_why(plan, claim, device_class)
+            first, *more = keys.get(device_class) or [""]
+            also = f" (also named at {', '.join(claim_at(claim, k) for k in more)})" if more else ""
+            yield error(claim_at(claim, first),
+                        f"the claim names DeviceClass {device_class}{also}, which will not exist in this "
+                        f"{plan.mode} cluster, so its Pods stay Pending: {why}", fix)
 
 
 @rule("claim-unsatisfiable", "no instance type of the claim's pool can allocate it (counts, selectors, topology)")
@@ -227,7 +244,7 @@ def _claim_unsatisfiable(plan: Plan) -> Iterator[Verdict]:
                    if fit.blocked and blocked else _mig_fix(claim, pool) or
                    "change the claim (count, model, selectors, alignWith) or its pools to ones whose instance "
                    "types can satisfy it; `eks-devices preview` shows what each instance type offers")
-            yield error(claim_at(claim, "pools"),
+            yield error(pool_entry(claim, pool_name),
                         f"claim {claim.name} cannot be allocated on pool {pool_name}: {fit.reason}", fix)
 
 
@@ -263,7 +280,7 @@ def _claim_fit_undetermined(plan: Plan) -> Iterator[Verdict]:
     for claim in stack_claims(plan):
         for pool_name, fit in sorted(claim.pools.items()):
             if not fit.settled:
-                yield warning(claim_at(claim, "pools"),
+                yield warning(pool_entry(claim, pool_name),
                               f"could not decide whether claim {claim.name} fits pool {pool_name}: {fit.reason}",
                               "check it on a real node (its ResourceSlices show the layout), or simplify the claim "
                               "(fewer requests or constraints)")
@@ -295,13 +312,18 @@ def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
         dynamic = [p for p in claim.config.pools if p in plan.pools and plan.pools[p].provisioning == "dynamic"]
         if not dynamic or mig_dynamic_pools(plan, claim):
             continue  # karpenter-mig-claim-static-only: no node is launched for it at all
-        unknown = sorted({f"{domain}/{name}" for expression in _expressions(claim.built.manifest)
-                          for domain, name in _ATTRIBUTE.findall(expression)
-                          if name not in KARPENTER_SELECTABLE.get(domain, set())})
-        if unknown:
-            yield error(claim_at(claim),
-                        f"selectors read {', '.join(unknown)}, which Karpenter cannot know before launching a "
-                        f"node for dynamic pool(s) {', '.join(dynamic)}: the Pod never gets a node",
+        # each of the claim's own selectors at its key; a short shape's at the claim (it builds them itself)
+        expressions = selector_keys(claim.config) if claim.config.requests is not None else [
+            ("", e) for e in _expressions(claim.built.manifest)]
+        by_key: dict[str, list[str]] = {}
+        for key, expression in expressions:
+            for domain, name in _ATTRIBUTE.findall(expression):
+                if name not in KARPENTER_SELECTABLE.get(domain, set()):
+                    by_key.setdefault(key, []).append(f"{domain}/{name}")
+        for key, unknown in by_key.items():
+            yield error(claim_at(claim, key),
+                        f"selectors read {', '.join(sorted(set(unknown)))}, which Karpenter cannot know before "
+                        f"launching a node for dynamic pool(s) {', '.join(dynamic)}: the Pod never gets a node",
                         "in the requests' selectors, select on productName, architecture, brand, cudaComputeCapability "
                         "or type (GPUs) and "
                         "pciDevice, pciVendor, pciSubsystem, rdma or numaNode (EFA); use pcieRoot and driver "

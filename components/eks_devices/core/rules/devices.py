@@ -22,8 +22,12 @@ from eks_devices.core.rules.registry import (
     error,
     on_resources,
     rule,
+    values_at,
     warning,
 )
+from eks_devices.core.values import dig
+
+_UNSET = object()
 
 
 @rule("one-manager-per-node", "the overlap proof, both sides, from the charts' rendered DaemonSets (overrides "
@@ -112,13 +116,26 @@ def _device_software_unserved(plan: Plan) -> Iterator[Verdict]:
         grouped.setdefault((gap.pool, gap.family, gap.manager, gap.release, gap.reasons), []).append(gap.instance_type)
     for (pool, family, manager, release, reasons), types in grouped.items():
         gap = scope.Unserved(pool, family, manager, ", ".join(types), release, reasons)
-        path = (f"helmValues.{gap.release}" if gap.release in plan.spec.helm_values
+        override = _scope_override(plan, gap)
+        path = (f"helmValues.{gap.release}.{override}" if override
                 else at(plan.pools[gap.pool], "bottlerocketSettings") if gap.release == "bottlerocket"
                 else f"nodePools.{gap.pool}.devices.{gap.family}")
-        yield error(path, gap.problem, _unserved_fix(plan, gap))
+        yield error(path, gap.problem, _unserved_fix(plan, gap, override))
 
 
-def _unserved_fix(plan: Plan, gap: scope.Unserved) -> str:
+def _scope_override(plan: Plan, gap: scope.Unserved) -> str | None:
+    """The first value of the release's override that places its DaemonSet (node selector, affinity,
+    tolerations, instance list and its label keys), the key to edit; None when the override sets none of
+    them (the gap is then the chart's own)."""
+    override = plan.spec.helm_values.get(gap.release) or {}  # type: ignore[call-overload]
+    agents = [a for a in charts.CHARTS[gap.release].agents if (a.family, a.manager) == (gap.family, gap.manager)] \
+        if gap.release in charts.CHARTS else []
+    placing = [p for a in agents for p in (a.node_selector, a.affinity, a.tolerations, a.instance_types,
+                                           a.instance_label_keys) if p]
+    return next((p for p in placing if dig(override, p, _UNSET) is not _UNSET), None)
+
+
+def _unserved_fix(plan: Plan, gap: scope.Unserved, override: str | None) -> str:
     """What reaches the pool again: the user's override, the pool's Bottlerocket settings, or (where the
     chart's own node selection leaves the types out) another manager or other instance types."""
     other = f"nodePools.{gap.pool}.devices.{gap.family}"
@@ -126,7 +143,7 @@ def _unserved_fix(plan: Plan, gap: scope.Unserved) -> str:
         switch = FAMILY[gap.family].bottlerocket_bundled[1]  # type: ignore[index]
         return (f"remove {switch}: false from nodePools.{gap.pool}.bottlerocketSettings "
                 f"(the bundled plugin is the pool's device plugin), or choose another manager in {other}")
-    if gap.release in plan.spec.helm_values:
+    if override:
         return (f"let release {gap.release}'s DaemonSet reach the pool: drop or fix the override in "
                 f"helmValues.{gap.release} of its nodeSelector, affinity, tolerations or instance list (a node "
                 "selector term needs at least one expression; labels a node carries are listed in "
@@ -178,8 +195,8 @@ def _device_software_installable(plan: Plan) -> Iterator[Verdict]:
                 refused = (f"release {release.key} cannot install: the API server refuses its "
                            f"{agent.family} {agent.manager} DaemonSet ({problem})")
                 if overridden:
-                    yield error(f"helmValues.{release.key}.{field}", refused,
-                                f"fix helmValues.{release.key}.{field} so the rendered field is valid Kubernetes "
+                    yield error(values_at(release.key, field), refused,
+                                f"fix {values_at(release.key, field)} so the rendered field is valid Kubernetes "
                                 "(see the message), or remove it")
                     continue
                 for pool in served:

@@ -90,9 +90,7 @@ def _complete(plan: Plan) -> Iterator[Verdict]:
         return
     charts_left = sorted({r.key for r in installed(plan) if charts.CHARTS[r.key].is_oci} - set(pins.charts))
     images_left = sorted(set(_run_images(plan)) - set(pins.images))
-    if charts_left or images_left:
-        missing = ", ".join([*(f"digests.charts.{k}" for k in charts_left),
-                             *(f"digests.images.{r}" for r in images_left)])
-        yield warning("digests", f"pins some of what the stack installs but not {missing}: those are pulled by "
-                                 "tag, which the registry can move",
+    for missing in [*(f"digests.charts.{k}" for k in charts_left), *(f"digests.images.{r}" for r in images_left)]:
+        yield warning(missing, f"the stack pins some of what it installs but not {missing}: it is pulled by tag, "
+                               "which the registry can move",
                       f"add {missing} (docs/security.md says how to read each digest)")

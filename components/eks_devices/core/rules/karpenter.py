@@ -35,16 +35,18 @@ def _karpenter_dra_gates_exclusive(plan: Plan) -> Iterator[Verdict]:
         return
     clash = gate_clashes(plan.karpenter.values.get("settings"))
     if clash and not plan.karpenter.installed:
-        yield error("cluster.karpenter.settings",
-                    f"the cluster's Karpenter release sets settings.enableDRA together with "
-                    f"{', '.join('settings.' + c for c in clash)}: its chart fails to render on the next upgrade",
-                    f"keep one of them on the release, {versions.KARPENTER_RESET_THEN_REUSE}, and state what it then "
-                    "runs in cluster.karpenter.settings")
-    elif clash:
-        yield error("helmValues.karpenter.settings",
-                    f"settings.enableDRA is set together with {', '.join('settings.' + c for c in clash)}: "
-                    "the Karpenter chart fails to render", "remove those keys from helmValues.karpenter; "
-                    "the toolkit derives the DRA settings from the pools")
+        for key in clash:  # each key set with enableDRA, at its own path: the one to remove
+            yield error(f"cluster.karpenter.settings.{key}",
+                        f"the cluster's Karpenter release sets settings.enableDRA together with settings.{key}: its "
+                        "chart fails to render on the next upgrade",
+                        f"keep one of them on the release, {versions.KARPENTER_RESET_THEN_REUSE}, and state what it "
+                        "then runs in cluster.karpenter.settings")
+    else:
+        for key in clash:
+            yield error(f"helmValues.karpenter.settings.{key}",
+                        f"settings.enableDRA is set together with settings.{key}: the Karpenter chart fails to render",
+                        f"remove settings.{key} (and settings.enableDRA) from helmValues.karpenter; the toolkit "
+                        "derives the DRA settings from the pools")
 
 
 @on_resources("karpenter-dra-gates-exclusive")
@@ -66,11 +68,15 @@ def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Verdict]:
     if not plan.karpenter.installed:  # the team's release may serve its own NodePools too: only what ours lack
         if missing := sorted(running - enabled):
             pools = sorted({p.name for p, f in dra_pools(plan) if p.provisioning == "dynamic" and f in missing})
-            want = "settings.enableDRA: true" if running == set(GATES) else " and ".join(
+            stated = plan.karpenter.values["settings"]
+            # enableDRA where every gate is wanted and no single gate is set (the chart refuses the two together);
+            # else the missing single gates, which the chart takes beside the ones set
+            singles = any(dig(stated, f"awsFeatureGates.{g}") is not None for g in GATES.values())
+            key = "enableDRA" if running == set(GATES) and not singles else f"awsFeatureGates.{GATES[missing[0]]}"
+            want = "settings.enableDRA: true" if key == "enableDRA" else " and ".join(
                 f"settings.awsFeatureGates.{GATES[f]}: true" for f in missing) + (
-                " in place of settings.enableDRA (the chart refuses both)"
-                if "enableDRA" in plan.karpenter.values["settings"] else "")
-            yield error("cluster.karpenter.settings",
+                " in place of settings.enableDRA (the chart refuses both)" if "enableDRA" in stated else "")
+            yield error(f"cluster.karpenter.settings.{key}",
                         f"dynamic pools {', '.join(pools)} run the {' and '.join(missing)} DRA driver, but the "
                         f"cluster's Karpenter release has no DRA gate for {' or '.join(missing)}: it never launches "
                         "nodes for their ResourceClaims, and their Pods stay Pending",
@@ -78,7 +84,9 @@ def _karpenter_dra_gates_match(plan: Plan) -> Iterator[Verdict]:
                         "state it in cluster.karpenter.settings; or make those pools static")
         return
     if enabled != running:
-        yield error("helmValues.karpenter.settings",
+        override = (plan.spec.helm_values.get("karpenter") or {}).get("settings") or {}  # type: ignore[call-overload]
+        keys = [k for k in ("enableDRA", "awsFeatureGates") if k in override] or [""]  # the override's DRA keys
+        yield error(f"helmValues.karpenter.settings{'.' + keys[0] if keys[0] else ''}",
                     f"Karpenter's DRA gates cover {sorted(enabled) or 'nothing'} but dynamic pools run DRA "
                     f"drivers for {sorted(running) or 'nothing'}: Karpenter would launch nodes that cannot "
                     "serve the claims, or ignore claims it should serve",
@@ -121,12 +129,12 @@ def _karpenter_static_capacity(plan: Plan) -> Iterator[Verdict]:
     if plan.karpenter is None or not plan.karpenter.static_capacity:
         return
     if dig(plan.karpenter.values, "settings.featureGates.staticCapacity") is not True and not plan.karpenter.installed:
-        yield error("cluster.karpenter.settings",
+        yield error("cluster.karpenter.settings.featureGates.staticCapacity",
                     "static pools need Karpenter's settings.featureGates.staticCapacity: true, which the cluster's "
                     "Karpenter release does not set", "set settings.featureGates.staticCapacity: true on the release, "
                     f"{versions.KARPENTER_RESET_THEN_REUSE}, and state it in cluster.karpenter.settings")
     elif dig(plan.karpenter.values, "settings.featureGates.staticCapacity") is not True:
-        yield error("helmValues.karpenter.settings.featureGates",
+        yield error("helmValues.karpenter.settings.featureGates.staticCapacity",
                     "static pools need settings.featureGates.staticCapacity: true, which an override turns off",
                     "remove settings.featureGates.staticCapacity from helmValues.karpenter")
 

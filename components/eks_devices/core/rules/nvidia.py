@@ -3,6 +3,7 @@ NVIDIA variant's bundled plugin, p6e-gb200, and plugin-style GPU requests served
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from eks_devices.core.families import EFA, NVIDIA
@@ -129,7 +130,7 @@ def _nvidia_dra_feature_gates(plan: Plan) -> Iterator[Verdict]:
         return
     gates = dig(release.values, "featureGates") or {}
     if gates.get("MPSSupport") and gates.get("DynamicMIG"):
-        yield error("helmValues.nvidia-dra-driver.featureGates",
+        yield error("helmValues.nvidia-dra-driver.featureGates.MPSSupport",
                     "the NVIDIA DRA driver refuses to start with MPSSupport and DynamicMIG both on (they are "
                     "mutually exclusive); DynamicMIG is on for the stack's MIG pools",
                     "turn MPSSupport off, or drop gpuSharing: mig from the NVIDIA DRA pools")
@@ -244,9 +245,14 @@ def _karpenter_time_slicing(plan: Plan) -> Iterator[Verdict]:
                f"pins {charts.CHARTS['nvidia-dra-driver'].version}), or use devices.nvidia: device-plugin for "
                "time-slicing")
         if low:
+            upgrades = [u for u, short in (('cluster.version "1.36"', plan.spec.cluster.kubernetes < (1, 36)),
+                                           ("cluster.karpenter.version 1.15.0",
+                                            plan.spec.cluster.karpenter_version < (1, 15, 0))) if short]
             yield error(at(pool, "gpuSharing.strategy"),
                         "GPU time-slicing through consumable capacity needs Kubernetes 1.36 and Karpenter 1.15",
-                        "upgrade, or use devices.nvidia: device-plugin for time-slicing")
+                        f"set {' and '.join(upgrades)} or later (time-slicing through DRA then runs as an alpha "
+                        "feature, which a warning of this rule says), or use devices.nvidia: device-plugin for "
+                        "time-slicing")
         elif not charts.RELEASES["nvidia-dra-driver"].knows(driver):
             yield error(at(pool, "gpuSharing.strategy"),
                         f"dra-driver-nvidia-gpu {driver} is not a release the toolkit knows to carry the "
@@ -268,10 +274,16 @@ def _karpenter_time_slicing_shares(plan: Plan) -> Iterator[Verdict]:
     shares = {p.name: p.node_class_annotations[CONSUMABLE_CAPACITY_ANNOTATION] for p in pools}
     if len(set(shares.values())) > 1:
         listing = ", ".join(f"{name}={count}" for name, count in sorted(shares.items()))
-        yield error("nodePools",
-                    f"the NVIDIA DRA driver publishes one share count for every GPU, but the pools ask for "
-                    f"different ones ({listing}): Karpenter would pack claims the driver cannot serve",
-                    "give every DRA time-slicing pool the same gpuSharing.replicas")
+        # the count most pools give (on a tie, the first pool's by name) stands; each other pool is the one to edit
+        kept = Counter(shares[name] for name in sorted(shares)).most_common(1)[0][0]
+        for name in sorted(n for n, count in shares.items() if count != kept):
+            yield error(at(plan.pools[name], "gpuSharing.replicas"),
+                        f"the NVIDIA DRA driver publishes one share count for every GPU, but the pools ask for "
+                        f"different ones ({listing}): Karpenter would pack claims the driver cannot serve",
+                        f"set gpuSharing.replicas: {kept} on pool {name}, as "
+                        f"{', '.join(n for n in sorted(shares) if shares[n] == kept)} give (every DRA time-slicing "
+                        "pool the same count)")
+
 
 @rule("karpenter-mig-claim-static-only", "a MIG claim (`mig.nvidia.com`) targets static Karpenter pools: Karpenter "
       "launches no nodes for MIG claims", modes=("karpenter",))

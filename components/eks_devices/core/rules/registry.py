@@ -187,8 +187,22 @@ def at(pool: PoolPlan, field: str) -> str:
     return f"nodePools.{pool.name}.{field}"
 
 
+def values_at(release: str, values_path: str) -> str:
+    """The config path of a value in a release's override: `helmValues.<release>.<path>`, a list index in
+    the stack's notation (`tolerations.0.value`, as every config path spells it; Helm's `tolerations[0]`
+    would find no key in the stack file)."""
+    return f"helmValues.{release}." + re.sub(r"\[(\d+)\]", r".\1", values_path)
+
+
 def claim_at(claim: ClaimPlan, field: str = "") -> str:
     return f"claims.{claim.name}" + (f".{field}" if field else "")
+
+
+def pool_entry(claim: ClaimPlan, pool: str) -> str:
+    """The entry of a claim's `pools` that names a pool (`claims.x.pools.1`): what a finding about the claim
+    on that pool blames."""
+    pools = list(claim.config.pools)
+    return claim_at(claim, f"pools.{pools.index(pool)}" if pool in pools else "pools")
 
 
 def stack_claims(plan: Plan) -> Iterator[ClaimPlan]:

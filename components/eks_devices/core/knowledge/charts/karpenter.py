@@ -20,3 +20,19 @@ KARPENTER = Chart("karpenter", "karpenter", "oci://public.ecr.aws/karpenter", "1
                                 tag_of=lambda version: version),),
                   read_values=(("settings", "mapping"), ("settings.awsFeatureGates", "mapping"),
                                ("settings.featureGates", "mapping")))
+
+# The keys of `settings` the chart reads at the pinned 1.15.0, per mapping ("" is `settings` itself): its
+# values.yaml `settings` block, each key read by templates/deployment.yaml (or, for enableDRA,
+# ignoreDRARequests and the draNVIDIAGPU / draEFA gates, the `karpenter.dra` helper in templates/_helpers.tpl)
+# (aws/karpenter-provider-aws v1.15.0 charts/karpenter). A key it does not read is dropped without a word.
+SETTINGS_VERSION = "1.15.0"
+SETTINGS_KEYS: dict[str, tuple[str, ...]] = {
+    "": ("batchMaxDuration", "batchIdleDuration", "preferencePolicy", "minValuesPolicy", "clusterCABundle",
+         "clusterName", "clusterEndpoint", "isolatedVPC", "eksControlPlane", "vmMemoryOverheadPercent",
+         "interruptionQueue", "enableZonalShift", "reservedENIs", "enableDRA", "ignoreDRARequests", "legacyNodeRepair",
+         "disableClusterStateObservability", "disableDryRun", "amiRefreshInterval", "subnetRefreshInterval",
+         "securityGroupRefreshInterval", "featureGates", "awsFeatureGates"),
+    "featureGates": ("nodeRepair", "nodeOverlay", "reservedCapacity", "spotToSpotConsolidation", "staticCapacity",
+                     "capacityBuffer", "terminateFirstDrift", "terminateFirstRepair", "podDeletionCostManagement"),
+    "awsFeatureGates": ("nodeClassCEL", "draNVIDIAGPU", "draEFA", "rebootForRepair"),
+}
