@@ -125,13 +125,13 @@ def test_a_family_added_by_descriptors_is_planned_labelled_and_checked(tmp_path:
     assert ["device-family-absent", "nodePools.trn.devices.widget", "error"] in out["findings"]
     assert ["widget-dra-kubernetes-version", "nodePools.w-dra.devices.widget", "error"] in out["findings"]
     # a claim on its class: its driver's devices are not simulated, so the fit is undecided, never refused
-    assert ["claim-fit-undetermined", "claims.one-widget.pools", "warning"] in out["findings"]
+    assert ["claim-fit-undetermined", "claims.one-widget.pools.0", "warning"] in out["findings"]
     assert not any(slug == "claim-unsatisfiable" for slug, _, _ in out["findings"])
     # its claim short shape, from the descriptor's short key and count limit: one request on its class
     assert out["claims"]["two-widgets"]["requests"] == [
         {"name": "widgets", "exactly": {"deviceClassName": "widget.example.com", "allocationMode": "ExactCount",
                                         "count": 2}}]
-    assert ["claim-fit-undetermined", "claims.two-widgets.pools", "warning"] in out["findings"]
+    assert ["claim-fit-undetermined", "claims.two-widgets.pools.0", "warning"] in out["findings"]
     assert [path for path, _, _ in out["refused"]] == ["claims.many.widgets.count"]
 
 
