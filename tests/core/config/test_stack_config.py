@@ -477,3 +477,14 @@ def test_every_setting_the_chart_reads_is_accepted() -> None:
     settings["enableDRA"] = None  # one of the DRA switches: the chart refuses enableDRA with the single gates
     assert parse(stacks.config(pools={}, cluster={"existing": True, "karpenter": {
         "version": "1.15.0", "settings": settings}})).cluster.karpenter.settings == settings
+
+
+@pytest.mark.parametrize("version", ["1.16.0", "2.0.0"])
+def test_the_settings_of_a_karpenter_minor_whose_chart_was_not_read_are_not_refused(version: str) -> None:
+    """Another minor's chart may read keys 1.15's does not: its settings are not refused for them (exit 2 would
+    stop a valid stack), while 1.15 patch releases are checked."""
+    cfg = stacks.config(pools=EXISTING_DRA_POOL, cluster={
+        "existing": True, "karpenter": {"version": version, "settings": {"enableDRA": True, "newSetting": 1}}})
+    assert parse(cfg).cluster.karpenter.settings == {"enableDRA": True, "newSetting": 1}
+    cfg["eks-devices:cluster"]["karpenter"]["version"] = "1.15.3"
+    assert "cluster.karpenter.settings.newSetting" in problems(cfg)

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from eks_devices.core.config.errors import ConfigProblem, did_you_mean, show
-from eks_devices.core.knowledge import charts
+from eks_devices.core.knowledge import charts, versions
 from eks_devices.core.knowledge.charts import karpenter as karpenter_chart
 from eks_devices.core.names import KARPENTER_SERVICE_ACCOUNT
 
@@ -128,11 +128,14 @@ def karpenter_identity_problems(values: dict[str, Any]) -> list[ConfigProblem]:
     return out
 
 
-def karpenter_settings_problems(settings: Any, at: str) -> list[ConfigProblem]:
+def karpenter_settings_problems(settings: Any, at: str, version: str) -> list[ConfigProblem]:
     """Keys of a Karpenter release's `settings` (at config path `at`) its chart does not read, each at its own
     path with the nearest key it reads: Karpenter drops them without a word, so `enable_dra` leaves DRA off
     and a rule would only say that DRA is off. A gate given one level up (`staticCapacity`) is named in its
-    mapping (`featureGates.staticCapacity`)."""
+    mapping (`featureGates.staticCapacity`). Only for a release of the minor whose chart was read
+    (`version`): another minor may read keys this one does not, and a valid stack must not be refused."""
+    if versions.semver(version)[:2] != versions.semver(karpenter_chart.SETTINGS_VERSION)[:2]:
+        return []
     out: list[ConfigProblem] = []
     nested = {k.lower(): f"{section}.{k}" for section, keys in karpenter_chart.SETTINGS_KEYS.items() if section
               for k in keys}
@@ -154,13 +157,14 @@ def karpenter_settings_problems(settings: Any, at: str) -> list[ConfigProblem]:
     return out
 
 
-def problems(helm_values: dict[str, dict[str, Any]]) -> list[ConfigProblem]:
+def problems(helm_values: dict[str, dict[str, Any]], karpenter_version: str) -> list[ConfigProblem]:
     """Every read value of the overrides that lacks its shape (or sits under a non-mapping), Karpenter
-    overrides that leave its controller without an AWS identity, and settings its chart does not read."""
+    overrides that leave its controller without an AWS identity, and settings its chart (the release
+    `karpenter_version`) does not read."""
     karpenter = helm_values.get("karpenter") or {}
     out: list[ConfigProblem] = karpenter_identity_problems(karpenter)
     if isinstance(karpenter.get("settings"), dict):
-        out += karpenter_settings_problems(karpenter["settings"], "helmValues.karpenter.settings")
+        out += karpenter_settings_problems(karpenter["settings"], "helmValues.karpenter.settings", karpenter_version)
     for key, values in helm_values.items():
         for path, shape in read_paths(key).items():
             node: Any = values

@@ -425,7 +425,7 @@ def _semantic_problems(spec: Spec, declared: set[str] | None = None) -> list[Con
     pools = set(spec.node_pools) | (declared or set())
     for name, claim in spec.claims.items():
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, pools))
-    problems.extend(helm_shape_problems(spec.helm_values))
+    problems.extend(helm_shape_problems(spec.helm_values, spec.cluster.karpenter.version))
     problems.extend(_existing_problems(spec))
     return problems
 
@@ -466,7 +466,8 @@ def _existing_problems(spec: Spec) -> list[ConfigProblem]:
                                           "the settings of the cluster's Karpenter release, as its Helm values "
                                           "set them, e.g. {enableDRA: true}; {} when it sets none"))
         else:
-            problems.extend(karpenter_settings_problems(karpenter.settings, "cluster.karpenter.settings"))
+            problems.extend(karpenter_settings_problems(karpenter.settings, "cluster.karpenter.settings",
+                                                        karpenter.version))
         if karpenter.reuse_values:
             problems.append(ConfigProblem("cluster.karpenter.reuseValues", "true", "nothing on an existing "
                                           "cluster: the toolkit does not upgrade its Karpenter release"))
