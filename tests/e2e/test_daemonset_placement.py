@@ -18,7 +18,6 @@ and each case has its own namespace.
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from e2e.controlplane import ApiError, ControlPlane
+from e2e.settling import settle
 from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.derive import daemonsets, scope
 from eks_devices.core.knowledge import charts
@@ -107,14 +107,7 @@ def placed(plane: ControlPlane, cases: list[Case], timeout: float = 180) -> dict
                         raise
                     case.refused.add(name)
     ids = {c.id for c in cases}
-    deadline, last = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        snapshot = _snapshot(plane, ids)
-        if snapshot is not None and snapshot == last:
-            return snapshot
-        last = snapshot
-        time.sleep(1.0)
-    raise TimeoutError(f"the DaemonSets of {sorted(ids)} did not settle in {timeout} s")
+    return settle(lambda: _snapshot(plane, ids), timeout, f"the DaemonSets of {sorted(ids)}")
 
 
 def _snapshot(plane: ControlPlane, ids: set[str]) -> dict[str, set[tuple[str, str]]] | None:

@@ -22,7 +22,6 @@ batch only holds cases whose classes agree.
 from __future__ import annotations
 
 import copy
-import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +33,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from e2e.controlplane import ControlPlane
+from e2e.settling import WORKERS, remove_device_nodes, settle
 from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.derive import claim_fit, fit, scope
 from eks_devices.core.knowledge import catalog
@@ -46,7 +46,6 @@ from support import stacks
 CASE_LABEL = "e2e.eks-devices.io/dra-case"
 HOSTNAME = "kubernetes.io/hostname"
 BATCH = 40
-WORKERS = 8  # requests in flight while a batch is created or removed
 SHARED_PODS = 2
 
 
@@ -153,14 +152,8 @@ def run_batch(plane: ControlPlane, cases: list[Case], timeout: float = 150) -> d
 
     with ThreadPoolExecutor(WORKERS) as pool:
         list(pool.map(create, cases))
-    deadline, last = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        snapshot = _snapshot(plane, cases)
-        if snapshot is not None and snapshot == last:
-            return _outcomes(plane, cases)
-        last = snapshot
-        time.sleep(1.0)
-    raise TimeoutError(f"the Pods of {sorted(c.id for c in cases)} did not settle in {timeout} s: {last}")
+    settle(lambda: _snapshot(plane, cases), timeout, f"the Pods of {sorted(c.id for c in cases)}")
+    return _outcomes(plane, cases)
 
 
 def _pods(plane: ControlPlane, ids: set[str]) -> dict[str, list[dict[str, Any]]]:
@@ -240,14 +233,7 @@ def _allocated_node(allocation: dict[str, Any]) -> str | None:
 
 
 def clean(plane: ControlPlane, cases: list[Case]) -> None:
-    def remove(case: Case) -> None:
-        plane.delete("v1", "Namespace", case.namespace)
-        for piece in inventory.slices_of(case.devices, case.node):
-            plane.delete("resource.k8s.io/v1", "ResourceSlice", piece["metadata"]["name"])
-        plane.delete("v1", "Node", case.node)
-
-    with ThreadPoolExecutor(WORKERS) as pool:
-        list(pool.map(remove, cases))
+    remove_device_nodes(plane, [(case.namespace, case.node, case.devices) for case in cases])
 
 
 def batches(cases: list[Case]) -> Iterator[list[Case]]:

@@ -12,7 +12,6 @@ fit binds none.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 
 from e2e.controlplane import ControlPlane
+from e2e.settling import WORKERS, remove_device_nodes, settle
 from eks_devices.core.derive import claim_fit, fit, scope
 from eks_devices.core.knowledge import devices as inventory
 from eks_devices.core.knowledge.devices import Device
@@ -30,7 +30,6 @@ from support import stacks
 
 CASE_LABEL = "e2e.eks-devices.io/extended-case"
 HOSTNAME = "kubernetes.io/hostname"
-WORKERS = 8
 
 
 @dataclass
@@ -97,14 +96,7 @@ def bound(plane: ControlPlane, cases: list[Case], timeout: float = 150) -> dict[
 
     with ThreadPoolExecutor(WORKERS) as workers:
         list(workers.map(create, cases))
-    deadline, last = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        snapshot = _snapshot(plane, cases)
-        if snapshot is not None and snapshot == last:
-            return snapshot
-        last = snapshot
-        time.sleep(1.0)
-    raise TimeoutError(f"the Pods of {sorted(c.id for c in cases)} did not settle in {timeout} s: {last}")
+    return settle(lambda: _snapshot(plane, cases), timeout, f"the Pods of {sorted(c.id for c in cases)}")
 
 
 def _snapshot(plane: ControlPlane, cases: list[Case]) -> dict[str, int] | None:
@@ -126,14 +118,7 @@ def _snapshot(plane: ControlPlane, cases: list[Case]) -> dict[str, int] | None:
 
 
 def clean(plane: ControlPlane, cases: list[Case]) -> None:
-    def remove(case: Case) -> None:
-        plane.delete("v1", "Namespace", case.node)
-        for piece in inventory.slices_of(case.devices, case.node):
-            plane.delete("resource.k8s.io/v1", "ResourceSlice", piece["metadata"]["name"])
-        plane.delete("v1", "Node", case.node)
-
-    with ThreadPoolExecutor(WORKERS) as workers:
-        list(workers.map(remove, cases))
+    remove_device_nodes(plane, [(case.node, case.node, case.devices) for case in cases])
 
 
 # -- the stacks -------------------------------------------------------------------------------------
