@@ -4,7 +4,6 @@ device story of the two plans; aliases, protect and replace-on-change handled ge
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 import pulumi
@@ -17,20 +16,10 @@ from eks_devices.offline import diff
 from eks_devices.offline.preview import resources_data
 from support import engine, stacks
 
-_RUNS: dict[str, tuple[engine.Recording, dict[str, Any]]] = {}
-
-
-def run_and_plan(config: dict[str, Any], stack: str) -> tuple[engine.Recording, dict[str, Any]]:
-    """The program's recording and the plan for a config (each baseline run once per module)."""
-    key = json.dumps([config, stack], sort_keys=True)
-    if key not in _RUNS:
-        _RUNS[key] = engine.main(config, stack=stack), plan_data(stacks.build(config))
-    return _RUNS[key]
-
 
 def compare(before_cfg: dict[str, Any], after_cfg: dict[str, Any], stack: str) -> tuple[list[diff.Change], dict]:
-    before, before_plan = run_and_plan(before_cfg, stack)
-    after, after_plan = run_and_plan(after_cfg, stack)
+    before, before_plan = engine.run_and_plan(before_cfg, stack)
+    after, after_plan = engine.run_and_plan(after_cfg, stack)
     changes = diff.compare(before, after)
     return changes, diff.device_story(before_plan, after_plan, changes, (before, after))
 
@@ -50,7 +39,7 @@ def by_name(changes: list[diff.Change]) -> dict[str, diff.Change]:
 
 def test_a_stack_against_itself_changes_nothing() -> None:
     """Two runs of the same stack (not one recording twice) compare equal."""
-    before, before_plan = run_and_plan(stacks.shipped("dev"), "dev")
+    before, before_plan = engine.run_and_plan(stacks.shipped("dev"), "dev")
     after = engine.main(stacks.shipped("dev"), stack="dev")
     changes = diff.compare(before, after)
     story = diff.device_story(before_plan, before_plan, changes, (before, after))
@@ -272,7 +261,7 @@ def test_a_plugin_pool_turned_dra_says_whether_dra_serves_its_plain_gpu_requests
 
 def _dev_with(name: str, change: Any) -> tuple[engine.Recording, engine.Recording]:
     """The dev recording and a copy whose resource `name` has its inputs changed by `change`."""
-    before, _ = run_and_plan(stacks.shipped("dev"), "dev")
+    before, _ = engine.run_and_plan(stacks.shipped("dev"), "dev")
     after = copy.deepcopy(before)
     change(after.named(name).inputs)
     return before, after
@@ -317,7 +306,7 @@ def test_cluster_input_changes_follow_pulumi_eks_and_the_eks_schema(path: str, v
 
 
 def test_a_node_pools_node_class_group_is_immutable_and_its_name_is_not() -> None:
-    pool = next(r.name for r in run_and_plan(stacks.shipped("dev"), "dev")[0].of_type("kubernetes:karpenter.sh/v1:NodePool"))
+    pool = next(r.name for r in engine.run_and_plan(stacks.shipped("dev"), "dev")[0].of_type("kubernetes:karpenter.sh/v1:NodePool"))
     ref = "spec.template.spec.nodeClassRef"
     [group] = diff.compare(*_dev_with(pool, _set(f"{ref}.group", "karpenter.k8s.aws")))
     assert (group.changed, group.action, group.fails) == ([f"{ref}.group"], "update", True)

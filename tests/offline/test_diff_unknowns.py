@@ -7,7 +7,6 @@ tests/e2e/test_pulumi_engine.py (`test_diff_predicts_the_engines_steps_when_a_re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -16,26 +15,16 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import pytest
 
-from eks_devices.cli.report import plan_data
 from eks_devices.core.knowledge import replacement
 from eks_devices.offline import diff
 from support import engine, stacks
 
 KEY = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 CLUSTER = "eks:index:Cluster::platform-eks"
-_RUNS: dict[str, tuple[engine.Recording, dict[str, Any]]] = {}
-
-
-def _run(config: dict[str, Any], stack: str) -> tuple[engine.Recording, dict[str, Any]]:
-    key = json.dumps([config, stack], sort_keys=True)
-    if key not in _RUNS:
-        _RUNS[key] = engine.main(config, stack=stack), plan_data(stacks.build(config))
-    return _RUNS[key]
-
 
 def _with_key(stack: str) -> tuple[list[diff.Change], dict[str, Any], engine.Recording]:
     """The shipped stack against itself with `cluster.kmsKeyArn` added (replace-forcing on the cluster)."""
-    (before, old_plan), (after, new_plan) = (_run(cfg, stack) for cfg in (
+    (before, old_plan), (after, new_plan) = (engine.run_and_plan(cfg, stack) for cfg in (
         stacks.shipped(stack), stacks.shipped(stack, overrides={"eks-devices:cluster": {"kmsKeyArn": KEY}})))
     changes = diff.compare(before, after)
     return changes, diff.device_story(old_plan, new_plan, changes, (before, after)), after

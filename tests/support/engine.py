@@ -3,20 +3,25 @@
 
 from __future__ import annotations
 
+import json
 import runpy
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from eks_devices.cli.report import plan_data
 from eks_devices.offline import engine as offline
 from eks_devices.offline.engine import ACCOUNT_ID, OfflineMocks, Recording, Registered
+from support import stacks
 from support.stacks import ROOT
 
 MAIN = ROOT / "__main__.py"
 
 __all__ = ["ACCOUNT_ID", "MAIN", "OfflineMocks", "Recording", "Registered", "ancestors", "counts_under", "ints",
-           "keyed", "main", "of_type", "one", "refused", "registrations", "run"]
+           "keyed", "main", "of_type", "one", "refused", "registrations", "run", "run_and_plan"]
+
+_RUNS: dict[str, tuple[Recording, dict[str, Any]]] = {}
 
 
 def run(program: Callable[[], Any], config: dict[str, Any], *, stack: str = "test",
@@ -117,3 +122,12 @@ def ints(value: Any) -> Any:
     if isinstance(value, list):
         return [ints(v) for v in value]
     return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def run_and_plan(config: dict[str, Any], stack: str) -> tuple[Recording, dict[str, Any]]:
+    """The program's recording and the plan's data for a config, each config run once per test process (the
+    baselines and after-states the diff tests compare)."""
+    key = json.dumps([config, stack], sort_keys=True)
+    if key not in _RUNS:
+        _RUNS[key] = main(config, stack=stack), plan_data(stacks.build(config))
+    return _RUNS[key]
