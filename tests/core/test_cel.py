@@ -105,3 +105,88 @@ def test_a_claim_whose_selector_compares_across_types_fits() -> None:
                                              "device.attributes['dra.net'].rdma)"}}]}}]}
     outcome = fit.allocate(spec, {"any": []}, devices.inventory("p5.48xlarge", ("efa",)))
     assert outcome.ok, outcome.reason
+
+
+# --- the rest of Kubernetes' base environment (k8s.io/apiserver pkg/cel/environment/base.go) ---------------
+
+@pytest.mark.parametrize("expression", [
+    # cel-go's sets extension
+    "sets.contains(['NVIDIA', 'H100', 'x'], device.attributes['gpu.nvidia.com'].productName.split(' ').slice(0, 2))",
+    "!sets.contains(['NVIDIA'], ['NVIDIA', 'A100'])",
+    "sets.equivalent(['a', 'b', 'b'], ['b', 'a']) && !sets.equivalent(['a'], ['a', 'c'])",
+    "sets.intersects(device.attributes['gpu.nvidia.com'].productName.split(' '), ['H100', 'L40S'])",
+    "sets.contains([1], [1.0])",  # CEL equality: numbers by value
+    # cel-go's lists extension (version 3)
+    "[1, 2, 3, 4].slice(1, 3) == [2, 3]",
+    "[[1], [2, 3]].flatten() == [1, 2, 3] && [[[1]], [[2]]].flatten() == [[1], [2]]",
+    "[[[1]], [[2]]].flatten(2) == [1, 2]",
+    "['b', 'a'].sort() == ['a', 'b'] && [2, 1].sort() == [1, 2]",
+    "[1, 2].reverse() == [2, 1]",
+    "[1, 2, 2, 1].distinct() == [1, 2]",
+    "lists.range(3) == [0, 1, 2] && lists.range(0) == []",
+    # Kubernetes' list library
+    "[1, 2, 2].isSorted() && ![2, 1].isSorted() && [].isSorted()",
+    "[1, 2, 3].sum() == 6 && [].sum() == 0 && [1.5, 1.0].sum() == 2.5",
+    "[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3",
+    "[1, 2, 2].indexOf(2) == 1 && [1, 2, 2].lastIndexOf(2) == 2 && [1].indexOf(5) == -1",
+    # cel-go's strings extension (version 2)
+    "strings.quote('a\"b\\n') == '\"a\\\\\"b\\\\n\"'",
+])
+def test_the_list_set_and_string_functions_of_the_base_environment_evaluate(expression: str) -> None:
+    cel.compile_expression(expression)
+    assert cel.evaluate(expression, GPU) is True
+
+
+@pytest.mark.parametrize("expression", [
+    "[1, 2].slice(1, 3) == [2]",  # past the end
+    "[1, 2].slice(2, 1) == []",
+    "[1].flatten(-1) == [1]",
+    "[].min() == 0",
+    "[].max() == 0",
+])
+def test_the_extensions_fail_where_cel_go_fails(expression: str) -> None:
+    cel.compile_expression(expression)
+    with pytest.raises(cel.CelError):
+        cel.evaluate(expression, GPU)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    # what RE2 cannot compile, in a literal pattern (cel-go `ValidateRegexLiterals`)
+    ("device.driver.matches('g(?=p)')", r"invalid regular expression 'g\(\?=p\)' \(RE2: invalid perl operator"),
+    ("device.driver.matches('(g)\\\\1')", "invalid escape sequence"),
+    ("matches(device.driver, 'a(?!b)')", "invalid perl operator"),
+    # a list literal's elements share one type (`HomogeneousAggregateLiterals`); an attribute value is `any`
+    ("[device.attributes['dra.net'].numaNode, 1].max() == 1", "expected type 'any' but found 'int'"),
+    ("[1, 2.0].size() == 2", "expected type 'int' but found 'double'"),
+    ("[[1], [2, [3]]].flatten() == [1]", "expected type 'int' but found 'list'"),
+    # the sets and lists functions take lists
+    ("sets.contains(device.driver, ['a'])", r"'sets.contains' applied to \(string, list\)"),
+    ("device.driver.sort() == 'a'", "no matching overload for 'sort'"),
+    # the cost estimate cannot bound the per-string cost of these on a list of strings
+    ("['a', 'b'].join('-') == 'a-b'", "too complex, exceeds cost limit: join"),
+    ("device.driver.split('.').indexOf('nvidia') == 1", "too complex, exceeds cost limit: indexOf"),
+    ("['a', 'b'].min() == 'a'", "too complex, exceeds cost limit: min"),
+    ("device.driver.split('.').sort().isSorted()", "too complex, exceeds cost limit: isSorted"),
+])
+def test_the_compiler_refuses_what_the_api_server_refuses_in_the_base_environment(expression: str,
+                                                                                   message: str) -> None:
+    with pytest.raises(cel.CelError, match=message):
+        cel.compile_expression(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    "[1, 2].indexOf(1) == 0 && [1.0, 2.0].sum() == 3.0",  # on numbers the cost is a step per element
+    "[device.attributes['x'].a, device.attributes['x'].b].indexOf('a') == 0 && [1].sum() == 1",  # a list of `any`
+    "device.driver.split('.').sort().distinct().size() == 3",
+    # a pattern built per device is RE2's to refuse at evaluation, not the compiler's
+    "device.driver.matches('a' + '(?=b)') || lists.range(1) == [0]",
+])
+def test_the_compiler_leaves_what_the_api_server_accepts_in_the_base_environment(expression: str) -> None:
+    cel.compile_expression(expression)
+
+
+def test_a_refused_pattern_is_not_written_to_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    """RE2 logs each pattern it refuses unless told not to: `eks-devices check` would print a C++ log line."""
+    with pytest.raises(cel.CelError):
+        cel.compile_expression("device.driver.matches('x(?<=y)')")
+    assert capfd.readouterr().err == ""

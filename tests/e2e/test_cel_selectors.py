@@ -151,6 +151,23 @@ ATOMS = [
     gpu(f"{GPU}.productName == 1"),
     net(f"{NET}.rdma == 1"),
     gpu(f"{GPU}.productName == {GPU}.architecture"),
+    # lists and sets: cel-go's lists (v3) and sets extensions, Kubernetes' list library
+    gpu(f"sets.contains(['Hopper', 'Ada Lovelace'], [{GPU}.architecture])"),
+    gpu(f"sets.intersects({GPU}.productName.split(' '), ['H100', 'L40S'])"),
+    gpu(f"sets.equivalent({GPU}.productName.split('-').distinct(), {GPU}.productName.split('-'))"),
+    gpu(f"{GPU}.productName.split(' ').slice(1, 2) == ['H100']"),
+    "device.driver.split('.').slice(0, 3).size() == 3",  # an error on two-part driver names
+    gpu(f"{GPU}.productName.split(' ').sort()[0] == '80GB'"),
+    gpu(f"{GPU}.productName.split(' ').reverse()[0].startsWith('HBM')"),
+    gpu(f"[{GPU}.productName.split(' '), ['x']].flatten().size() == 5"),
+    net(f"lists.range(2).exists(i, {NET}.numaNode == i) && {NET}.rdma"),
+    net(f"[{NET}.numaNode, {NET}.numaNode].max() == 0 && [{NET}.numaNode].min() == 0 && [{NET}.numaNode].sum() == 0"),
+    net(f"[1, 2].isSorted() && ['eth', 'efa'].indexOf({NET}.rdmaDevice.substring(0, 3)) == -1"),
+    gpu(f"['Hopper', 'Ampere', 'Hopper'].lastIndexOf({GPU}.architecture) == 2"),
+    "[3, 1].sort() == [1, 3] && ![2, 1].isSorted() && [1, 2, 3].sum() == 6 && device.driver == 'neuron.aws.com'",
+    gpu(f"strings.quote({GPU}.architecture) == '\"Ampere\"'"),
+    gpu(f"{GPU}.productName.matches('^NVIDIA (?:H|A)100[- ]')"),
+    gpu(f"{GPU}.productName.matches('(?i)^nvidia l')"),
     # refused by the API server's type checker
     gpu(f"{MEMORY} == 42"),
     "device.driver",
@@ -163,8 +180,14 @@ ATOMS = [
     gpu(f"{MEMORY}.sign() == 1"),
     net("device.driver.quantity() == quantity('1')"),
     "1 == 1.0",
+    gpu(f"{GPU}.productName.matches('H(?=100)')"),  # RE2 has no lookahead: refused as a literal pattern
+    "device.driver.matches('(g)\\\\1')",  # nor backreferences
+    "sets.contains(device.driver, ['a'])",
+    net(f"[{NET}.numaNode, 1].max() == 1"),  # a list literal of an attribute (any) and an int
+    "['a', 'b'].join('-') == 'a-b' && device.driver == 'dra.net'",  # too complex: a list of strings
+    gpu(f"{GPU}.productName.split(' ').indexOf('H100') == 1"),
 ]
-REFUSABLE = 11  # the last atoms: kept out of combinations
+REFUSABLE = 17  # the last atoms: kept out of combinations
 
 
 @st.composite

@@ -41,13 +41,27 @@ import celpy
 import lark
 from celpy import celtypes
 
-from eks_devices.core.cel.checker import check_types
+from eks_devices.core.cel.checker import check_regex_literals, check_types
 from eks_devices.core.cel.errors import CelError
-from eks_devices.core.cel.library import FUNCTIONS, Quantity, Semver
+from eks_devices.core.cel.extensions import FUNCTIONS as EXTENSIONS
+from eks_devices.core.cel.extensions import LIST_INDEX_OF, LIST_LAST_INDEX_OF, MIN, NAMESPACED
+from eks_devices.core.cel.library import FUNCTIONS as LIBRARY
+from eks_devices.core.cel.library import Quantity, Semver
+from eks_devices.core.cel.regex import matches
 
 __all__ = ["CelError", "Quantity", "Semver", "compile_expression", "device", "evaluate", "selects"]
 
 
+def _on_lists(on_list: Any, on_string: Any) -> Any:
+    """`indexOf` / `lastIndexOf`: Kubernetes' list library on a list, cel-go's strings extension otherwise."""
+    def apply(receiver: Any, *args: Any) -> Any:
+        return on_list(receiver, *args) if isinstance(receiver, celtypes.ListType) else on_string(receiver, *args)
+    return apply
+
+
+FUNCTIONS = {**LIBRARY, **EXTENSIONS, "matches": matches,
+             "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
+             "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
 _MACROS = {"has", "all", "exists", "exists_one", "map", "filter"}
 _KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACROS | {"dyn"}
 _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
@@ -60,6 +74,29 @@ def _env() -> celpy.Environment:
 
 
 # --- compile and evaluate ---------------------------------------------------------------------
+
+def _rewrite_namespaced(tree: lark.Tree) -> None:
+    """`sets.contains(a, b)` parses as a method `contains` on a variable `sets`: make it a call of the
+    function `sets.contains`, as cel-go resolves a qualified function name (cel-go v0.26.0 `checker`); and
+    route the method `min` to Kubernetes' list `min` rather than celpy's own reduction."""
+    for node in tree.iter_subtrees():
+        if node.data != "member_dot_arg":
+            continue
+        receiver, method = node.children[0], str(node.children[1])
+        if method == "min":
+            node.children[1] = lark.Token("IDENT", MIN)
+        if not (isinstance(receiver, lark.Tree) and receiver.data == "member" and len(receiver.children) == 1):
+            continue
+        primary = receiver.children[0]
+        if not (isinstance(primary, lark.Tree) and primary.data == "primary"
+                and isinstance(primary.children[0], lark.Tree) and primary.children[0].data == "ident"):
+            continue
+        qualified = f"{primary.children[0].children[0]}.{method}"
+        if qualified in NAMESPACED:
+            args = node.children[2:] or [lark.Tree("exprlist", [])]
+            node.data = "primary"
+            node.children = [lark.Tree("ident_arg", [lark.Token("IDENT", qualified), *args])]
+
 
 def _check_names(tree: lark.Tree) -> None:
     """Reject calls to functions the DRA environment lacks and variables other than `device`."""
@@ -102,8 +139,10 @@ def _program(expression: str) -> celpy.Runner:
         raise CelError(f"a CEL selector nested more than {MAX_DEPTH} levels deep") from None
     if _depth(tree) > MAX_DEPTH:
         raise CelError(f"a CEL selector nested more than {MAX_DEPTH} levels deep")
+    _rewrite_namespaced(tree)
     _check_names(tree)
     check_types(tree)
+    check_regex_literals(tree)
     return _env().program(tree, functions=FUNCTIONS)
 
 
