@@ -19,7 +19,8 @@ The Kubernetes CEL library functions DRA selectors use are provided: `quantity()
 (and `semver(text, true)`, normalizing) with `compareTo`, `isGreaterThan`, `isLessThan`, `major`, `minor`,
 `patch`; `isQuantity()` and `isSemver()`; cel-go's
 string extensions (`lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`, `indexOf`,
-`lastIndexOf`, `charAt`, `substring`). As in Kubernetes, looking up a domain a device does not have gives
+`lastIndexOf`, `charAt`, `substring`, `strings.quote`), its sets and lists extensions and Kubernetes' list
+library (`extensions.py`); `matches` is RE2 (`regex.py`). As in Kubernetes, looking up a domain a device does not have gives
 an empty map (so `"x" in device.attributes` is false), and reading a missing attribute is a
 runtime error, which `evaluate` raises as `CelError`, as the scheduler fails allocation on it.
 Equality across types is false, not an error (cel-go's heterogeneous equality: an int attribute `== 'x'`
@@ -28,7 +29,8 @@ simply does not match), and numbers of different kinds compare by value.
 `compile_expression` also refuses what the API server's type checker refuses where the types are
 known without a device: a selector that is not a bool (`device.driver`), a field `device` lacks, `<`,
 `<=`, `>`, `>=` on quantities or versions (they compare with `compareTo`), `==` between different
-known types (a capacity against an int), methods a quantity or version lacks. Attribute values are
+known types (a capacity against an int), methods a quantity or version lacks, a literal pattern RE2 refuses,
+a list literal mixing types, the list functions whose cost on a list of strings it cannot bound. Attribute values are
 typed only per device, so reads of them are checked at evaluation, as the scheduler does.
 """
 
