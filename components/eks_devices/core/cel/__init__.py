@@ -20,8 +20,8 @@ The Kubernetes CEL library functions DRA selectors use are provided: `quantity()
 `patch`; `isQuantity()` and `isSemver()`; cel-go's
 string extensions (`lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`, `indexOf`,
 `lastIndexOf`, `charAt`, `substring`, `strings.quote`), its sets and lists extensions and Kubernetes' list
-library (`extensions.py`); `matches` is RE2 (`regex.py`). As in Kubernetes, looking up a domain a device does not have gives
-an empty map (so `"x" in device.attributes` is false), and reading a missing attribute is a
+library (`extensions.py`); `matches` is RE2 (`regex.py`). As in Kubernetes, looking up a domain a device
+does not have gives an empty map (so `"x" in device.attributes` is false), and reading a missing attribute is a
 runtime error, which `evaluate` raises as `CelError`, as the scheduler fails allocation on it.
 Equality across types is false, not an error (cel-go's heterogeneous equality: an int attribute `== 'x'`
 simply does not match), and numbers of different kinds compare by value.
