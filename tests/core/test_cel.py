@@ -190,3 +190,52 @@ def test_a_refused_pattern_is_not_written_to_stderr(capfd: pytest.CaptureFixture
     with pytest.raises(cel.CelError):
         cel.compile_expression("device.driver.matches('x(?<=y)')")
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("expression", [
+    "ip('10.0.0.1').family() == 4 && ip('::1').family() == 6",
+    "isIP('::1') && !isIP('010.0.0.1') && !isIP('::ffff:1.2.3.4') && !isIP('fe80::1%eth0')",  # Go netip + Kubernetes
+    "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/08') && !isCIDR('10.0.0.0/255.0.0.0') && !isCIDR('10.0.0.0/33')",
+    "cidr('10.0.0.0/8').containsIP('10.1.2.3') && cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))",
+    "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.0.0.0/16').containsCIDR('10.0.0.0/8')",
+    "!cidr('::/0').containsIP('1.2.3.4') && !cidr('0.0.0.0/0').containsCIDR(cidr('::/0'))",
+    "cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.1.2.3/8').ip() == ip('10.1.2.3')",
+    "cidr('10.1.2.3/8').prefixLength() == 8 && string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8'",
+    "string(ip('0:0::1')) == '::1' && ip('::1') == ip('0:0::1') && ip.isCanonical('::1') && !ip.isCanonical('0:0::1')",
+    "ip('10.0.0.1').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast() && !ip('fe80::1').isGlobalUnicast()",
+    "ip('ff02::1').isLinkLocalMulticast() && ip('224.0.0.9').isLinkLocalMulticast() && !ip('ff05::1').isLinkLocalMulticast()",
+    "ip('fe80::1').isLinkLocalUnicast() && ip('169.254.1.1').isLinkLocalUnicast()",
+    "ip('127.0.0.2').isLoopback() && ip('::').isUnspecified() && ip('0.0.0.0').isUnspecified()",
+])
+def test_the_ip_and_cidr_libraries_evaluate_as_go_netip_reads_addresses(expression: str) -> None:
+    cel.compile_expression(expression)
+    assert cel.evaluate(expression, GPU) is True
+
+
+def test_an_address_that_does_not_parse_fails_the_device() -> None:
+    cel.compile_expression("ip(device.attributes['gpu.nvidia.com'].productName).family() == 4")
+    with pytest.raises(cel.CelError):
+        cel.evaluate("ip(device.attributes['gpu.nvidia.com'].productName).family() == 4", GPU)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("ip('1.2.3.4') == '1.2.3.4'", r"'_==_' applied to \(net.IP, string\)"),
+    ("ip('1.2.3.4') < ip('1.2.3.5')", "no matching overload for '_<_'"),
+    ("'1.2.3.4'.ip() == ip('1.2.3.4')", "no matching overload for 'ip'"),
+    ("'1.2.3.4'.isIP()", "no matching overload for 'isIP'"),
+    ("ip('1.2.3.4').masked() == cidr('1.2.3.4/32')", "no matching overload for 'masked'"),
+    ("cidr('10.0.0.0/8').containsIP(1)", "no matching overload for 'containsIP'"),
+    ("cidr('10.0.0.0/8').containsCIDR(ip('10.0.0.1'))", "no matching overload for 'containsCIDR'"),
+])
+def test_the_compiler_refuses_what_the_api_server_refuses_of_ip_and_cidr(expression: str, message: str) -> None:
+    with pytest.raises(cel.CelError, match=message):
+        cel.compile_expression(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    "device.driver + '.x' == 'gpu.nvidia.com.x'",  # before: celpy's `+` gave a plain str, unequal to any string
+    "'a' + 'b' != 'x' + 'y' && b'a' + b'b' == b'ab'",
+    "cidr('10.0.0.0/8').containsIP('10.' + string(1) + '.0.1') && ('a' + 'b').matches('^ab$')",
+])
+def test_a_concatenated_string_is_a_string(expression: str) -> None:
+    assert cel.evaluate(expression, GPU) is True

@@ -168,6 +168,20 @@ ATOMS = [
     gpu(f"strings.quote({GPU}.architecture) == '\"Ampere\"'"),
     gpu(f"{GPU}.productName.matches('^NVIDIA (?:H|A)100[- ]')"),
     gpu(f"{GPU}.productName.matches('(?i)^nvidia l')"),
+    # Kubernetes' ip and cidr libraries
+    net(f"cidr('10.0.0.0/8').containsIP('10.' + string({NET}.numaNode) + '.0.1') && {NET}.rdma"),
+    "isIP('::1') && !isIP('010.0.0.1') && !isIP('::ffff:1.2.3.4') && !isIP('fe80::1%eth0') && device.driver == 'dra.net'",
+    "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/08') && !isCIDR('10.0.0.0/255.0.0.0') && !isCIDR('10.0.0.0/33') && "
+    "device.driver == 'neuron.aws.com'",
+    "cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.1.2.3/8').ip() == ip('10.1.2.3') && "
+    "cidr('10.0.0.0/8').prefixLength() == 8 && string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8' && "
+    "device.driver == 'compute-domain.nvidia.com'",
+    gpu("ip('10.0.0.1').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast() && "
+        "ip('ff02::1').isLinkLocalMulticast() && ip('fe80::1').isLinkLocalUnicast() && ip('127.0.0.2').isLoopback() && "
+        "ip('::').isUnspecified() && ip('::1') == ip('0:0::1') && ip('::1').family() == 6 && "
+        "ip.isCanonical('::1') && !ip.isCanonical('0:0::1')"),
+    "cidr('10.0.0.0/16').containsCIDR('10.0.0.0/8') || cidr('::/0').containsIP('1.2.3.4') || device.driver == 'dra.net'",
+    gpu(f"ip({GPU}.productName).family() == 4"),  # not an address: an error on every GPU
     # refused by the API server's type checker
     gpu(f"{MEMORY} == 42"),
     "device.driver",
@@ -186,8 +200,12 @@ ATOMS = [
     net(f"[{NET}.numaNode, 1].max() == 1"),  # a list literal of an attribute (any) and an int
     "['a', 'b'].join('-') == 'a-b' && device.driver == 'dra.net'",  # too complex: a list of strings
     gpu(f"{GPU}.productName.split(' ').indexOf('H100') == 1"),
+    "ip('1.2.3.4') == '1.2.3.4'",
+    "ip('1.2.3.4') < ip('1.2.3.5') || device.driver == 'dra.net'",
+    "'1.2.3.4'.ip() == ip('1.2.3.4')",
+    "cidr('10.0.0.0/8').containsIP(1)",
 ]
-REFUSABLE = 17  # the last atoms: kept out of combinations
+REFUSABLE = 21  # the last atoms: kept out of combinations
 
 
 @st.composite

@@ -20,9 +20,10 @@ The Kubernetes CEL library functions DRA selectors use are provided: `quantity()
 `patch`; `isQuantity()` and `isSemver()`; cel-go's
 string extensions (`lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`, `indexOf`,
 `lastIndexOf`, `charAt`, `substring`, `strings.quote`), its sets and lists extensions and Kubernetes' list
-library (`extensions.py`); `matches` is RE2 (`regex.py`). As in Kubernetes, looking up a domain a device
-does not have gives an empty map (so `"x" in device.attributes` is false), and reading a missing attribute is a
-runtime error, which `evaluate` raises as `CelError`, as the scheduler fails allocation on it.
+library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`); `matches` is RE2 (`regex.py`).
+As in Kubernetes, looking up a domain a device does not have gives an empty map (so
+`"x" in device.attributes` is false), and reading a missing attribute is a runtime error, which
+`evaluate` raises as `CelError`, as the scheduler fails allocation on it.
 Equality across types is false, not an error (cel-go's heterogeneous equality: an int attribute `== 'x'`
 simply does not match), and numbers of different kinds compare by value.
 
@@ -49,6 +50,8 @@ from eks_devices.core.cel.extensions import FUNCTIONS as EXTENSIONS
 from eks_devices.core.cel.extensions import LIST_INDEX_OF, LIST_LAST_INDEX_OF, MIN, NAMESPACED
 from eks_devices.core.cel.library import FUNCTIONS as LIBRARY
 from eks_devices.core.cel.library import Quantity, Semver
+from eks_devices.core.cel.network import FUNCTIONS as NETWORK
+from eks_devices.core.cel.network import ip_function, string_of
 from eks_devices.core.cel.regex import matches
 
 __all__ = ["CelError", "Quantity", "Semver", "compile_expression", "device", "evaluate", "selects"]
@@ -61,7 +64,13 @@ def _on_lists(on_list: Any, on_string: Any) -> Any:
     return apply
 
 
-FUNCTIONS = {**LIBRARY, **EXTENSIONS, "matches": matches,
+def _string(value: Any) -> Any:
+    """`string(x)`: an IP or CIDR in its canonical spelling, anything else as CEL converts it."""
+    found = string_of(value)
+    return found if found is not None else celpy.evaluation.base_functions["string"](value)
+
+
+FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, "matches": matches, "ip": ip_function, "string": _string,
              "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
              "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
 _MACROS = {"has", "all", "exists", "exists_one", "map", "filter"}

@@ -25,13 +25,19 @@ _LITERALS = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double", "STRIN
 _METHODS = {
     "quantity": {"compareTo": "int", "isGreaterThan": "bool", "isLessThan": "bool", "isInteger": "bool",
                  "asInteger": "int", "asApproximateFloat": "double", "add": "quantity", "sub": "quantity"},
+    # k8s.io/apiserver v0.36.3 `pkg/cel/library/ip.go`, `cidr.go`
+    "ip": {"family": "int", "isUnspecified": "bool", "isLoopback": "bool", "isLinkLocalMulticast": "bool",
+           "isLinkLocalUnicast": "bool", "isGlobalUnicast": "bool"},
+    "cidr": {"containsIP": "bool", "containsCIDR": "bool", "ip": "ip", "prefixLength": "int", "masked": "cidr"},
     "semver": {"compareTo": "int", "isGreaterThan": "bool", "isLessThan": "bool", "major": "int", "minor": "int",
                "patch": "int"},
 }
+_ARGUMENTS = {("cidr", "containsIP"): {"string", "ip"}, ("cidr", "containsCIDR"): {"string", "cidr"}}
 _CALLS = {"quantity": "quantity", "semver": "semver", "isQuantity": "bool", "isSemver": "bool", "size": "int",
-          "has": "bool", "sign": "int"}
+          "has": "bool", "sign": "int", "ip": "ip", "cidr": "cidr", "isIP": "bool", "isCIDR": "bool",
+          "ip.isCanonical": "bool"}
 # declared with cel.Overload, not cel.MemberOverload: `x.sign()` does not compile
-_GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign"}
+_GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign", "cidr", "isIP", "isCIDR"}
 _STRING_METHODS = {"startsWith": "bool", "endsWith": "bool", "contains": "bool", "matches": "bool", "size": "int",
                    "lowerAscii": "string", "upperAscii": "string", "trim": "string", "replace": "string",
                    "charAt": "string", "substring": "string", "indexOf": "int", "lastIndexOf": "int"}
@@ -44,10 +50,10 @@ _LIST_METHODS = {"slice", "flatten", "sort", "reverse", "distinct", "isSorted", 
 # refused as "too complex". The same functions on numbers cost a step per element and pass.
 _UNBOUNDED_ON_STRINGS = {"isSorted", "sum", "min", "lists@min", "max", "indexOf", "lastIndexOf", "join"}
 _SAME_LIST = {"sort", "distinct", "reverse", "slice"}  # a list(string) in, a list(string) out
-_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver"}
+_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr"}
 _ORDERED = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_"}
 _NUMERIC = {"int", "uint", "double"}
-_TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver"}
+_TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver", "ip": "net.IP", "cidr": "net.CIDR"}
 
 
 def _refuse(what: str, *types: str) -> CelError:
@@ -85,7 +91,7 @@ def _typed(node: Any) -> str | None:
         left = _static_type(left_op.children[0])
         right_type = _static_type(right)
         operator_name = _ORDERED.get(left_op.data)
-        if operator_name and ({left, right_type} & {"quantity", "semver"} or (
+        if operator_name and ({left, right_type} & {"quantity", "semver", "ip", "cidr"} or (
                 left and right_type and left != right_type and not {left, right_type} <= _NUMERIC)):
             raise _refuse(operator_name, left or "dyn", right_type or "dyn")
         if left_op.data in ("relation_eq", "relation_ne") and left and right_type and left != right_type:
@@ -126,11 +132,15 @@ def _typed(node: Any) -> str | None:
         receiver = _static_type(kids[0])
         if name in _GLOBAL_ONLY:
             raise _refuse(name, f"{receiver or 'dyn'}.()")
-        if receiver in _NOT_LISTS and name in _LIST_METHODS:
+        if (receiver in _NOT_LISTS and name in _LIST_METHODS) or (name == "ip" and receiver not in (None, "cidr")):
             raise _refuse(name, f"{receiver}.()")
         if receiver in _METHODS:
             if name not in _METHODS[receiver]:
                 raise _refuse(name, f"{receiver}.()")
+            accepted = _ARGUMENTS.get((receiver, name))
+            args = [_static_type(arg) for arg in kids[2].children] if accepted and len(kids) > 2 else []
+            if accepted and any(t is not None and t not in accepted for t in args):
+                raise _refuse(name, f"{receiver}.({', '.join(t or 'dyn' for t in args)})")
             return _METHODS[receiver][name]
         if receiver == "string":
             return _STRING_METHODS.get(name)

@@ -26,7 +26,7 @@ from eks_devices.core.cel.library import _equals
 # The namespaced functions: CEL parses `sets.contains(a, b)` as a method on a variable `sets`; the compiler
 # rewrites such calls into a call of the dotted name (`rewrite_namespaced` in `__init__`).
 MIN = "lists@min"
-NAMESPACED = {"sets.contains", "sets.equivalent", "sets.intersects", "lists.range", "strings.quote"}
+NAMESPACED = {"sets.contains", "sets.equivalent", "sets.intersects", "lists.range", "strings.quote", "ip.isCanonical"}
 
 
 def _list(value: Any, name: str) -> celtypes.ListType:
@@ -144,7 +144,7 @@ _QUOTED = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t"
 
 def _quote(value: Any) -> celtypes.StringType:
     """`strings.quote(s)`: s in double quotes with control characters, `\\` and `"` escaped."""
-    if not isinstance(value, celtypes.StringType):
+    if not isinstance(value, str):
         raise TypeError(f"no such overload: strings.quote on {type(value).__name__}")
     return celtypes.StringType('"' + "".join(_QUOTED.get(c, c) for c in value) + '"')
 

@@ -27,6 +27,6 @@ def compile_pattern(pattern: str) -> Any:
 
 def matches(text: Any, pattern: Any) -> celtypes.BoolType:
     """`text.matches(pattern)`: whether RE2 finds the pattern anywhere in the text (cel-go `matches`)."""
-    if not isinstance(text, celtypes.StringType) or not isinstance(pattern, celtypes.StringType):
+    if not isinstance(text, str) or not isinstance(pattern, str):  # celpy concatenates to a plain str
         raise TypeError(f"no such overload: matches on {type(text).__name__} and {type(pattern).__name__}")
     return celtypes.BoolType(compile_pattern(str(pattern)).search(str(text)) is not None)
