@@ -168,6 +168,7 @@ ATOMS = [
     gpu(f"strings.quote({GPU}.architecture) == '\"Ampere\"'"),
     gpu(f"{GPU}.productName.matches('^NVIDIA (?:H|A)100[- ]')"),
     gpu(f"{GPU}.productName.matches('(?i)^nvidia l')"),
+    net(f"device.driver + '/' + {NET}.rdmaDevice == 'dra.net/rdmap0'"),  # a concatenation is a string
     # Kubernetes' ip and cidr libraries
     net(f"cidr('10.0.0.0/8').containsIP('10.' + string({NET}.numaNode) + '.0.1') && {NET}.rdma"),
     "isIP('::1') && !isIP('010.0.0.1') && !isIP('::ffff:1.2.3.4') && !isIP('fe80::1%eth0') && device.driver == 'dra.net'",
