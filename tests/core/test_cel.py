@@ -239,3 +239,15 @@ def test_the_compiler_refuses_what_the_api_server_refuses_of_ip_and_cidr(express
 ])
 def test_a_concatenated_string_is_a_string(expression: str) -> None:
     assert cel.evaluate(expression, GPU) is True
+
+
+@pytest.mark.parametrize(("kubernetes", "refused"), [((1, 34), True), ((1, 35), False), ((1, 36), False), (None, False)])
+def test_the_lists_extension_is_refused_where_the_api_server_checks_against_1_33(
+        kubernetes: tuple[int, int] | None, refused: bool) -> None:
+    expression = "[2, 1].sort() == [1, 2] && lists.range(1) == [0]"
+    if refused:
+        with pytest.raises(cel.CelError, match=r"lists extension \(lists.range, sort\) is refused by a Kubernetes 1.34"):
+            cel.compile_expression(expression, kubernetes)
+    else:
+        cel.compile_expression(expression, kubernetes)
+    cel.compile_expression("sets.contains([1], [1]) && isIP('::1') && [1].isSorted()", (1, 34))  # older libraries

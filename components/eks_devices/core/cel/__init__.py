@@ -37,6 +37,7 @@ typed only per device, so reads of them are checked at evaluation, as the schedu
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -46,8 +47,8 @@ from celpy import celtypes
 
 from eks_devices.core.cel.checker import check_regex_literals, check_types
 from eks_devices.core.cel.errors import CelError
+from eks_devices.core.cel.extensions import ACCEPTED_FROM, LIST_INDEX_OF, LIST_LAST_INDEX_OF, MIN, NAMESPACED
 from eks_devices.core.cel.extensions import FUNCTIONS as EXTENSIONS
-from eks_devices.core.cel.extensions import LIST_INDEX_OF, LIST_LAST_INDEX_OF, MIN, NAMESPACED
 from eks_devices.core.cel.library import FUNCTIONS as LIBRARY
 from eks_devices.core.cel.library import Quantity, Semver
 from eks_devices.core.cel.network import FUNCTIONS as NETWORK
@@ -137,6 +138,12 @@ def _check_names(tree: lark.Tree) -> None:
 
 @cache
 def _program(expression: str) -> celpy.Runner:
+    return _compiled(expression)[1]
+
+
+@cache
+def _compiled(expression: str) -> tuple[frozenset[str], celpy.Runner]:
+    """The functions an expression calls, and its program."""
     if not isinstance(expression, str) or not expression.strip():
         raise CelError("an empty CEL expression")
     if len(expression) > 10 * 1024:
@@ -154,7 +161,15 @@ def _program(expression: str) -> celpy.Runner:
     _check_names(tree)
     check_types(tree)
     check_regex_literals(tree)
-    return _env().program(tree, functions=FUNCTIONS)
+    return frozenset(_calls(tree)), _env().program(tree, functions=FUNCTIONS)
+
+
+def _calls(tree: lark.Tree) -> Iterator[str]:
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot_arg":
+            yield str(node.children[1])
+        elif node.data == "ident_arg":
+            yield str(node.children[0])
 
 
 MAX_DEPTH = 200  # nesting the evaluator (a recursive tree walk) stands; real selectors nest a dozen levels
@@ -170,9 +185,22 @@ def _depth(tree: lark.Tree) -> int:
     return deepest
 
 
-def compile_expression(expression: str) -> None:
-    """Check that a selector compiles in the DRA CEL environment; raise CelError naming the problem."""
-    _program(expression)
+def compile_expression(expression: str, kubernetes: tuple[int, int] | None = None) -> None:
+    """Check that a selector compiles in the DRA CEL environment; raise CelError naming the problem.
+
+    With `kubernetes` (the cluster's minor), also refuse the functions that API server does not yet accept in
+    a new selector: it checks them against the previous minor's environment (k8s.io/apiserver v0.36.3
+    `pkg/cel/environment/base.go`, `DefaultCompatibilityVersion`: the binary's minor minus one)."""
+    calls, _ = _compiled(expression)
+    if kubernetes is None:
+        return
+    late = sorted(name for name in calls if ACCEPTED_FROM.get(name, kubernetes) > kubernetes)
+    if late:
+        first = max(ACCEPTED_FROM[name] for name in late)
+        raise CelError(f"cel-go's lists extension ({', '.join(late)}) is refused by a Kubernetes "
+                       f"{kubernetes[0]}.{kubernetes[1]} API server, which checks new selectors against "
+                       f"{kubernetes[0]}.{kubernetes[1] - 1}'s CEL environment; it is accepted from "
+                       f"{first[0]}.{first[1]}")
 
 
 class _Domains(celtypes.MapType):

@@ -25,6 +25,10 @@ from eks_devices.core.cel.library import _equals
 
 # The namespaced functions: CEL parses `sets.contains(a, b)` as a method on a variable `sets`; the compiler
 # rewrites such calls into a call of the dotted name (`rewrite_namespaced` in `__init__`).
+# The Kubernetes minor whose API server first accepts a function in a new selector: cel-go's lists extension
+# is introduced at 1.34 (base.go), and a 1.34 API server checks new selectors against 1.33's environment.
+ACCEPTED_FROM = {name: (1, 35) for name in ("slice", "flatten", "sort", "reverse", "distinct", "lists.range")}
+
 MIN = "lists@min"
 NAMESPACED = {"sets.contains", "sets.equivalent", "sets.intersects", "lists.range", "strings.quote", "ip.isCanonical"}
 
