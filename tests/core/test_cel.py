@@ -105,3 +105,149 @@ def test_a_claim_whose_selector_compares_across_types_fits() -> None:
                                              "device.attributes['dra.net'].rdma)"}}]}}]}
     outcome = fit.allocate(spec, {"any": []}, devices.inventory("p5.48xlarge", ("efa",)))
     assert outcome.ok, outcome.reason
+
+
+# --- the rest of Kubernetes' base environment (k8s.io/apiserver pkg/cel/environment/base.go) ---------------
+
+@pytest.mark.parametrize("expression", [
+    # cel-go's sets extension
+    "sets.contains(['NVIDIA', 'H100', 'x'], device.attributes['gpu.nvidia.com'].productName.split(' ').slice(0, 2))",
+    "!sets.contains(['NVIDIA'], ['NVIDIA', 'A100'])",
+    "sets.equivalent(['a', 'b', 'b'], ['b', 'a']) && !sets.equivalent(['a'], ['a', 'c'])",
+    "sets.intersects(device.attributes['gpu.nvidia.com'].productName.split(' '), ['H100', 'L40S'])",
+    "sets.contains([1], [1.0])",  # CEL equality: numbers by value
+    # cel-go's lists extension (version 3)
+    "[1, 2, 3, 4].slice(1, 3) == [2, 3]",
+    "[[1], [2, 3]].flatten() == [1, 2, 3] && [[[1]], [[2]]].flatten() == [[1], [2]]",
+    "[[[1]], [[2]]].flatten(2) == [1, 2]",
+    "['b', 'a'].sort() == ['a', 'b'] && [2, 1].sort() == [1, 2]",
+    "[1, 2].reverse() == [2, 1]",
+    "[1, 2, 2, 1].distinct() == [1, 2]",
+    "lists.range(3) == [0, 1, 2] && lists.range(0) == []",
+    # Kubernetes' list library
+    "[1, 2, 2].isSorted() && ![2, 1].isSorted() && [].isSorted()",
+    "[1, 2, 3].sum() == 6 && [].sum() == 0 && [1.5, 1.0].sum() == 2.5",
+    "[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3",
+    "[1, 2, 2].indexOf(2) == 1 && [1, 2, 2].lastIndexOf(2) == 2 && [1].indexOf(5) == -1",
+    # cel-go's strings extension (version 2)
+    "strings.quote('a\"b\\n') == '\"a\\\\\"b\\\\n\"'",
+])
+def test_the_list_set_and_string_functions_of_the_base_environment_evaluate(expression: str) -> None:
+    cel.compile_expression(expression)
+    assert cel.evaluate(expression, GPU) is True
+
+
+@pytest.mark.parametrize("expression", [
+    "[1, 2].slice(1, 3) == [2]",  # past the end
+    "[1, 2].slice(2, 1) == []",
+    "[1].flatten(-1) == [1]",
+    "[].min() == 0",
+    "[].max() == 0",
+])
+def test_the_extensions_fail_where_cel_go_fails(expression: str) -> None:
+    cel.compile_expression(expression)
+    with pytest.raises(cel.CelError):
+        cel.evaluate(expression, GPU)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    # what RE2 cannot compile, in a literal pattern (cel-go `ValidateRegexLiterals`)
+    ("device.driver.matches('g(?=p)')", r"invalid regular expression 'g\(\?=p\)' \(RE2: invalid perl operator"),
+    ("device.driver.matches('(g)\\\\1')", "invalid escape sequence"),
+    ("matches(device.driver, 'a(?!b)')", "invalid perl operator"),
+    # a list literal's elements share one type (`HomogeneousAggregateLiterals`); an attribute value is `any`
+    ("[device.attributes['dra.net'].numaNode, 1].max() == 1", "expected type 'any' but found 'int'"),
+    ("[1, 2.0].size() == 2", "expected type 'int' but found 'double'"),
+    ("[[1], [2, [3]]].flatten() == [1]", "expected type 'int' but found 'list'"),
+    # the sets and lists functions take lists
+    ("sets.contains(device.driver, ['a'])", r"'sets.contains' applied to \(string, list\)"),
+    ("device.driver.sort() == 'a'", "no matching overload for 'sort'"),
+    # the cost estimate cannot bound the per-string cost of these on a list of strings
+    ("['a', 'b'].join('-') == 'a-b'", "too complex, exceeds cost limit: join"),
+    ("device.driver.split('.').indexOf('nvidia') == 1", "too complex, exceeds cost limit: indexOf"),
+    ("['a', 'b'].min() == 'a'", "too complex, exceeds cost limit: min"),
+    ("device.driver.split('.').sort().isSorted()", "too complex, exceeds cost limit: isSorted"),
+])
+def test_the_compiler_refuses_what_the_api_server_refuses_in_the_base_environment(expression: str,
+                                                                                   message: str) -> None:
+    with pytest.raises(cel.CelError, match=message):
+        cel.compile_expression(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    "[1, 2].indexOf(1) == 0 && [1.0, 2.0].sum() == 3.0",  # on numbers the cost is a step per element
+    "[device.attributes['x'].a, device.attributes['x'].b].indexOf('a') == 0 && [1].sum() == 1",  # a list of `any`
+    "device.driver.split('.').sort().distinct().size() == 3",
+    # a pattern built per device is RE2's to refuse at evaluation, not the compiler's
+    "device.driver.matches('a' + '(?=b)') || lists.range(1) == [0]",
+])
+def test_the_compiler_leaves_what_the_api_server_accepts_in_the_base_environment(expression: str) -> None:
+    cel.compile_expression(expression)
+
+
+def test_a_refused_pattern_is_not_written_to_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    """RE2 logs each pattern it refuses unless told not to: `eks-devices check` would print a C++ log line."""
+    with pytest.raises(cel.CelError):
+        cel.compile_expression("device.driver.matches('x(?<=y)')")
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("expression", [
+    "ip('10.0.0.1').family() == 4 && ip('::1').family() == 6",
+    "isIP('::1') && !isIP('010.0.0.1') && !isIP('::ffff:1.2.3.4') && !isIP('fe80::1%eth0')",  # Go netip + Kubernetes
+    "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/08') && !isCIDR('10.0.0.0/255.0.0.0') && !isCIDR('10.0.0.0/33')",
+    "cidr('10.0.0.0/8').containsIP('10.1.2.3') && cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))",
+    "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.0.0.0/16').containsCIDR('10.0.0.0/8')",
+    "!cidr('::/0').containsIP('1.2.3.4') && !cidr('0.0.0.0/0').containsCIDR(cidr('::/0'))",
+    "cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.1.2.3/8').ip() == ip('10.1.2.3')",
+    "cidr('10.1.2.3/8').prefixLength() == 8 && string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8'",
+    "string(ip('0:0::1')) == '::1' && ip('::1') == ip('0:0::1') && ip.isCanonical('::1') && !ip.isCanonical('0:0::1')",
+    "ip('10.0.0.1').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast() && !ip('fe80::1').isGlobalUnicast()",
+    "ip('ff02::1').isLinkLocalMulticast() && ip('224.0.0.9').isLinkLocalMulticast() && !ip('ff05::1').isLinkLocalMulticast()",
+    "ip('fe80::1').isLinkLocalUnicast() && ip('169.254.1.1').isLinkLocalUnicast()",
+    "ip('127.0.0.2').isLoopback() && ip('::').isUnspecified() && ip('0.0.0.0').isUnspecified()",
+])
+def test_the_ip_and_cidr_libraries_evaluate_as_go_netip_reads_addresses(expression: str) -> None:
+    cel.compile_expression(expression)
+    assert cel.evaluate(expression, GPU) is True
+
+
+def test_an_address_that_does_not_parse_fails_the_device() -> None:
+    cel.compile_expression("ip(device.attributes['gpu.nvidia.com'].productName).family() == 4")
+    with pytest.raises(cel.CelError):
+        cel.evaluate("ip(device.attributes['gpu.nvidia.com'].productName).family() == 4", GPU)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("ip('1.2.3.4') == '1.2.3.4'", r"'_==_' applied to \(net.IP, string\)"),
+    ("ip('1.2.3.4') < ip('1.2.3.5')", "no matching overload for '_<_'"),
+    ("'1.2.3.4'.ip() == ip('1.2.3.4')", "no matching overload for 'ip'"),
+    ("'1.2.3.4'.isIP()", "no matching overload for 'isIP'"),
+    ("ip('1.2.3.4').masked() == cidr('1.2.3.4/32')", "no matching overload for 'masked'"),
+    ("cidr('10.0.0.0/8').containsIP(1)", "no matching overload for 'containsIP'"),
+    ("cidr('10.0.0.0/8').containsCIDR(ip('10.0.0.1'))", "no matching overload for 'containsCIDR'"),
+])
+def test_the_compiler_refuses_what_the_api_server_refuses_of_ip_and_cidr(expression: str, message: str) -> None:
+    with pytest.raises(cel.CelError, match=message):
+        cel.compile_expression(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    "device.driver + '.x' == 'gpu.nvidia.com.x'",  # before: celpy's `+` gave a plain str, unequal to any string
+    "'a' + 'b' != 'x' + 'y' && b'a' + b'b' == b'ab'",
+    "cidr('10.0.0.0/8').containsIP('10.' + string(1) + '.0.1') && ('a' + 'b').matches('^ab$')",
+])
+def test_a_concatenated_string_is_a_string(expression: str) -> None:
+    assert cel.evaluate(expression, GPU) is True
+
+
+@pytest.mark.parametrize(("kubernetes", "refused"), [((1, 34), True), ((1, 35), False), ((1, 36), False), (None, False)])
+def test_the_lists_extension_is_refused_where_the_api_server_checks_against_1_33(
+        kubernetes: tuple[int, int] | None, refused: bool) -> None:
+    expression = "[2, 1].sort() == [1, 2] && lists.range(1) == [0]"
+    if refused:
+        with pytest.raises(cel.CelError, match=r"lists extension \(lists.range, sort\) is refused by a Kubernetes 1.34"):
+            cel.compile_expression(expression, kubernetes)
+    else:
+        cel.compile_expression(expression, kubernetes)
+    cel.compile_expression("sets.contains([1], [1]) && isIP('::1') && [1].isSorted()", (1, 34))  # older libraries

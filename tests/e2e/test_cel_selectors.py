@@ -151,6 +151,38 @@ ATOMS = [
     gpu(f"{GPU}.productName == 1"),
     net(f"{NET}.rdma == 1"),
     gpu(f"{GPU}.productName == {GPU}.architecture"),
+    # lists and sets: cel-go's lists (v3) and sets extensions, Kubernetes' list library
+    gpu(f"sets.contains(['Hopper', 'Ada Lovelace'], [{GPU}.architecture])"),
+    gpu(f"sets.intersects({GPU}.productName.split(' '), ['H100', 'L40S'])"),
+    gpu(f"sets.equivalent({GPU}.productName.split('-').distinct(), {GPU}.productName.split('-'))"),
+    gpu(f"{GPU}.productName.split(' ').slice(1, 2) == ['H100']"),
+    "device.driver.split('.').slice(0, 3).size() == 3",  # an error on two-part driver names
+    gpu(f"{GPU}.productName.split(' ').sort()[0] == '80GB'"),
+    gpu(f"{GPU}.productName.split(' ').reverse()[0].startsWith('HBM')"),
+    gpu(f"[{GPU}.productName.split(' '), ['x']].flatten().size() == 5"),
+    net(f"lists.range(2).exists(i, {NET}.numaNode == i) && {NET}.rdma"),
+    net(f"[{NET}.numaNode, {NET}.numaNode].max() == 0 && [{NET}.numaNode].min() == 0 && [{NET}.numaNode].sum() == 0"),
+    net(f"[1, 2].isSorted() && ['eth', 'efa'].indexOf({NET}.rdmaDevice.substring(0, 3)) == -1"),
+    gpu(f"['Hopper', 'Ampere', 'Hopper'].lastIndexOf({GPU}.architecture) == 2"),
+    "[3, 1].sort() == [1, 3] && ![2, 1].isSorted() && [1, 2, 3].sum() == 6 && device.driver == 'neuron.aws.com'",
+    gpu(f"strings.quote({GPU}.architecture) == '\"Ampere\"'"),
+    gpu(f"{GPU}.productName.matches('^NVIDIA (?:H|A)100[- ]')"),
+    gpu(f"{GPU}.productName.matches('(?i)^nvidia l')"),
+    net(f"device.driver + '/' + {NET}.rdmaDevice == 'dra.net/rdmap0'"),  # a concatenation is a string
+    # Kubernetes' ip and cidr libraries
+    net(f"cidr('10.0.0.0/8').containsIP('10.' + string({NET}.numaNode) + '.0.1') && {NET}.rdma"),
+    "isIP('::1') && !isIP('010.0.0.1') && !isIP('::ffff:1.2.3.4') && !isIP('fe80::1%eth0') && device.driver == 'dra.net'",
+    "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/08') && !isCIDR('10.0.0.0/255.0.0.0') && !isCIDR('10.0.0.0/33') && "
+    "device.driver == 'neuron.aws.com'",
+    "cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.1.2.3/8').ip() == ip('10.1.2.3') && "
+    "cidr('10.0.0.0/8').prefixLength() == 8 && string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8' && "
+    "device.driver == 'compute-domain.nvidia.com'",
+    gpu("ip('10.0.0.1').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast() && "
+        "ip('ff02::1').isLinkLocalMulticast() && ip('fe80::1').isLinkLocalUnicast() && ip('127.0.0.2').isLoopback() && "
+        "ip('::').isUnspecified() && ip('::1') == ip('0:0::1') && ip('::1').family() == 6 && "
+        "ip.isCanonical('::1') && !ip.isCanonical('0:0::1')"),
+    "cidr('10.0.0.0/16').containsCIDR('10.0.0.0/8') || cidr('::/0').containsIP('1.2.3.4') || device.driver == 'dra.net'",
+    gpu(f"ip({GPU}.productName).family() == 4"),  # not an address: an error on every GPU
     # refused by the API server's type checker
     gpu(f"{MEMORY} == 42"),
     "device.driver",
@@ -163,8 +195,18 @@ ATOMS = [
     gpu(f"{MEMORY}.sign() == 1"),
     net("device.driver.quantity() == quantity('1')"),
     "1 == 1.0",
+    gpu(f"{GPU}.productName.matches('H(?=100)')"),  # RE2 has no lookahead: refused as a literal pattern
+    "device.driver.matches('(g)\\\\1')",  # nor backreferences
+    "sets.contains(device.driver, ['a'])",
+    net(f"[{NET}.numaNode, 1].max() == 1"),  # a list literal of an attribute (any) and an int
+    "['a', 'b'].join('-') == 'a-b' && device.driver == 'dra.net'",  # too complex: a list of strings
+    gpu(f"{GPU}.productName.split(' ').indexOf('H100') == 1"),
+    "ip('1.2.3.4') == '1.2.3.4'",
+    "ip('1.2.3.4') < ip('1.2.3.5') || device.driver == 'dra.net'",
+    "'1.2.3.4'.ip() == ip('1.2.3.4')",
+    "cidr('10.0.0.0/8').containsIP(1)",
 ]
-REFUSABLE = 11  # the last atoms: kept out of combinations
+REFUSABLE = 21  # the last atoms: kept out of combinations
 
 
 @st.composite

@@ -393,3 +393,21 @@ def test_valid_opaque_configs_and_unknown_drivers_pass() -> None:
     opaque = {name: b.devices["config"][0]["opaque"] for name, b in built.items()}
     assert opaque == {"x": {"driver": "gpu.nvidia.com", "parameters": ok},  # carried to the claim unchanged
                       "y": {"driver": "example.com", "parameters": {"any": 1}}}
+
+
+LISTS_SELECTOR = {"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {
+    "deviceClassName": "gpu.nvidia.com",
+    "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName.split(' ').sort()[0] != ''"}}]}}]}
+
+
+def test_a_selector_using_the_lists_extension_is_refused_on_a_cluster_whose_api_server_lacks_it() -> None:
+    """A 1.34 API server checks new selectors against 1.33's CEL environment, which has no `sort` (e2e:
+    `test_cel_selectors.py` with an API server emulating 1.34); a 1.35 one accepts it."""
+    old = stacks.merge(with_claims({"x": LISTS_SELECTOR}), {"eks-devices:cluster": {"version": "1.34"}})
+    with pytest.raises(ConfigError) as caught:
+        parse(old)
+    [problem] = [p for p in caught.value.problems if p.path.startswith("claims.")]
+    assert problem.path == "claims.x.requests.0.exactly.selectors.0.cel.expression"
+    assert "lists extension (sort)" in problem.accepted and "accepted from 1.35" in problem.accepted
+    newer = stacks.merge(with_claims({"x": LISTS_SELECTOR}), {"eks-devices:cluster": {"version": "1.35"}})
+    assert set(parse(newer).claims) == {"x"}

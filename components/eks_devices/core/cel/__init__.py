@@ -19,21 +19,25 @@ The Kubernetes CEL library functions DRA selectors use are provided: `quantity()
 (and `semver(text, true)`, normalizing) with `compareTo`, `isGreaterThan`, `isLessThan`, `major`, `minor`,
 `patch`; `isQuantity()` and `isSemver()`; cel-go's
 string extensions (`lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`, `indexOf`,
-`lastIndexOf`, `charAt`, `substring`). As in Kubernetes, looking up a domain a device does not have gives
-an empty map (so `"x" in device.attributes` is false), and reading a missing attribute is a
-runtime error, which `evaluate` raises as `CelError`, as the scheduler fails allocation on it.
+`lastIndexOf`, `charAt`, `substring`, `strings.quote`), its sets and lists extensions and Kubernetes' list
+library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`); `matches` is RE2 (`regex.py`).
+As in Kubernetes, looking up a domain a device does not have gives an empty map (so
+`"x" in device.attributes` is false), and reading a missing attribute is a runtime error, which
+`evaluate` raises as `CelError`, as the scheduler fails allocation on it.
 Equality across types is false, not an error (cel-go's heterogeneous equality: an int attribute `== 'x'`
 simply does not match), and numbers of different kinds compare by value.
 
 `compile_expression` also refuses what the API server's type checker refuses where the types are
 known without a device: a selector that is not a bool (`device.driver`), a field `device` lacks, `<`,
 `<=`, `>`, `>=` on quantities or versions (they compare with `compareTo`), `==` between different
-known types (a capacity against an int), methods a quantity or version lacks. Attribute values are
+known types (a capacity against an int), methods a quantity or version lacks, a literal pattern RE2 refuses,
+a list literal mixing types, the list functions whose cost on a list of strings it cannot bound. Attribute values are
 typed only per device, so reads of them are checked at evaluation, as the scheduler does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -41,13 +45,35 @@ import celpy
 import lark
 from celpy import celtypes
 
-from eks_devices.core.cel.checker import check_types
+from eks_devices.core.cel.checker import check_regex_literals, check_types
 from eks_devices.core.cel.errors import CelError
-from eks_devices.core.cel.library import FUNCTIONS, Quantity, Semver
+from eks_devices.core.cel.extensions import ACCEPTED_FROM, LIST_INDEX_OF, LIST_LAST_INDEX_OF, MIN, NAMESPACED
+from eks_devices.core.cel.extensions import FUNCTIONS as EXTENSIONS
+from eks_devices.core.cel.library import FUNCTIONS as LIBRARY
+from eks_devices.core.cel.library import Quantity, Semver
+from eks_devices.core.cel.network import FUNCTIONS as NETWORK
+from eks_devices.core.cel.network import ip_function, string_of
+from eks_devices.core.cel.regex import matches
 
 __all__ = ["CelError", "Quantity", "Semver", "compile_expression", "device", "evaluate", "selects"]
 
 
+def _on_lists(on_list: Any, on_string: Any) -> Any:
+    """`indexOf` / `lastIndexOf`: Kubernetes' list library on a list, cel-go's strings extension otherwise."""
+    def apply(receiver: Any, *args: Any) -> Any:
+        return on_list(receiver, *args) if isinstance(receiver, celtypes.ListType) else on_string(receiver, *args)
+    return apply
+
+
+def _string(value: Any) -> Any:
+    """`string(x)`: an IP or CIDR in its canonical spelling, anything else as CEL converts it."""
+    found = string_of(value)
+    return found if found is not None else celpy.evaluation.base_functions["string"](value)
+
+
+FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, "matches": matches, "ip": ip_function, "string": _string,
+             "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
+             "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
 _MACROS = {"has", "all", "exists", "exists_one", "map", "filter"}
 _KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACROS | {"dyn"}
 _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
@@ -60,6 +86,29 @@ def _env() -> celpy.Environment:
 
 
 # --- compile and evaluate ---------------------------------------------------------------------
+
+def _rewrite_namespaced(tree: lark.Tree) -> None:
+    """`sets.contains(a, b)` parses as a method `contains` on a variable `sets`: make it a call of the
+    function `sets.contains`, as cel-go resolves a qualified function name (cel-go v0.26.0 `checker`); and
+    route the method `min` to Kubernetes' list `min` rather than celpy's own reduction."""
+    for node in tree.iter_subtrees():
+        if node.data != "member_dot_arg":
+            continue
+        receiver, method = node.children[0], str(node.children[1])
+        if method == "min":
+            node.children[1] = lark.Token("IDENT", MIN)
+        if not (isinstance(receiver, lark.Tree) and receiver.data == "member" and len(receiver.children) == 1):
+            continue
+        primary = receiver.children[0]
+        if not (isinstance(primary, lark.Tree) and primary.data == "primary"
+                and isinstance(primary.children[0], lark.Tree) and primary.children[0].data == "ident"):
+            continue
+        qualified = f"{primary.children[0].children[0]}.{method}"
+        if qualified in NAMESPACED:
+            args = node.children[2:] or [lark.Tree("exprlist", [])]
+            node.data = "primary"
+            node.children = [lark.Tree("ident_arg", [lark.Token("IDENT", qualified), *args])]
+
 
 def _check_names(tree: lark.Tree) -> None:
     """Reject calls to functions the DRA environment lacks and variables other than `device`."""
@@ -89,6 +138,12 @@ def _check_names(tree: lark.Tree) -> None:
 
 @cache
 def _program(expression: str) -> celpy.Runner:
+    return _compiled(expression)[1]
+
+
+@cache
+def _compiled(expression: str) -> tuple[frozenset[str], celpy.Runner]:
+    """The functions an expression calls, and its program."""
     if not isinstance(expression, str) or not expression.strip():
         raise CelError("an empty CEL expression")
     if len(expression) > 10 * 1024:
@@ -102,9 +157,19 @@ def _program(expression: str) -> celpy.Runner:
         raise CelError(f"a CEL selector nested more than {MAX_DEPTH} levels deep") from None
     if _depth(tree) > MAX_DEPTH:
         raise CelError(f"a CEL selector nested more than {MAX_DEPTH} levels deep")
+    _rewrite_namespaced(tree)
     _check_names(tree)
     check_types(tree)
-    return _env().program(tree, functions=FUNCTIONS)
+    check_regex_literals(tree)
+    return frozenset(_calls(tree)), _env().program(tree, functions=FUNCTIONS)
+
+
+def _calls(tree: lark.Tree) -> Iterator[str]:
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot_arg":
+            yield str(node.children[1])
+        elif node.data == "ident_arg":
+            yield str(node.children[0])
 
 
 MAX_DEPTH = 200  # nesting the evaluator (a recursive tree walk) stands; real selectors nest a dozen levels
@@ -120,9 +185,22 @@ def _depth(tree: lark.Tree) -> int:
     return deepest
 
 
-def compile_expression(expression: str) -> None:
-    """Check that a selector compiles in the DRA CEL environment; raise CelError naming the problem."""
-    _program(expression)
+def compile_expression(expression: str, kubernetes: tuple[int, int] | None = None) -> None:
+    """Check that a selector compiles in the DRA CEL environment; raise CelError naming the problem.
+
+    With `kubernetes` (the cluster's minor), also refuse the functions that API server does not yet accept in
+    a new selector: it checks them against the previous minor's environment (k8s.io/apiserver v0.36.3
+    `pkg/cel/environment/base.go`, `DefaultCompatibilityVersion`: the binary's minor minus one)."""
+    calls, _ = _compiled(expression)
+    if kubernetes is None:
+        return
+    late = sorted(name for name in calls if ACCEPTED_FROM.get(name, kubernetes) > kubernetes)
+    if late:
+        first = max(ACCEPTED_FROM[name] for name in late)
+        raise CelError(f"cel-go's lists extension ({', '.join(late)}) is refused by a Kubernetes "
+                       f"{kubernetes[0]}.{kubernetes[1]} API server, which checks new selectors against "
+                       f"{kubernetes[0]}.{kubernetes[1] - 1}'s CEL environment; it is accepted from "
+                       f"{first[0]}.{first[1]}")
 
 
 class _Domains(celtypes.MapType):

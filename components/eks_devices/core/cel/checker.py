@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import lark
+from celpy.evaluation import celstr
 
 from eks_devices.core.cel.errors import CelError
+from eks_devices.core.cel.regex import compile_pattern
 
 # --- what the API server's type checker refuses (types known without a device) ---------------------
 # k8s.io/dynamic-resource-allocation v0.36.3 `cel/compile.go`: `device` has the fields below, capacities are
@@ -23,19 +25,35 @@ _LITERALS = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double", "STRIN
 _METHODS = {
     "quantity": {"compareTo": "int", "isGreaterThan": "bool", "isLessThan": "bool", "isInteger": "bool",
                  "asInteger": "int", "asApproximateFloat": "double", "add": "quantity", "sub": "quantity"},
+    # k8s.io/apiserver v0.36.3 `pkg/cel/library/ip.go`, `cidr.go`
+    "ip": {"family": "int", "isUnspecified": "bool", "isLoopback": "bool", "isLinkLocalMulticast": "bool",
+           "isLinkLocalUnicast": "bool", "isGlobalUnicast": "bool"},
+    "cidr": {"containsIP": "bool", "containsCIDR": "bool", "ip": "ip", "prefixLength": "int", "masked": "cidr"},
     "semver": {"compareTo": "int", "isGreaterThan": "bool", "isLessThan": "bool", "major": "int", "minor": "int",
                "patch": "int"},
 }
+_ARGUMENTS = {("cidr", "containsIP"): {"string", "ip"}, ("cidr", "containsCIDR"): {"string", "cidr"}}
 _CALLS = {"quantity": "quantity", "semver": "semver", "isQuantity": "bool", "isSemver": "bool", "size": "int",
-          "has": "bool", "sign": "int"}
+          "has": "bool", "sign": "int", "ip": "ip", "cidr": "cidr", "isIP": "bool", "isCIDR": "bool",
+          "ip.isCanonical": "bool"}
 # declared with cel.Overload, not cel.MemberOverload: `x.sign()` does not compile
-_GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign"}
+_GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign", "cidr", "isIP", "isCIDR"}
 _STRING_METHODS = {"startsWith": "bool", "endsWith": "bool", "contains": "bool", "matches": "bool", "size": "int",
                    "lowerAscii": "string", "upperAscii": "string", "trim": "string", "replace": "string",
                    "charAt": "string", "substring": "string", "indexOf": "int", "lastIndexOf": "int"}
+# cel-go v0.26.0 `ext/lists.go` and Kubernetes' `library/lists.go` declare these on lists only
+_LIST_METHODS = {"slice", "flatten", "sort", "reverse", "distinct", "isSorted", "sum", "min", "lists@min", "max"}
+# The API server's cost estimate (k8s.io/apiserver v0.36.3 `pkg/cel/library/cost.go` `EstimateCallCost`) charges
+# these per character of each element of a list of strings; an element's size is known only on a path under
+# `device` (dynamic-resource-allocation `cel/compile.go` `sizeEstimator`), never for a literal or a `split`
+# result, so the estimate overflows the selector's limit (`CELSelectorExpressionMaxCost`) and the selector is
+# refused as "too complex". The same functions on numbers cost a step per element and pass.
+_UNBOUNDED_ON_STRINGS = {"isSorted", "sum", "min", "lists@min", "max", "indexOf", "lastIndexOf", "join"}
+_SAME_LIST = {"sort", "distinct", "reverse", "slice"}  # a list(string) in, a list(string) out
+_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr"}
 _ORDERED = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_"}
 _NUMERIC = {"int", "uint", "double"}
-_TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver"}
+_TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver", "ip": "net.IP", "cidr": "net.CIDR"}
 
 
 def _refuse(what: str, *types: str) -> CelError:
@@ -46,6 +64,13 @@ def _refuse(what: str, *types: str) -> CelError:
 def _static_type(node: Any) -> str | None:
     """The type of a subexpression where it is known without a device (None: dyn or not modelled);
     raises CelError where the API server's type checker refuses the expression."""
+    found = _typed(node)
+    return "list" if found == "list(string)" else None if found == "any" else found
+
+
+def _typed(node: Any) -> str | None:
+    """`_static_type`, but an attribute value reads as `any`: the type compile.go declares for it
+    (`apiservercel.AnyType`), which matters where a literal's elements must share one type."""
     if not isinstance(node, lark.Tree):
         return None
     kids = node.children
@@ -55,7 +80,7 @@ def _static_type(node: Any) -> str | None:
         return None
     if node.data in ("expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary",
                      "member", "primary", "paren_expr") and len(kids) == 1:
-        return _static_type(kids[0])
+        return _typed(kids[0])
     if node.data in ("conditionalor", "conditionaland"):
         operands = [_static_type(kid) for kid in kids]
         if any(t not in (None, "bool") for t in operands):
@@ -66,7 +91,7 @@ def _static_type(node: Any) -> str | None:
         left = _static_type(left_op.children[0])
         right_type = _static_type(right)
         operator_name = _ORDERED.get(left_op.data)
-        if operator_name and ({left, right_type} & {"quantity", "semver"} or (
+        if operator_name and ({left, right_type} & {"quantity", "semver", "ip", "cidr"} or (
                 left and right_type and left != right_type and not {left, right_type} <= _NUMERIC)):
             raise _refuse(operator_name, left or "dyn", right_type or "dyn")
         if left_op.data in ("relation_eq", "relation_ne") and left and right_type and left != right_type:
@@ -87,30 +112,62 @@ def _static_type(node: Any) -> str | None:
             if name not in _DEVICE_FIELDS:
                 raise CelError(f"undefined field {name!r}: `device` has {', '.join(sorted(_DEVICE_FIELDS))}")
             return _DEVICE_FIELDS[name]
-        return "quantity" if receiver == "capacity-domain" else None
+        return {"capacity-domain": "quantity", "attributes-domain": "any"}.get(receiver or "")
     if node.data == "member_index":
         receiver = _static_type(kids[0])
         _static_type(kids[1])
-        return {"attributes": "attributes-domain", "capacity": "capacity-domain"}.get(receiver or "")
+        return {"attributes": "attributes-domain", "capacity": "capacity-domain",
+                "attributes-domain": "any", "capacity-domain": "quantity"}.get(receiver or "")
+    if node.data == "list_lit":
+        return _list_literal(kids[0].children if kids and isinstance(kids[0], lark.Tree) else [])
     if node.data == "member_dot_arg":
-        receiver, name = _static_type(kids[0]), str(kids[1])
+        receiver, name = _typed(kids[0]), str(kids[1])
         for kid in kids[2:]:
             _static_walk(kid)
+        if receiver == "list(string)" and name in _UNBOUNDED_ON_STRINGS:
+            raise CelError(f"too complex, exceeds cost limit: {name.rpartition('@')[2]}() on a list of strings, "
+                           "whose sizes the API server's cost estimate cannot bound")
+        if name == "split" or (receiver == "list(string)" and name in _SAME_LIST):
+            return "list(string)"
+        receiver = _static_type(kids[0])
         if name in _GLOBAL_ONLY:
             raise _refuse(name, f"{receiver or 'dyn'}.()")
+        if (receiver in _NOT_LISTS and name in _LIST_METHODS) or (name == "ip" and receiver not in (None, "cidr")):
+            raise _refuse(name, f"{receiver}.()")
         if receiver in _METHODS:
             if name not in _METHODS[receiver]:
                 raise _refuse(name, f"{receiver}.()")
+            accepted = _ARGUMENTS.get((receiver, name))
+            args = [_static_type(arg) for arg in kids[2].children] if accepted and len(kids) > 2 else []
+            if accepted and any(t is not None and t not in accepted for t in args):
+                raise _refuse(name, f"{receiver}.({', '.join(t or 'dyn' for t in args)})")
             return _METHODS[receiver][name]
         if receiver == "string":
             return _STRING_METHODS.get(name)
         return None
     if node.data == "ident_arg":
-        for kid in kids[1:]:
-            _static_walk(kid)
-        return _CALLS.get(str(kids[0]))
+        name = str(kids[0])
+        args = [_static_type(arg) for arg in kids[1].children] if len(kids) > 1 else []
+        if name.startswith("sets.") and any(t not in (None, "list") for t in args):
+            raise _refuse(name, *(t or "dyn" for t in args))
+        return _CALLS.get(name)
     _static_walk(node)
     return None
+
+
+def _list_literal(elements: list[Any]) -> str:
+    """A list literal's elements must share one type (cel-go `HomogeneousAggregateLiterals`, which
+    k8s.io/apiserver `pkg/cel/environment/base.go` sets): an attribute value (`any`) beside an `int` is refused."""
+    known: list[str] = []
+    for element in elements:
+        found = _typed(element)
+        if found is not None and found not in known:
+            known.append(found)
+    if len(known) > 1:
+        raise CelError(f"a list literal mixes types: expected type {_TYPE_NAMES.get(known[0], known[0])!r} "
+                       f"but found {_TYPE_NAMES.get(known[1], known[1])!r}")
+    return "list(string)" if known == ["string"] and len(elements) == len(
+        [e for e in elements if _typed(e) == "string"]) else "list"
 
 
 def _static_walk(node: Any) -> None:
@@ -126,3 +183,33 @@ def check_types(tree: lark.Tree) -> None:
     result = _static_type(tree)
     if result is not None and result != "bool":
         raise CelError(f"a selector must return a bool, not {_TYPE_NAMES.get(result, result)}")
+
+
+# --- regular expressions: RE2, checked where the pattern is a literal -----------------------------------
+# k8s.io/apiserver v0.36.3 `pkg/cel/environment/base.go` adds cel-go's `cel.ValidateRegexLiterals()` from 1.29:
+# a literal pattern of `matches` that RE2 does not compile (lookahead, backreferences) is refused at compile
+# time; a pattern computed per device fails at evaluation (`regex.matches`).
+
+
+def _string_literal(node: Any) -> str | None:
+    """The value of an expression that is only a string literal, else None."""
+    while isinstance(node, lark.Tree) and len(node.children) == 1:
+        node = node.children[0]
+    if isinstance(node, lark.Token) and node.type in ("STRING_LIT", "MLSTRING_LIT"):
+        return str(celstr(node))
+    return None
+
+
+def check_regex_literals(tree: lark.Tree) -> None:
+    """Refuse a `matches` whose literal pattern RE2 does not compile, as the API server does."""
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot_arg" and str(node.children[1]) == "matches" and len(node.children) > 2:
+            args = node.children[2].children
+            pattern = _string_literal(args[0]) if args else None
+        elif node.data == "ident_arg" and str(node.children[0]) == "matches" and len(node.children) > 1:
+            args = node.children[1].children
+            pattern = _string_literal(args[1]) if len(args) > 1 else None
+        else:
+            continue
+        if pattern is not None:
+            compile_pattern(pattern)

@@ -240,7 +240,9 @@ def _numeric(a: Any, b: Any) -> bool:
 
 
 def _same_type(a: Any, b: Any) -> bool:
-    return _numeric(a, b) or type(a) is type(b) or (
+    """One CEL type; celpy's `+` gives a plain `str` (`bytes`), which is still a CEL string (bytes)."""
+    return _numeric(a, b) or type(a) is type(b) or all(isinstance(v, str) for v in (a, b)) or all(
+        isinstance(v, bytes) for v in (a, b)) or (
         isinstance(a, (list, celtypes.ListType)) and isinstance(b, (list, celtypes.ListType))) or (
         isinstance(a, (dict, celtypes.MapType)) and isinstance(b, (dict, celtypes.MapType)))
 

@@ -188,8 +188,9 @@ TIME_SLICE_INTERVALS = ("Default", "Short", "Medium", "Long")
 DEVICE_KEYS = ("gpus", "mig", *(d.short_key for d in COUNTED))  # the short-shape keys that ask for devices
 
 
-def problems(name: str, claim: Claim, pools: set[str]) -> list[Problem]:
-    """Checks across a claim's fields; the spec module turns them into ConfigProblems."""
+def problems(name: str, claim: Claim, pools: set[str], kubernetes: tuple[int, int] | None = None) -> list[Problem]:
+    """Checks across a claim's fields; the spec module turns them into ConfigProblems. `kubernetes`, the
+    cluster's minor, decides which CEL functions its API server accepts in a selector."""
     at = f"claims.{name}"
     out: list[Problem] = []
     if not DNS_SUBDOMAIN.fullmatch(name) or len(name) > 253:
@@ -208,7 +209,7 @@ def problems(name: str, claim: Claim, pools: set[str]) -> list[Problem]:
         if short:
             out.append((at, f"requests together with {', '.join(short)}",
                         "either raw requests (with constraints/config) or the short shape, not both"))
-        out += _raw_problems(at, claim)
+        out += _raw_problems(at, claim, kubernetes)
     else:
         if claim.constraints or claim.config:
             out.append((at, "constraints/config without requests", "constraints and config only with raw requests"))
@@ -273,7 +274,7 @@ def _alignment_problems(at: str, claim: Claim) -> list[Problem]:
     return []
 
 
-def _raw_problems(at: str, claim: Claim) -> list[Problem]:
+def _raw_problems(at: str, claim: Claim, kubernetes: tuple[int, int] | None) -> list[Problem]:
     from eks_devices.core.cel import CelError, compile_expression  # parses CEL only when raw requests are used
 
     out: list[Problem] = []
@@ -298,7 +299,7 @@ def _raw_problems(at: str, claim: Claim) -> list[Problem]:
                 out.append((f"{where}.{path}.count", repr(exact.count), "no count with allocationMode: All"))
             for k, selector in enumerate(exact.selectors):
                 try:
-                    compile_expression(selector.cel.expression)
+                    compile_expression(selector.cel.expression, kubernetes)
                 except CelError as exc:
                     out.append((f"{where}.{path}.selectors.{k}.cel.expression", repr(selector.cel.expression)[:60],
                                 f"a CEL expression that compiles ({exc})"))

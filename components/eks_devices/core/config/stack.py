@@ -424,7 +424,7 @@ def _semantic_problems(spec: Spec, declared: set[str] | None = None) -> list[Con
             problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
     pools = set(spec.node_pools) | (declared or set())
     for name, claim in spec.claims.items():
-        problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, pools))
+        problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, pools, spec.cluster.kubernetes))
     problems.extend(helm_shape_problems(spec.helm_values, spec.cluster.karpenter.version))
     problems.extend(_existing_problems(spec))
     return problems
