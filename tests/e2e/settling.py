@@ -1,12 +1,12 @@
-"""What the e2e tests that put devices, Nodes and Pods on the real control plane share: waiting until the
-scheduler and controllers are done, and removing the fake device nodes of a batch."""
+"""What the e2e tests that put devices, Nodes and Pods on the real control plane share: adding a batch's
+device nodes, waiting until the scheduler and controllers are done, and removing the nodes again."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from e2e.controlplane import ControlPlane
 from eks_devices.core.knowledge import devices as inventory
@@ -27,6 +27,22 @@ def settle(poll: Callable[[], T | None], timeout: float, what: str) -> T:
         last = snapshot
         time.sleep(1.0)
     raise TimeoutError(f"{what} did not settle in {timeout} s: {last}")
+
+
+def add_device_nodes(plane: ControlPlane,
+                     nodes: Iterable[tuple[str, dict[str, str], Sequence[Device], Sequence[dict[str, Any]]]]) -> None:
+    """Create each `(node, labels, devices, objects)`: the node, its devices' ResourceSlices, then its objects
+    in order (nodes in parallel)."""
+    def add(entry: tuple[str, dict[str, str], Sequence[Device], Sequence[dict[str, Any]]]) -> None:
+        node, labels, devices, objects = entry
+        plane.add_node(node, labels)
+        for piece in inventory.slices_of(tuple(devices), node):
+            plane.apply(piece)
+        for obj in objects:
+            plane.apply(obj)
+
+    with ThreadPoolExecutor(WORKERS) as workers:
+        list(workers.map(add, nodes))
 
 
 def remove_device_nodes(plane: ControlPlane, nodes: Iterable[tuple[str, str, Sequence[Device]]]) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,11 +32,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from e2e.controlplane import ControlPlane
-from e2e.settling import WORKERS, remove_device_nodes, settle
+from e2e.settling import add_device_nodes, remove_device_nodes, settle
 from eks_devices.core.config.errors import ConfigError
 from eks_devices.core.derive import claim_fit, fit, scope
 from eks_devices.core.knowledge import catalog
-from eks_devices.core.knowledge import devices as inventory
 from eks_devices.core.knowledge.devices import Device
 from eks_devices.core.manifests import software
 from eks_devices.core.model import ClaimPlan, NodeFit, Plan, PoolPlan
@@ -143,15 +141,8 @@ def run_batch(plane: ControlPlane, cases: list[Case], timeout: float = 150) -> d
     for dc in {name: obj for case in cases for name, obj in case.classes.items()}.values():
         plane.apply(dc)
 
-    def create(case: Case) -> None:
-        plane.add_node(case.node, {**case.labels, HOSTNAME: case.node, CASE_LABEL: case.id})
-        for piece in inventory.slices_of(case.devices, case.node):
-            plane.apply(piece)
-        for obj in case.objects():
-            plane.apply(obj)
-
-    with ThreadPoolExecutor(WORKERS) as pool:
-        list(pool.map(create, cases))
+    add_device_nodes(plane, [(case.node, {**case.labels, HOSTNAME: case.node, CASE_LABEL: case.id}, case.devices,
+                              case.objects()) for case in cases])
     settle(lambda: _snapshot(plane, cases), timeout, f"the Pods of {sorted(c.id for c in cases)}")
     return _outcomes(plane, cases)
 

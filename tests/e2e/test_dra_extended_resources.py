@@ -13,16 +13,14 @@ fit binds none.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from e2e.controlplane import ControlPlane
-from e2e.settling import WORKERS, remove_device_nodes, settle
+from e2e.settling import add_device_nodes, remove_device_nodes, settle
 from eks_devices.core.derive import claim_fit, fit, scope
-from eks_devices.core.knowledge import devices as inventory
 from eks_devices.core.knowledge.devices import Device
 from eks_devices.core.manifests import software
 from eks_devices.core.model import ClaimPlan, NodeFit, Plan
@@ -87,15 +85,8 @@ def bound(plane: ControlPlane, cases: list[Case], timeout: float = 150) -> dict[
     for dc in {name: obj for case in cases for name, obj in case.classes.items()}.values():
         plane.apply(dc)
 
-    def create(case: Case) -> None:
-        plane.add_node(case.node, {**case.labels, HOSTNAME: case.node})
-        for piece in inventory.slices_of(case.devices, case.node):
-            plane.apply(piece)
-        for obj in case.objects():
-            plane.apply(obj)
-
-    with ThreadPoolExecutor(WORKERS) as workers:
-        list(workers.map(create, cases))
+    add_device_nodes(plane, [(case.node, {**case.labels, HOSTNAME: case.node}, case.devices, case.objects())
+                             for case in cases])
     return settle(lambda: _snapshot(plane, cases), timeout, f"the Pods of {sorted(c.id for c in cases)}")
 
 
