@@ -401,8 +401,9 @@ LISTS_SELECTOR = {"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {
 
 
 def test_a_selector_using_the_lists_extension_is_refused_on_a_cluster_whose_api_server_lacks_it() -> None:
-    """A 1.34 API server checks new selectors against 1.33's CEL environment, which has no `sort` (e2e:
-    `test_cel_selectors.py` with an API server emulating 1.34); a 1.35 one accepts it."""
+    """A 1.34 API server checks new selectors against 1.33's CEL environment, which has no `sort` (as the real
+    kube-apiserver run with --emulated-version=1.34 refuses it; the e2e tier's one control plane runs 1.36, so
+    this is not an e2e case); a 1.35 one accepts it."""
     old = stacks.merge(with_claims({"x": LISTS_SELECTOR}), {"eks-devices:cluster": {"version": "1.34"}})
     with pytest.raises(ConfigError) as caught:
         parse(old)
@@ -411,3 +412,16 @@ def test_a_selector_using_the_lists_extension_is_refused_on_a_cluster_whose_api_
     assert "lists extension (sort)" in problem.accepted and "accepted from 1.35" in problem.accepted
     newer = stacks.merge(with_claims({"x": LISTS_SELECTOR}), {"eks-devices:cluster": {"version": "1.35"}})
     assert set(parse(newer).claims) == {"x"}
+
+
+def test_a_device_class_expression_using_the_lists_extension_is_refused_on_1_34_as_a_claims_is() -> None:
+    expression = LISTS_SELECTOR["requests"][0]["exactly"]["selectors"][0]["cel"]["expression"]
+    classes = {"eks-devices:deviceClasses": {"sorted-gpu": {"base": "gpu.nvidia.com", "expression": expression}}}
+    old = stacks.merge(with_claims({}), {"eks-devices:cluster": {"version": "1.34"}, **classes})
+    with pytest.raises(ConfigError) as caught:
+        parse(old)
+    [problem] = caught.value.problems
+    assert problem.path == "deviceClasses.sorted-gpu.expression"
+    assert "lists extension (sort)" in problem.accepted and "accepted from 1.35" in problem.accepted
+    newer = stacks.merge(with_claims({}), {"eks-devices:cluster": {"version": "1.35"}, **classes})
+    assert set(parse(newer).device_classes) == {"sorted-gpu"}

@@ -422,6 +422,7 @@ def _semantic_problems(spec: Spec, declared: set[str] | None = None) -> list[Con
             versions.semver(text)
         except ValueError:
             problems.append(ConfigProblem(f"chartVersions.{key}", repr(text), "a chart version such as 1.2.3"))
+    problems.extend(_device_class_version_problems(spec))
     pools = set(spec.node_pools) | (declared or set())
     for name, claim in spec.claims.items():
         problems.extend(ConfigProblem(*p) for p in claim_problems(name, claim, pools, spec.cluster.kubernetes))
@@ -433,6 +434,23 @@ def _semantic_problems(spec: Spec, declared: set[str] | None = None) -> list[Con
 # what the toolkit creates only for a cluster of its own: refused on an existing one (nothing would read them)
 CREATED_CLUSTER_KEYS = ("endpoint", "logging", "log_retention_days", "kms_key_arn", "system_node_group", "admins",
                         "ssm_access", "protect")
+
+
+def _device_class_version_problems(spec: Spec) -> list[ConfigProblem]:
+    """A DeviceClass expression (already compiled on its own) that calls CEL functions the cluster's API server
+    does not yet accept in a new selector, as a claim's selectors are checked."""
+    from eks_devices.core.cel import CelError, compile_expression
+
+    out: list[ConfigProblem] = []
+    for name, device_class in spec.device_classes.items():
+        if device_class.expression is None:
+            continue
+        try:
+            compile_expression(device_class.expression, spec.cluster.kubernetes)
+        except CelError as exc:
+            out.append(ConfigProblem(f"deviceClasses.{name}.expression", repr(device_class.expression)[:60],
+                                     f"a CEL expression that compiles ({exc})"))
+    return out
 
 
 def _existing_problems(spec: Spec) -> list[ConfigProblem]:
