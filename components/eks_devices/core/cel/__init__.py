@@ -51,6 +51,7 @@ from eks_devices.core.cel.extensions import ACCEPTED_FROM, LIST_INDEX_OF, LIST_L
 from eks_devices.core.cel.extensions import FUNCTIONS as EXTENSIONS
 from eks_devices.core.cel.library import FUNCTIONS as LIBRARY
 from eks_devices.core.cel.library import Quantity, Semver
+from eks_devices.core.cel.macros import Runner, bound_variables, is_bind, is_two_variable
 from eks_devices.core.cel.network import FUNCTIONS as NETWORK
 from eks_devices.core.cel.network import ip_function, string_of
 from eks_devices.core.cel.regex import matches
@@ -74,7 +75,7 @@ def _string(value: Any) -> Any:
 FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, "matches": matches, "ip": ip_function, "string": _string,
              "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
              "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
-_MACROS = {"has", "all", "exists", "exists_one", "map", "filter"}
+_MACROS = {"has", "all", "exists", "exists_one", "existsOne", "map", "filter", "sortBy"}
 _KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACROS | {"dyn"}
 _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 
@@ -82,7 +83,7 @@ _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 @cache
 def _env() -> celpy.Environment:
     """The CEL environment, built on first use: building its parser takes a noticeable part of a second."""
-    return celpy.Environment()
+    return celpy.Environment(runner_class=Runner)
 
 
 # --- compile and evaluate ---------------------------------------------------------------------
@@ -113,8 +114,13 @@ def _rewrite_namespaced(tree: lark.Tree) -> None:
 def _check_names(tree: lark.Tree) -> None:
     """Reject calls to functions the DRA environment lacks and variables other than `device`."""
     bound: set[str] = set()
+    binders: set[int] = set()  # the `cel` of each `cel.bind(...)`
     for node in tree.iter_subtrees():
-        if node.data == "member_dot_arg" and str(node.children[1]) in _BINDING_MACROS:
+        if node.data == "member_dot_arg":
+            bound.update(bound_variables(node))
+            if is_bind(node):
+                binders.update(id(n) for n in node.children[0].iter_subtrees() if n.data == "ident")
+        if node.data == "member_dot_arg" and str(node.children[1]) in _BINDING_MACROS and not is_two_variable(node):
             args = node.children[2]
             if isinstance(args, lark.Tree) and args.children:
                 first = next((t for t in args.children[0].scan_values(lambda v: isinstance(v, lark.Token))), None)
@@ -123,11 +129,13 @@ def _check_names(tree: lark.Tree) -> None:
     for node in tree.iter_subtrees():
         if node.data == "member_dot_arg":
             name = str(node.children[1])
+            if is_two_variable(node) or is_bind(node):
+                continue
         elif node.data == "ident_arg":
             name = str(node.children[0])
         elif node.data == "ident":
             var = str(node.children[0])
-            if var != "device" and var not in bound:
+            if var != "device" and var not in bound and id(node) not in binders:
                 raise CelError(f"undeclared reference to {var!r}: selectors can read only `device`")
             continue
         else:
@@ -165,9 +173,10 @@ def _compiled(expression: str) -> tuple[frozenset[str], celpy.Runner]:
 
 
 def _calls(tree: lark.Tree) -> Iterator[str]:
+    """The functions and macros an expression calls; a two-variable comprehension as `two-variable <name>`."""
     for node in tree.iter_subtrees():
         if node.data == "member_dot_arg":
-            yield str(node.children[1])
+            yield f"two-variable {node.children[1]}" if is_two_variable(node) else str(node.children[1])
         elif node.data == "ident_arg":
             yield str(node.children[0])
 
@@ -194,13 +203,16 @@ def compile_expression(expression: str, kubernetes: tuple[int, int] | None = Non
     calls, _ = _compiled(expression)
     if kubernetes is None:
         return
-    late = sorted(name for name in calls if ACCEPTED_FROM.get(name, kubernetes) > kubernetes)
+    late: dict[str, list[str]] = {}
+    for name in sorted(calls):
+        if name in ACCEPTED_FROM and ACCEPTED_FROM[name][0] > kubernetes:
+            late.setdefault(ACCEPTED_FROM[name][1], []).append(name)
     if late:
-        first = max(ACCEPTED_FROM[name] for name in late)
-        raise CelError(f"cel-go's lists extension ({', '.join(late)}) is refused by a Kubernetes "
-                       f"{kubernetes[0]}.{kubernetes[1]} API server, which checks new selectors against "
-                       f"{kubernetes[0]}.{kubernetes[1] - 1}'s CEL environment; it is accepted from "
-                       f"{first[0]}.{first[1]}")
+        shown = f"{kubernetes[0]}.{kubernetes[1]}"
+        raise CelError("; ".join(
+            f"{library} ({', '.join(names)}) is refused by a Kubernetes {shown} API server, which checks new "
+            f"selectors against {kubernetes[0]}.{kubernetes[1] - 1}'s CEL environment; it is accepted from "
+            f"{'.'.join(map(str, ACCEPTED_FROM[names[0]][0]))}" for library, names in late.items()))
 
 
 class _Domains(celtypes.MapType):

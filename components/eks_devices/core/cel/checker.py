@@ -65,7 +65,7 @@ def _static_type(node: Any) -> str | None:
     """The type of a subexpression where it is known without a device (None: dyn or not modelled);
     raises CelError where the API server's type checker refuses the expression."""
     found = _typed(node)
-    return "list" if found == "list(string)" else None if found == "any" else found
+    return "list" if found and found.startswith("list(") else None if found == "any" else found
 
 
 def _typed(node: Any) -> str | None:
@@ -157,17 +157,27 @@ def _typed(node: Any) -> str | None:
 
 def _list_literal(elements: list[Any]) -> str:
     """A list literal's elements must share one type (cel-go `HomogeneousAggregateLiterals`, which
-    k8s.io/apiserver `pkg/cel/environment/base.go` sets): an attribute value (`any`) beside an `int` is refused."""
+    k8s.io/apiserver `pkg/cel/environment/base.go` sets): an attribute value (`any`) beside an `int` is refused,
+    and so are nested lists of different element types (`[[1], [true]]`); an empty or dyn list fits any list.
+    Its type: `list(<element type>)` where every element's type is known, else `list`."""
+    typed = [_typed(element) for element in elements]
     known: list[str] = []
-    for element in elements:
-        found = _typed(element)
-        if found is not None and found not in known:
+    for found in typed:
+        if found is None or found == "list" or (found.startswith("list(") and "list" in known):
+            continue
+        if found not in known:
             known.append(found)
     if len(known) > 1:
-        raise CelError(f"a list literal mixes types: expected type {_TYPE_NAMES.get(known[0], known[0])!r} "
-                       f"but found {_TYPE_NAMES.get(known[1], known[1])!r}")
-    return "list(string)" if known == ["string"] and len(elements) == len(
-        [e for e in elements if _typed(e) == "string"]) else "list"
+        raise CelError(f"a list literal mixes types: expected type {_shown(known[0])!r} "
+                       f"but found {_shown(known[1])!r}")
+    return f"list({known[0]})" if known and typed.count(known[0]) == len(typed) else "list"
+
+
+def _shown(kind: str) -> str:
+    """A type as cel-go names it (`list(kubernetes.Quantity)`)."""
+    if kind.startswith("list("):
+        return f"list({_shown(kind[5:-1])})"
+    return _TYPE_NAMES.get(kind, kind)
 
 
 def _static_walk(node: Any) -> None:
