@@ -183,6 +183,19 @@ ATOMS = [
         "ip.isCanonical('::1') && !ip.isCanonical('0:0::1')"),
     "cidr('10.0.0.0/16').containsCIDR('10.0.0.0/8') || cidr('::/0').containsIP('1.2.3.4') || device.driver == 'dra.net'",
     gpu(f"ip({GPU}.productName).family() == 4"),  # not an address: an error on every GPU
+    # macros: cel-go's two-variable comprehensions (index or key, and value), existsOne, sortBy, cel.bind
+    gpu(f"{GPU}.productName.split(' ').exists(i, w, i == 1 && w.startsWith('H'))"),
+    gpu(f"{GPU}.productName.split(' ').all(i, w, i < 2 || w.endsWith('GB') || w.startsWith('HBM'))"),
+    gpu(f"{GPU}.productName.split(' ').existsOne(i, w, w.startsWith('H'))"),
+    net(f"{NET}.pciAddress.split(':').transformList(i, p, i > 0, p.size()) == [2, 4]"),
+    "device.attributes.exists(d, m, d == 'dra.net' && m.rdma)",
+    "device.attributes.transformMap(d, m, m.size()).exists(d, n, n > 6)",
+    "device.capacity.exists_one(d, c, c.memory.isGreaterThan(quantity('40Gi')))",  # an error where memory is missing
+    "device.attributes.transformMapEntry(d, m, {d.split('.')[0]: m.size()}).all(k, n, n > 1)",
+    gpu(f"{GPU}.productName.split(' ').sortBy(w, w.charAt(1))[0] == '80GB'"),
+    f"cel.bind(g, {GPU}, device.driver == 'gpu.nvidia.com' && g.productName.contains('H100'))",
+    "device.driver + '' < 'e'",  # a concatenation orders as a string
+    "[[1], []].size() == 2 && [['a'], [device.driver]].flatten().size() == 2 && device.driver == 'dra.net'",
     # refused by the API server's type checker
     gpu(f"{MEMORY} == 42"),
     "device.driver",
@@ -205,8 +218,16 @@ ATOMS = [
     "ip('1.2.3.4') < ip('1.2.3.5') || device.driver == 'dra.net'",
     "'1.2.3.4'.ip() == ip('1.2.3.4')",
     "cidr('10.0.0.0/8').containsIP(1)",
+    "[[1], [true]].size() == 2",  # nested lists of different element types
+    "[1].all(i, i, true)",  # one name for both variables
+    "[1].transformList(x, x) == [1]",  # no one-variable form
+    "device.driver.split('.').existsOne(p, p.size() == 3)",  # cel-go's newer spelling: not a Kubernetes macro
+    # too complex: a size-dependent function on a string out of split(), whose size the estimate cannot bound
+    "device.driver.split('.').exists(v, v.contains('a'))",
+    "cel.bind(s, device.driver.split('.')[0], s.lowerAscii() == 'a')",
+    net(f"{NET}.pciAddress.split(':').exists(i, p, isQuantity(p))"),
 ]
-REFUSABLE = 21  # the last atoms: kept out of combinations
+REFUSABLE = 28  # the last atoms: kept out of combinations
 
 
 @st.composite

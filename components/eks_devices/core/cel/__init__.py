@@ -46,6 +46,7 @@ import lark
 from celpy import celtypes
 
 from eks_devices.core.cel.checker import check_regex_literals, check_types
+from eks_devices.core.cel.cost import check_string_sizes
 from eks_devices.core.cel.errors import CelError
 from eks_devices.core.cel.extensions import ACCEPTED_FROM, LIST_INDEX_OF, LIST_LAST_INDEX_OF, MIN, NAMESPACED
 from eks_devices.core.cel.extensions import FUNCTIONS as EXTENSIONS
@@ -75,7 +76,7 @@ def _string(value: Any) -> Any:
 FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, "matches": matches, "ip": ip_function, "string": _string,
              "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
              "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
-_MACROS = {"has", "all", "exists", "exists_one", "existsOne", "map", "filter", "sortBy"}
+_MACROS = {"has", "all", "exists", "exists_one", "map", "filter", "sortBy"}
 _KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACROS | {"dyn"}
 _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 
@@ -169,6 +170,7 @@ def _compiled(expression: str) -> tuple[frozenset[str], celpy.Runner]:
     _check_names(tree)
     check_types(tree)
     check_regex_literals(tree)
+    check_string_sizes(tree)
     return frozenset(_calls(tree)), _env().program(tree, functions=FUNCTIONS)
 
 

@@ -4,7 +4,6 @@
   `pkg/cel/environment/base.go`, introduced at 1.32): `all`, `exists`, `existsOne` / `exists_one` with an
   index (list) or key (map) and a value, `transformList`, `transformMap`, `transformMapEntry` (with an
   optional filter); semantics of cel-go v0.26.0 `ext/comprehensions.go`;
-- the one-variable `existsOne`, cel-go's newer spelling of `exists_one` (`parser/macro.go`, `ExistsOneMacroNew`);
 - `sortBy` of cel-go's lists extension (`ext/lists.go` `sortByMacro`, version 2; base.go adds version 3 at 1.34);
 - `cel.bind` of cel-go's bindings extension (`ext/bindings.go`), which k8s.io/dynamic-resource-allocation
   v0.36.3 `cel/compile.go` `newCompiler` adds to DRA selectors at 1.31.
@@ -67,7 +66,7 @@ def bound_variables(node: lark.Tree) -> list[str]:
         if names[0] == names[1]:
             raise CelError(f"{name}: duplicate variable name: {names[0]}")
         return [str(n) for n in names]
-    if is_bind(node) or (name in ("existsOne", "sortBy") and len(args) == 2):
+    if is_bind(node) or (name == "sortBy" and len(args) == 2):
         return [v for v in (variable(args[0]),) if v] if args else []
     return []
 
@@ -103,16 +102,13 @@ class _Evaluator(Evaluator):
         if is_bind(tree):
             return self._bind(tree)
         args, name = arguments(tree), str(tree.children[1])
-        if is_two_variable(tree) or (name in ("existsOne", "sortBy") and len(args) == 2):
+        if is_two_variable(tree) or (name == "sortBy" and len(args) == 2):
             target = self.visit(tree.children[0])
             if isinstance(target, CELEvalError):
                 return target
             try:
                 if name == "sortBy":
                     return self._sort_by(target, args, tree)
-                if not is_two_variable(tree):  # the one-variable existsOne
-                    key = self._bound(args[1], [str(variable(args[0]))])
-                    return self._exists_one([(v,) for v in _items(target)], key)
                 return self._two_variable(name, _entries(target), args)
             except (TypeError, ValueError) as exc:
                 return CELEvalError(str(exc), type(exc), None, tree=tree)
@@ -182,13 +178,6 @@ class _Evaluator(Evaluator):
                         raise ValueError(f"insert failed: key {k} already exists")
                     mapped[k] = v
         return celtypes.ListType(out) if name == "transformList" else celtypes.MapType(mapped)
-
-
-def _items(target: Any) -> list[Any]:
-    """What a one-variable macro ranges over: a list's elements or a map's keys."""
-    if isinstance(target, (celtypes.ListType, celtypes.MapType)):
-        return list(target)
-    raise TypeError(f"no such overload: a comprehension over {type(target).__name__}")
 
 
 def _same_key(a: Any, b: Any) -> bool:
