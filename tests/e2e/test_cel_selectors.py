@@ -183,6 +183,15 @@ ATOMS = [
         "ip.isCanonical('::1') && !ip.isCanonical('0:0::1')"),
     "cidr('10.0.0.0/16').containsCIDR('10.0.0.0/8') || cidr('::/0').containsIP('1.2.3.4') || device.driver == 'dra.net'",
     gpu(f"ip({GPU}.productName).family() == 4"),  # not an address: an error on every GPU
+    # Kubernetes' url library (Go's net/url)
+    net("url('https://u:p@[::1]:80/a b?k=1&k=2#f').getHost() == '[::1]:80' && "
+        "url('HTTPS://h:8/').getScheme() == 'https' && url('https://[::1]:80/').getHostname() == '::1' && "
+        "url('https://h:80/').getPort() == '80' && url('https://h/a b').getEscapedPath() == '/a%20b' && "
+        "url('https://h/p?k=1&k=2&x;y=1&z=%zz').getQuery() == {'k': ['1', '2']}"),
+    "isURL('/a') && isURL('mailto:x@y') && !isURL('../a') && !isURL('https://a:1:2/') && isURL('ftp://a:1:2/') && "
+    "device.driver == 'neuron.aws.com'",
+    gpu(f"url('/' + {GPU}.architecture) == url('/Hopper')"),
+    net(f"url({NET}.rdmaDevice).getScheme() == ''"),  # not an absolute path: an error on every EFA
     # macros: cel-go's two-variable comprehensions (index or key, and value), existsOne, sortBy, cel.bind
     gpu(f"{GPU}.productName.split(' ').exists(i, w, i == 1 && w.startsWith('H'))"),
     gpu(f"{GPU}.productName.split(' ').all(i, w, i < 2 || w.endsWith('GB') || w.startsWith('HBM'))"),
@@ -226,8 +235,10 @@ ATOMS = [
     "device.driver.split('.').exists(v, v.contains('a'))",
     "cel.bind(s, device.driver.split('.')[0], s.lowerAscii() == 'a')",
     net(f"{NET}.pciAddress.split(':').exists(i, p, isQuantity(p))"),
+    "url('https://h/') == 'https://h/'",
+    "device.driver.getHost() == ''",
 ]
-REFUSABLE = 28  # the last atoms: kept out of combinations
+REFUSABLE = 30  # the last atoms: kept out of combinations
 
 
 @st.composite

@@ -20,7 +20,9 @@ The Kubernetes CEL library functions DRA selectors use are provided: `quantity()
 `patch`; `isQuantity()` and `isSemver()`; cel-go's
 string extensions (`lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`, `indexOf`,
 `lastIndexOf`, `charAt`, `substring`, `strings.quote`), its sets and lists extensions and Kubernetes' list
-library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`); `matches` is RE2 (`regex.py`).
+library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`), its `url` library (`urls.py`);
+the macros cel-python lacks (two-variable comprehensions, `sortBy`, `cel.bind`: `macros.py`); `matches` is RE2
+(`regex.py`).
 As in Kubernetes, looking up a domain a device does not have gives an empty map (so
 `"x" in device.attributes` is false), and reading a missing attribute is a runtime error, which
 `evaluate` raises as `CelError`, as the scheduler fails allocation on it.
@@ -56,6 +58,7 @@ from eks_devices.core.cel.macros import Runner, bound_variables, is_bind, is_two
 from eks_devices.core.cel.network import FUNCTIONS as NETWORK
 from eks_devices.core.cel.network import ip_function, string_of
 from eks_devices.core.cel.regex import matches
+from eks_devices.core.cel.urls import FUNCTIONS as URLS
 
 __all__ = ["CelError", "Quantity", "Semver", "compile_expression", "device", "evaluate", "selects"]
 
@@ -73,7 +76,7 @@ def _string(value: Any) -> Any:
     return found if found is not None else celpy.evaluation.base_functions["string"](value)
 
 
-FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, "matches": matches, "ip": ip_function, "string": _string,
+FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, **URLS, "matches": matches, "ip": ip_function, "string": _string,
              "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
              "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
 _MACROS = {"has", "all", "exists", "exists_one", "map", "filter", "sortBy"}

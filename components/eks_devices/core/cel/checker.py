@@ -29,15 +29,18 @@ _METHODS = {
     "ip": {"family": "int", "isUnspecified": "bool", "isLoopback": "bool", "isLinkLocalMulticast": "bool",
            "isLinkLocalUnicast": "bool", "isGlobalUnicast": "bool"},
     "cidr": {"containsIP": "bool", "containsCIDR": "bool", "ip": "ip", "prefixLength": "int", "masked": "cidr"},
+    # k8s.io/apiserver v0.36.3 `pkg/cel/library/urls.go`
+    "url": {"getScheme": "string", "getHost": "string", "getHostname": "string", "getPort": "string",
+            "getEscapedPath": "string", "getQuery": "map"},
     "semver": {"compareTo": "int", "isGreaterThan": "bool", "isLessThan": "bool", "major": "int", "minor": "int",
                "patch": "int"},
 }
 _ARGUMENTS = {("cidr", "containsIP"): {"string", "ip"}, ("cidr", "containsCIDR"): {"string", "cidr"}}
 _CALLS = {"quantity": "quantity", "semver": "semver", "isQuantity": "bool", "isSemver": "bool", "size": "int",
           "has": "bool", "sign": "int", "ip": "ip", "cidr": "cidr", "isIP": "bool", "isCIDR": "bool",
-          "ip.isCanonical": "bool"}
+          "ip.isCanonical": "bool", "url": "url", "isURL": "bool"}
 # declared with cel.Overload, not cel.MemberOverload: `x.sign()` does not compile
-_GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign", "cidr", "isIP", "isCIDR"}
+_GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign", "cidr", "isIP", "isCIDR", "url", "isURL"}
 _STRING_METHODS = {"startsWith": "bool", "endsWith": "bool", "contains": "bool", "matches": "bool", "size": "int",
                    "lowerAscii": "string", "upperAscii": "string", "trim": "string", "replace": "string",
                    "charAt": "string", "substring": "string", "indexOf": "int", "lastIndexOf": "int"}
@@ -50,10 +53,11 @@ _LIST_METHODS = {"slice", "flatten", "sort", "reverse", "distinct", "isSorted", 
 # refused as "too complex". The same functions on numbers cost a step per element and pass.
 _UNBOUNDED_ON_STRINGS = {"isSorted", "sum", "min", "lists@min", "max", "indexOf", "lastIndexOf", "join"}
 _SAME_LIST = {"sort", "distinct", "reverse", "slice"}  # a list(string) in, a list(string) out
-_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr"}
+_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr", "url"}
 _ORDERED = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_"}
 _NUMERIC = {"int", "uint", "double"}
-_TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver", "ip": "net.IP", "cidr": "net.CIDR"}
+_TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver", "ip": "net.IP", "cidr": "net.CIDR",
+               "url": "kubernetes.URL"}
 
 
 def _refuse(what: str, *types: str) -> CelError:
@@ -91,7 +95,7 @@ def _typed(node: Any) -> str | None:
         left = _static_type(left_op.children[0])
         right_type = _static_type(right)
         operator_name = _ORDERED.get(left_op.data)
-        if operator_name and ({left, right_type} & {"quantity", "semver", "ip", "cidr"} or (
+        if operator_name and ({left, right_type} & {"quantity", "semver", "ip", "cidr", "url"} or (
                 left and right_type and left != right_type and not {left, right_type} <= _NUMERIC)):
             raise _refuse(operator_name, left or "dyn", right_type or "dyn")
         if left_op.data in ("relation_eq", "relation_ne") and left and right_type and left != right_type:
@@ -143,6 +147,8 @@ def _typed(node: Any) -> str | None:
                 raise _refuse(name, f"{receiver}.({', '.join(t or 'dyn' for t in args)})")
             return _METHODS[receiver][name]
         if receiver == "string":
+            if name not in _STRING_METHODS and any(name in methods for methods in _METHODS.values()):
+                raise _refuse(name, "string.()")  # a Kubernetes type's method, which a string lacks
             return _STRING_METHODS.get(name)
         return None
     if node.data == "ident_arg":

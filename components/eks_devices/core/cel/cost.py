@@ -26,7 +26,7 @@ _MACROS = {"all", "exists", "exists_one", "map", "filter", "sortBy", "transformL
 _BY_RECEIVER = {"contains", "lowerAscii", "upperAscii", "matches", "trim", "split", "indexOf", "lastIndexOf",
                 "substring", "replace"}
 _BY_ARGUMENT = {"contains", "matches", "indexOf", "lastIndexOf", "split", "replace", "isQuantity", "isSemver",
-                "isIP", "isCIDR", "quantity", "semver", "ip", "cidr", "ip.isCanonical", "strings.quote"}
+                "isIP", "isCIDR", "quantity", "semver", "ip", "cidr", "ip.isCanonical", "strings.quote", "url"}
 _WRAPPERS = {"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member",
              "primary", "paren_expr"}
 
