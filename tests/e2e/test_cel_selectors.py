@@ -192,6 +192,14 @@ ATOMS = [
     "device.driver == 'neuron.aws.com'",
     gpu(f"url('/' + {GPU}.architecture) == url('/Hopper')"),
     net(f"url({NET}.rdmaDevice).getScheme() == ''"),  # not an absolute path: an error on every EFA
+    # cel-go's format (strings extension): Go's float printing, x/text's en-US digits, the validator's types
+    gpu(f"'%s-%d'.format([dyn({GPU}.productName), dyn({GPU}.index)]).startsWith('NVIDIA H100-')"),
+    net(f"'%s %d %b %x %o'.format([dyn({NET}.rdma), dyn({NET}.numaNode), true, 255, 8]) == 'true 0 1 ff 10'"),
+    "'%.2f|%e|%s|%s'.format([1234.5, 2.71828, 1234567.0, [1, 2.5, 'a']]) == "
+    "'1,234.50|2.718280×10⁰⁰|1.234567e+06|[1, 2.500000, \"a\"]' && device.driver == 'neuron.aws.com'",
+    "'%s'.format([{'b': 1, 'a': 2}]) == '{\"a\":2, \"b\":1}' && '%f'.format(['-Infinity']) == '-∞' && "
+    "'%.2e'.format([-1e-10]) == '-1.000000×10⁻¹⁰' && '%s %s'.format([1, 'a']) == '1 a' && device.driver == 'dra.net'",
+    gpu(f"'%s'.format([dyn({GPU}.driverVersion)]) == ''"),  # a version: an error on every GPU
     # macros: cel-go's two-variable comprehensions (index or key, and value), existsOne, sortBy, cel.bind
     gpu(f"{GPU}.productName.split(' ').exists(i, w, i == 1 && w.startsWith('H'))"),
     gpu(f"{GPU}.productName.split(' ').all(i, w, i < 2 || w.endsWith('GB') || w.startsWith('HBM'))"),
@@ -237,8 +245,12 @@ ATOMS = [
     net(f"{NET}.pciAddress.split(':').exists(i, p, isQuantity(p))"),
     "url('https://h/') == 'https://h/'",
     "device.driver.getHost() == ''",
+    gpu(f"'%d'.format([{GPU}.index]) == '0'"),  # an attribute's static type (any) in a literal call
+    "'%s %s'.format(['a']) == 'a'",
+    "'%s'.format(['a', 'b']) == 'a'",
+    "'%q'.format([1]) == '1'",
 ]
-REFUSABLE = 30  # the last atoms: kept out of combinations
+REFUSABLE = 34  # the last atoms: kept out of combinations
 
 
 @st.composite

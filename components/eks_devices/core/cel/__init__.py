@@ -52,6 +52,7 @@ from eks_devices.core.cel.cost import check_string_sizes
 from eks_devices.core.cel.errors import CelError
 from eks_devices.core.cel.extensions import ACCEPTED_FROM, LIST_INDEX_OF, LIST_LAST_INDEX_OF, MIN, NAMESPACED
 from eks_devices.core.cel.extensions import FUNCTIONS as EXTENSIONS
+from eks_devices.core.cel.formatting import format_string
 from eks_devices.core.cel.library import FUNCTIONS as LIBRARY
 from eks_devices.core.cel.library import Quantity, Semver
 from eks_devices.core.cel.macros import Runner, bound_variables, is_bind, is_two_variable
@@ -76,7 +77,8 @@ def _string(value: Any) -> Any:
     return found if found is not None else celpy.evaluation.base_functions["string"](value)
 
 
-FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, **URLS, "matches": matches, "ip": ip_function, "string": _string,
+FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, **URLS, "format": format_string, "matches": matches,
+             "ip": ip_function, "string": _string,
              "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
              "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
 _MACROS = {"has", "all", "exists", "exists_one", "map", "filter", "sortBy"}

@@ -12,6 +12,8 @@ import lark
 from celpy.evaluation import celstr
 
 from eks_devices.core.cel.errors import CelError
+from eks_devices.core.cel.formatting import TAKES as FORMAT_TAKES
+from eks_devices.core.cel.formatting import check_literal_call
 from eks_devices.core.cel.regex import compile_pattern
 
 # --- what the API server's type checker refuses (types known without a device) ---------------------
@@ -43,7 +45,8 @@ _CALLS = {"quantity": "quantity", "semver": "semver", "isQuantity": "bool", "isS
 _GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign", "cidr", "isIP", "isCIDR", "url", "isURL"}
 _STRING_METHODS = {"startsWith": "bool", "endsWith": "bool", "contains": "bool", "matches": "bool", "size": "int",
                    "lowerAscii": "string", "upperAscii": "string", "trim": "string", "replace": "string",
-                   "charAt": "string", "substring": "string", "indexOf": "int", "lastIndexOf": "int"}
+                   "charAt": "string", "substring": "string", "indexOf": "int", "lastIndexOf": "int",
+                   "format": "string"}
 # cel-go v0.26.0 `ext/lists.go` and Kubernetes' `library/lists.go` declare these on lists only
 _LIST_METHODS = {"slice", "flatten", "sort", "reverse", "distinct", "isSorted", "sum", "min", "lists@min", "max"}
 # The API server's cost estimate (k8s.io/apiserver v0.36.3 `pkg/cel/library/cost.go` `EstimateCallCost`) charges
@@ -126,6 +129,9 @@ def _typed(node: Any) -> str | None:
         return _list_literal(kids[0].children if kids and isinstance(kids[0], lark.Tree) else [])
     if node.data == "member_dot_arg":
         receiver, name = _typed(kids[0]), str(kids[1])
+        if name == "format" and receiver == "string":
+            _format_call(kids[0], kids[2].children if len(kids) > 2 and kids[2] is not None else [])
+            return "string"
         for kid in kids[2:]:
             _static_walk(kid)
         if receiver == "list(string)" and name in _UNBOUNDED_ON_STRINGS:
@@ -184,6 +190,49 @@ def _shown(kind: str) -> str:
     if kind.startswith("list("):
         return f"list({_shown(kind[5:-1])})"
     return _TYPE_NAMES.get(kind, kind)
+
+
+def _format_call(receiver: Any, args: list[Any]) -> None:
+    """`"...".format([...])`: its argument list is exempt from one element type (cel-go `stringFormatValidator`
+    adds `format` to `HomogeneousAggregateLiteralExemptFunctions`), and a literal call is checked as cel-go checks
+    it (`formatting.check_literal_call`)."""
+    if len(args) != 1:
+        raise _refuse("format", "string.(" + ", ".join(_static_type(a) or "dyn" for a in args) + ")")
+    elements = _list_elements(args[0])
+    if elements is None:
+        given = _static_type(args[0])
+        if given not in (None, "list"):
+            raise _refuse("format", f"string.({given})")
+        return
+    types = [_format_type(e) for e in elements]
+    text = _string_literal(receiver)
+    if text is not None:
+        check_literal_call(text, types, _shown)
+
+
+def _format_type(node: Any) -> str | None:
+    """An argument's type as cel-go's format validator sees it: an attribute value is `google.protobuf.Any`,
+    which no clause takes (`dyn(...)` makes it dyn), a domain map is a map, and a list literal is a list if
+    `%s` can print each of its elements, else the first element type it cannot."""
+    elements = _list_elements(node)
+    if elements is None:
+        found = _typed(node)
+        return {"attributes": "map", "capacity": "map", "attributes-domain": "map", "capacity-domain": "map",
+                "any": "google.protobuf.Any"}.get(found or "", found)
+    for element in elements:
+        found = _format_type(element)
+        if found is not None and found not in FORMAT_TAKES["s"] and not found.startswith("list"):
+            return found
+    return "list"
+
+
+def _list_elements(node: Any) -> list[Any] | None:
+    """The elements of an expression that is only a list literal, else None."""
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and node.data != "list_lit":
+        node = node.children[0]
+    if not (isinstance(node, lark.Tree) and node.data == "list_lit"):
+        return None
+    return list(node.children[0].children) if node.children and isinstance(node.children[0], lark.Tree) else []
 
 
 def _static_walk(node: Any) -> None:
