@@ -200,6 +200,13 @@ ATOMS = [
     "'%s'.format([{'b': 1, 'a': 2}]) == '{\"a\":2, \"b\":1}' && '%f'.format(['-Infinity']) == '-∞' && "
     "'%.2e'.format([-1e-10]) == '-1.000000×10⁻¹⁰' && '%s %s'.format([1, 'a']) == '1 a' && device.driver == 'dra.net'",
     gpu(f"'%s'.format([dyn({GPU}.driverVersion)]) == ''"),  # a version: an error on every GPU
+    # optional values: `.?`, `[?]`, `?`-marked elements and keys, the optional library
+    f"{GPU}.?productName.orValue('').startsWith('NVIDIA H')",
+    f"{NET}[?'rdma'].orValue(false) && {{?'x': {NET}.?numaNode}}.size() == 1",
+    f"{MEMORY.rpartition('.')[0]}.?memory.optMap(m, m.isGreaterThan(quantity('40Gi'))).orValue(false)",
+    "device.attributes.?foo.hasValue() && device.capacity[?'gpu.nvidia.com'].value().?memory.hasValue()",
+    f"[?{GPU}.?index, ?optional.none()].size() == 1",  # an empty optional's value: an error off the GPUs
+    "optional.of(1).optFlatMap(x, optional.none()).hasValue() || [device.driver].first().value().startsWith('neuron')",
     # macros: cel-go's two-variable comprehensions (index or key, and value), existsOne, sortBy, cel.bind
     gpu(f"{GPU}.productName.split(' ').exists(i, w, i == 1 && w.startsWith('H'))"),
     gpu(f"{GPU}.productName.split(' ').all(i, w, i < 2 || w.endsWith('GB') || w.startsWith('HBM'))"),
@@ -249,8 +256,12 @@ ATOMS = [
     "'%s %s'.format(['a']) == 'a'",
     "'%s'.format(['a', 'b']) == 'a'",
     "'%q'.format([1]) == '1'",
+    "[?1] == [1]",
+    "optional.of(1).or(2).hasValue()",
+    "device.?nope.hasValue()",
+    f"optional.unwrap([{NET}.?rdma, optional.of(true)]).size() == 2",  # optional(any) beside optional(bool)
 ]
-REFUSABLE = 34  # the last atoms: kept out of combinations
+REFUSABLE = 38  # the last atoms: kept out of combinations
 
 
 @st.composite

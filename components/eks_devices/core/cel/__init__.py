@@ -58,6 +58,11 @@ from eks_devices.core.cel.library import Quantity, Semver
 from eks_devices.core.cel.macros import Runner, bound_variables, is_bind, is_two_variable
 from eks_devices.core.cel.network import FUNCTIONS as NETWORK
 from eks_devices.core.cel.network import ip_function, string_of
+from eks_devices.core.cel.optional import FUNCTIONS as OPTIONAL
+from eks_devices.core.cel.optional import LAZY as OPTIONAL_LAZY
+from eks_devices.core.cel.optional import MACROS as OPTIONAL_MACROS
+from eks_devices.core.cel.optional import NAMESPACED as OPTIONAL_NAMESPACED
+from eks_devices.core.cel.optional import Parser, check_markers
 from eks_devices.core.cel.regex import matches
 from eks_devices.core.cel.urls import FUNCTIONS as URLS
 
@@ -77,11 +82,11 @@ def _string(value: Any) -> Any:
     return found if found is not None else celpy.evaluation.base_functions["string"](value)
 
 
-FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, **URLS, "format": format_string, "matches": matches,
+FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, **URLS, **OPTIONAL, "format": format_string, "matches": matches,
              "ip": ip_function, "string": _string,
              "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
              "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
-_MACROS = {"has", "all", "exists", "exists_one", "map", "filter", "sortBy"}
+_MACROS = {"has", "all", "exists", "exists_one", "map", "filter", "sortBy", *OPTIONAL_MACROS, *OPTIONAL_LAZY}
 _KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACROS | {"dyn"}
 _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 
@@ -89,7 +94,9 @@ _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 @cache
 def _env() -> celpy.Environment:
     """The CEL environment, built on first use: building its parser takes a noticeable part of a second."""
-    return celpy.Environment(runner_class=Runner)
+    env = celpy.Environment(runner_class=Runner)
+    env.cel_parser = Parser()  # celpy's grammar with cel-go's optional syntax (`optional.py`)
+    return env
 
 
 # --- compile and evaluate ---------------------------------------------------------------------
@@ -111,7 +118,7 @@ def _rewrite_namespaced(tree: lark.Tree) -> None:
                 and isinstance(primary.children[0], lark.Tree) and primary.children[0].data == "ident"):
             continue
         qualified = f"{primary.children[0].children[0]}.{method}"
-        if qualified in NAMESPACED:
+        if qualified in NAMESPACED | OPTIONAL_NAMESPACED:
             args = node.children[2:] or [lark.Tree("exprlist", [])]
             node.data = "primary"
             node.children = [lark.Tree("ident_arg", [lark.Token("IDENT", qualified), *args])]
@@ -172,6 +179,7 @@ def _compiled(expression: str) -> tuple[frozenset[str], celpy.Runner]:
     if _depth(tree) > MAX_DEPTH:
         raise CelError(f"a CEL selector nested more than {MAX_DEPTH} levels deep")
     _rewrite_namespaced(tree)
+    check_markers(tree)
     _check_names(tree)
     check_types(tree)
     check_regex_literals(tree)

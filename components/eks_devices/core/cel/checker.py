@@ -34,13 +34,18 @@ _METHODS = {
     # k8s.io/apiserver v0.36.3 `pkg/cel/library/urls.go`
     "url": {"getScheme": "string", "getHost": "string", "getHostname": "string", "getPort": "string",
             "getEscapedPath": "string", "getQuery": "map"},
+    # cel-go v0.26.0 `cel/library.go` `optionalLib` (`optional.py`)
+    "optional": {"hasValue": "bool", "value": None, "or": "optional", "orValue": None, "optMap": "optional",
+                 "optFlatMap": "optional"},
     "semver": {"compareTo": "int", "isGreaterThan": "bool", "isLessThan": "bool", "major": "int", "minor": "int",
                "patch": "int"},
 }
-_ARGUMENTS = {("cidr", "containsIP"): {"string", "ip"}, ("cidr", "containsCIDR"): {"string", "cidr"}}
+_ARGUMENTS = {("cidr", "containsIP"): {"string", "ip"}, ("cidr", "containsCIDR"): {"string", "cidr"},
+              ("optional", "or"): {"optional"}}
 _CALLS = {"quantity": "quantity", "semver": "semver", "isQuantity": "bool", "isSemver": "bool", "size": "int",
           "has": "bool", "sign": "int", "ip": "ip", "cidr": "cidr", "isIP": "bool", "isCIDR": "bool",
-          "ip.isCanonical": "bool", "url": "url", "isURL": "bool"}
+          "ip.isCanonical": "bool", "url": "url", "isURL": "bool", "optional.of": "optional",
+          "optional.ofNonZeroValue": "optional", "optional.none": "optional"}
 # declared with cel.Overload, not cel.MemberOverload: `x.sign()` does not compile
 _GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign", "cidr", "isIP", "isCIDR", "url", "isURL"}
 _STRING_METHODS = {"startsWith": "bool", "endsWith": "bool", "contains": "bool", "matches": "bool", "size": "int",
@@ -56,7 +61,7 @@ _LIST_METHODS = {"slice", "flatten", "sort", "reverse", "distinct", "isSorted", 
 # refused as "too complex". The same functions on numbers cost a step per element and pass.
 _UNBOUNDED_ON_STRINGS = {"isSorted", "sum", "min", "lists@min", "max", "indexOf", "lastIndexOf", "join"}
 _SAME_LIST = {"sort", "distinct", "reverse", "slice"}  # a list(string) in, a list(string) out
-_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr", "url"}
+_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr", "url", "optional"}
 _ORDERED = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_"}
 _NUMERIC = {"int", "uint", "double"}
 _TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver", "ip": "net.IP", "cidr": "net.CIDR",
@@ -72,7 +77,9 @@ def _static_type(node: Any) -> str | None:
     """The type of a subexpression where it is known without a device (None: dyn or not modelled);
     raises CelError where the API server's type checker refuses the expression."""
     found = _typed(node)
-    return "list" if found and found.startswith("list(") else None if found == "any" else found
+    if found and found.startswith(("list(", "optional(")):
+        return found.partition("(")[0]
+    return None if found == "any" else found
 
 
 def _typed(node: Any) -> str | None:
@@ -125,6 +132,19 @@ def _typed(node: Any) -> str | None:
         _static_type(kids[1])
         return {"attributes": "attributes-domain", "capacity": "capacity-domain",
                 "attributes-domain": "any", "capacity-domain": "quantity"}.get(receiver or "")
+    if node.data in ("member_dot_opt", "member_index_opt"):
+        receiver = _typed(kids[0])
+        _static_walk(node)
+        if receiver == "device" and node.data == "member_dot_opt":
+            if str(kids[1]) not in _DEVICE_FIELDS:
+                raise CelError(f"undefined field {str(kids[1])!r}: `device` has {', '.join(sorted(_DEVICE_FIELDS))}")
+            return f"optional({_DEVICE_FIELDS[str(kids[1])]})"
+        inner = {"attributes": "attributes-domain", "capacity": "capacity-domain", "attributes-domain": "any",
+                 "capacity-domain": "quantity"}.get(receiver or "")
+        return f"optional({inner})" if inner else "optional"
+    if node.data == "opt_marked":  # a map key's marker (a list element's is checked by `_list_literal`)
+        _static_walk(node)
+        return None
     if node.data == "list_lit":
         return _list_literal(kids[0].children if kids and isinstance(kids[0], lark.Tree) else [])
     if node.data == "member_dot_arg":
@@ -159,6 +179,9 @@ def _typed(node: Any) -> str | None:
         return None
     if node.data == "ident_arg":
         name = str(kids[0])
+        if name in ("optional.of", "optional.ofNonZeroValue") and len(kids) > 1 and len(kids[1].children) == 1:
+            held = _typed(kids[1].children[0])
+            return f"optional({held})" if held else "optional"
         args = [_static_type(arg) for arg in kids[1].children] if len(kids) > 1 else []
         if name.startswith("sets.") and any(t not in (None, "list") for t in args):
             raise _refuse(name, *(t or "dyn" for t in args))
@@ -172,10 +195,11 @@ def _list_literal(elements: list[Any]) -> str:
     k8s.io/apiserver `pkg/cel/environment/base.go` sets): an attribute value (`any`) beside an `int` is refused,
     and so are nested lists of different element types (`[[1], [true]]`); an empty or dyn list fits any list.
     Its type: `list(<element type>)` where every element's type is known, else `list`."""
-    typed = [_typed(element) for element in elements]
+    typed = [_marked_element(element) for element in elements]
     known: list[str] = []
     for found in typed:
-        if found is None or found == "list" or (found.startswith("list(") and "list" in known):
+        if found is None or found in ("list", "optional") or (found.startswith("list(") and "list" in known) or (
+                found.startswith("optional(") and "optional" in known):
             continue
         if found not in known:
             known.append(found)
@@ -185,10 +209,23 @@ def _list_literal(elements: list[Any]) -> str:
     return f"list({known[0]})" if known and typed.count(known[0]) == len(typed) else "list"
 
 
+def _marked_element(element: Any) -> str | None:
+    """A list element's type; a `?`-marked element must be an optional, and is typed as what it holds (dyn)."""
+    kids = element.children if isinstance(element, lark.Tree) else []
+    if len(kids) == 1 and isinstance(kids[0], lark.Tree) and kids[0].data == "opt_marked":
+        inner = _static_type(kids[0].children[0])
+        if inner not in (None, "optional"):
+            raise CelError(f"expected type 'optional_type({_shown(inner)})' but found {_shown(inner)!r}")
+        return None
+    return _typed(element)
+
+
 def _shown(kind: str) -> str:
     """A type as cel-go names it (`list(kubernetes.Quantity)`)."""
     if kind.startswith("list("):
         return f"list({_shown(kind[5:-1])})"
+    if kind.startswith("optional("):
+        return f"optional_type({_shown(kind[9:-1])})"
     return _TYPE_NAMES.get(kind, kind)
 
 

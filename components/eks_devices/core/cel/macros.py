@@ -22,6 +22,7 @@ from celpy.evaluation import CELEvalError, Evaluator
 from eks_devices.core.cel.errors import CelError
 from eks_devices.core.cel.extensions import sort_by_keys
 from eks_devices.core.cel.library import _equals
+from eks_devices.core.cel.optional import LAZY, MACROS, NONE, Marked, Optional, of, select
 
 # name -> the numbers of arguments (the two variables included) of its two-variable form
 TWO_VARIABLE = {"all": (3,), "exists": (3,), "existsOne": (3,), "exists_one": (3,),
@@ -66,7 +67,7 @@ def bound_variables(node: lark.Tree) -> list[str]:
         if names[0] == names[1]:
             raise CelError(f"{name}: duplicate variable name: {names[0]}")
         return [str(n) for n in names]
-    if is_bind(node) or (name == "sortBy" and len(args) == 2):
+    if is_bind(node) or (name in ("sortBy", *MACROS) and len(args) == 2):
         return [v for v in (variable(args[0]),) if v] if args else []
     return []
 
@@ -98,10 +99,103 @@ class _Evaluator(Evaluator):
                 return CELEvalError(str(exc), type(exc), None, tree=expr)
         return run
 
+    # --- optional values (`optional.py`) ---
+    def expr(self, tree: lark.Tree) -> Any:
+        kids = tree.children
+        if len(kids) == 1 and isinstance(kids[0], lark.Tree) and kids[0].data == "opt_marked":
+            value = self.visit(kids[0].children[0])
+            return value if isinstance(value, CELEvalError) else Marked(value)
+        return super().expr(tree)
+
+    def exprlist(self, tree: lark.Tree) -> Any:
+        values = [self.visit(kid) for kid in tree.children]
+        failed = next((v for v in values if isinstance(v, CELEvalError)), None)
+        if failed is not None:
+            return failed
+        out = []
+        for value in values:
+            if isinstance(value, Marked):
+                if not isinstance(value.value, Optional):
+                    return CELEvalError("no such overload: a ?-marked element that is not optional", TypeError, None)
+                if value.value.present:
+                    out.append(value.value.value)
+            else:
+                out.append(value)
+        return celtypes.ListType(out)
+
+    def mapinits(self, tree: lark.Tree) -> Any:
+        values = [self.visit(kid) for kid in tree.children]
+        out = celtypes.MapType()
+        for key, value in zip(values[0::2], values[1::2], strict=True):
+            if isinstance(key, Marked):
+                if not isinstance(value, Optional):
+                    raise TypeError("no such overload: a ?-marked key whose value is not optional")
+                if not value.present:
+                    continue
+                key, value = key.value, value.value
+            if key in out:
+                raise ValueError(f"Failed with repeated key {key!r}")
+            out[key] = value
+        return out
+
+    def member_dot_opt(self, tree: lark.Tree) -> Any:
+        target = self.visit(tree.children[0])
+        return target if isinstance(target, CELEvalError) else self._select(target, celtypes.StringType(
+            tree.children[1]), tree)
+
+    def member_index_opt(self, tree: lark.Tree) -> Any:
+        target, key = self.visit(tree.children[0]), self.visit(tree.children[1])
+        failed = next((v for v in (target, key) if isinstance(v, CELEvalError)), None)
+        return failed if failed is not None else self._select(target, key, tree)
+
+    def member_dot(self, tree: lark.Tree) -> Any:
+        target = self.visit(tree.children[0])
+        if isinstance(target, Optional):  # a field of an optional: an optional
+            return self._select(target, celtypes.StringType(tree.children[1]), tree)
+        return super().member_dot(tree)
+
+    def member_index(self, tree: lark.Tree) -> Any:
+        target = self.visit(tree.children[0])
+        if isinstance(target, Optional):
+            key = self.visit(tree.children[1])
+            return key if isinstance(key, CELEvalError) else self._select(target, key, tree)
+        return super().member_index(tree)
+
+    @staticmethod
+    def _select(target: Any, key: Any, tree: lark.Tree) -> Any:
+        try:
+            return select(target, key)
+        except TypeError as exc:
+            return CELEvalError(str(exc), TypeError, None, tree=tree)
+
+    def _optional_call(self, name: str, tree: lark.Tree) -> Any:
+        """`or`, `orValue` (the argument evaluated only for an empty optional), `optMap`, `optFlatMap`."""
+        target = self.visit(tree.children[0])
+        if isinstance(target, CELEvalError):
+            return target
+        if not isinstance(target, Optional):
+            return CELEvalError(f"no such overload: {name} on {type(target).__name__}", TypeError, None, tree=tree)
+        args = arguments(tree)
+        if name in LAZY:
+            if target.present:
+                return target if name == "or" else target.value
+            other = self.visit(args[0])
+            if name == "or" and not isinstance(other, Optional | CELEvalError):
+                return CELEvalError("no such overload: or with a value that is not optional", TypeError, None)
+            return other
+        if not target.present:
+            return NONE
+        result = self._bound(args[1], [str(variable(args[0]))])(target.value)
+        if isinstance(result, CELEvalError) or name == "optFlatMap":
+            return result
+        return of(result)
+
     def member_dot_arg(self, tree: lark.Tree) -> Any:
         if is_bind(tree):
             return self._bind(tree)
         args, name = arguments(tree), str(tree.children[1])
+        if (name in LAZY and len(args) == 1) or (name in MACROS and len(args) == 2):
+            return self._optional_call(name, tree)
         if is_two_variable(tree) or (name == "sortBy" and len(args) == 2):
             target = self.visit(tree.children[0])
             if isinstance(target, CELEvalError):
