@@ -20,9 +20,9 @@ The Kubernetes CEL library functions DRA selectors use are provided: `quantity()
 `patch`; `isQuantity()` and `isSemver()`; cel-go's
 string extensions (`lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`, `indexOf`,
 `lastIndexOf`, `charAt`, `substring`, `strings.quote`), its sets and lists extensions and Kubernetes' list
-library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`), its `url` library (`urls.py`);
-the macros cel-python lacks (two-variable comprehensions, `sortBy`, `cel.bind`: `macros.py`); `matches` is RE2
-(`regex.py`).
+library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`), its `url` library (`urls.py`),
+cel-go's `format` (`formatting.py`), optional values (`optional.py`), and the macros cel-python lacks
+(two-variable comprehensions, `sortBy`, `cel.bind`: `macros.py`); `matches` is RE2 (`regex.py`).
 As in Kubernetes, looking up a domain a device does not have gives an empty map (so
 `"x" in device.attributes` is false), and reading a missing attribute is a runtime error, which
 `evaluate` raises as `CelError`, as the scheduler fails allocation on it.
@@ -33,8 +33,9 @@ simply does not match), and numbers of different kinds compare by value.
 known without a device: a selector that is not a bool (`device.driver`), a field `device` lacks, `<`,
 `<=`, `>`, `>=` on quantities or versions (they compare with `compareTo`), `==` between different
 known types (a capacity against an int), methods a quantity or version lacks, a literal pattern RE2 refuses,
-a list literal mixing types, the list functions whose cost on a list of strings it cannot bound. Attribute values are
-typed only per device, so reads of them are checked at evaluation, as the scheduler does.
+a list literal mixing types, a literal `format` call cel-go's validator refuses, the list functions whose cost
+on a list of strings it cannot bound and size-dependent functions on a string out of `split()` (`cost.py`).
+Attribute values are typed only per device, so reads of them are checked at evaluation, as the scheduler does.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@
 - `sortBy` of cel-go's lists extension (`ext/lists.go` `sortByMacro`, version 2; base.go adds version 3 at 1.34);
 - `cel.bind` of cel-go's bindings extension (`ext/bindings.go`), which k8s.io/dynamic-resource-allocation
   v0.36.3 `cel/compile.go` `newCompiler` adds to DRA selectors at 1.31.
-Like celpy's own macros, a failing step yields a `CELEvalError` value, so `&&` and `||` can absorb it.
+The evaluator also reads the optional syntax and short-circuits `or`, `orValue`, `optMap`, `optFlatMap`
+(`optional.py`). Like celpy's own macros, a failing step yields a `CELEvalError` value, so `&&` and `||` can
+absorb it.
 """
 
 from __future__ import annotations
