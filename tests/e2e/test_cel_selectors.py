@@ -183,6 +183,43 @@ ATOMS = [
         "ip.isCanonical('::1') && !ip.isCanonical('0:0::1')"),
     "cidr('10.0.0.0/16').containsCIDR('10.0.0.0/8') || cidr('::/0').containsIP('1.2.3.4') || device.driver == 'dra.net'",
     gpu(f"ip({GPU}.productName).family() == 4"),  # not an address: an error on every GPU
+    # Kubernetes' url library (Go's net/url)
+    net("url('https://u:p@[::1]:80/a b?k=1&k=2#f').getHost() == '[::1]:80' && "
+        "url('HTTPS://h:8/').getScheme() == 'https' && url('https://[::1]:80/').getHostname() == '::1' && "
+        "url('https://h:80/').getPort() == '80' && url('https://h/a b').getEscapedPath() == '/a%20b' && "
+        "url('https://h/p?k=1&k=2&x;y=1&z=%zz').getQuery() == {'k': ['1', '2']}"),
+    "isURL('/a') && isURL('mailto:x@y') && !isURL('../a') && !isURL('https://a:1:2/') && isURL('ftp://a:1:2/') && "
+    "device.driver == 'neuron.aws.com'",
+    gpu(f"url('/' + {GPU}.architecture) == url('/Hopper')"),
+    net(f"url({NET}.rdmaDevice).getScheme() == ''"),  # not an absolute path: an error on every EFA
+    # cel-go's format (strings extension): Go's float printing, x/text's en-US digits, the validator's types
+    gpu(f"'%s-%d'.format([dyn({GPU}.productName), dyn({GPU}.index)]).startsWith('NVIDIA H100-')"),
+    net(f"'%s %d %b %x %o'.format([dyn({NET}.rdma), dyn({NET}.numaNode), true, 255, 8]) == 'true 0 1 ff 10'"),
+    "'%.2f|%e|%s|%s'.format([1234.5, 2.71828, 1234567.0, [1, 2.5, 'a']]) == "
+    "'1,234.50|2.718280×10⁰⁰|1.234567e+06|[1, 2.500000, \"a\"]' && device.driver == 'neuron.aws.com'",
+    "'%s'.format([{'b': 1, 'a': 2}]) == '{\"a\":2, \"b\":1}' && '%f'.format(['-Infinity']) == '-∞' && "
+    "'%.2e'.format([-1e-10]) == '-1.000000×10⁻¹⁰' && '%s %s'.format([1, 'a']) == '1 a' && device.driver == 'dra.net'",
+    gpu(f"'%s'.format([dyn({GPU}.driverVersion)]) == ''"),  # a version: an error on every GPU
+    # optional values: `.?`, `[?]`, `?`-marked elements and keys, the optional library
+    f"{GPU}.?productName.orValue('').startsWith('NVIDIA H')",
+    f"{NET}[?'rdma'].orValue(false) && {{?'x': {NET}.?numaNode}}.size() == 1",
+    f"{MEMORY.rpartition('.')[0]}.?memory.optMap(m, m.isGreaterThan(quantity('40Gi'))).orValue(false)",
+    "device.attributes.?foo.hasValue() && device.capacity[?'gpu.nvidia.com'].value().?memory.hasValue()",
+    f"[?{GPU}.?index, ?optional.none()].size() == 1",  # an empty optional's value: an error off the GPUs
+    "optional.of(1).optFlatMap(x, optional.none()).hasValue() || [device.driver].first().value().startsWith('neuron')",
+    # macros: cel-go's two-variable comprehensions (index or key, and value), existsOne, sortBy, cel.bind
+    gpu(f"{GPU}.productName.split(' ').exists(i, w, i == 1 && w.startsWith('H'))"),
+    gpu(f"{GPU}.productName.split(' ').all(i, w, i < 2 || w.endsWith('GB') || w.startsWith('HBM'))"),
+    gpu(f"{GPU}.productName.split(' ').existsOne(i, w, w.startsWith('H'))"),
+    net(f"{NET}.pciAddress.split(':').transformList(i, p, i > 0, p.size()) == [2, 4]"),
+    "device.attributes.exists(d, m, d == 'dra.net' && m.rdma)",
+    "device.attributes.transformMap(d, m, m.size()).exists(d, n, n > 6)",
+    "device.capacity.exists_one(d, c, c.memory.isGreaterThan(quantity('40Gi')))",  # an error where memory is missing
+    "device.attributes.transformMapEntry(d, m, {d.split('.')[0]: m.size()}).all(k, n, n > 1)",
+    gpu(f"{GPU}.productName.split(' ').sortBy(w, w.charAt(1))[0] == '80GB'"),
+    f"cel.bind(g, {GPU}, device.driver == 'gpu.nvidia.com' && g.productName.contains('H100'))",
+    "device.driver + '' < 'e'",  # a concatenation orders as a string
+    "[[1], []].size() == 2 && [['a'], [device.driver]].flatten().size() == 2 && device.driver == 'dra.net'",
     # refused by the API server's type checker
     gpu(f"{MEMORY} == 42"),
     "device.driver",
@@ -205,8 +242,26 @@ ATOMS = [
     "ip('1.2.3.4') < ip('1.2.3.5') || device.driver == 'dra.net'",
     "'1.2.3.4'.ip() == ip('1.2.3.4')",
     "cidr('10.0.0.0/8').containsIP(1)",
+    "[[1], [true]].size() == 2",  # nested lists of different element types
+    "[1].all(i, i, true)",  # one name for both variables
+    "[1].transformList(x, x) == [1]",  # no one-variable form
+    "device.driver.split('.').existsOne(p, p.size() == 3)",  # cel-go's newer spelling: not a Kubernetes macro
+    # too complex: a size-dependent function on a string out of split(), whose size the estimate cannot bound
+    "device.driver.split('.').exists(v, v.contains('a'))",
+    "cel.bind(s, device.driver.split('.')[0], s.lowerAscii() == 'a')",
+    net(f"{NET}.pciAddress.split(':').exists(i, p, isQuantity(p))"),
+    "url('https://h/') == 'https://h/'",
+    "device.driver.getHost() == ''",
+    gpu(f"'%d'.format([{GPU}.index]) == '0'"),  # an attribute's static type (any) in a literal call
+    "'%s %s'.format(['a']) == 'a'",
+    "'%s'.format(['a', 'b']) == 'a'",
+    "'%q'.format([1]) == '1'",
+    "[?1] == [1]",
+    "optional.of(1).or(2).hasValue()",
+    "device.?nope.hasValue()",
+    f"optional.unwrap([{NET}.?rdma, optional.of(true)]).size() == 2",  # optional(any) beside optional(bool)
 ]
-REFUSABLE = 21  # the last atoms: kept out of combinations
+REFUSABLE = 38  # the last atoms: kept out of combinations
 
 
 @st.composite

@@ -425,3 +425,23 @@ def test_a_device_class_expression_using_the_lists_extension_is_refused_on_1_34_
     assert "lists extension (sort)" in problem.accepted and "accepted from 1.35" in problem.accepted
     newer = stacks.merge(with_claims({}), {"eks-devices:cluster": {"version": "1.35"}, **classes})
     assert set(parse(newer).device_classes) == {"sorted-gpu"}
+
+
+TWO_VARIABLE_SELECTOR = {"pools": ["p5"], "requests": [{"name": "gpu", "exactly": {
+    "deviceClassName": "gpu.nvidia.com",
+    "selectors": [{"cel": {"expression": "device.attributes.exists(domain, names, 'productName' in names)"}}]}}]}
+
+
+def test_a_two_variable_comprehension_is_refused_on_1_32_and_accepted_from_1_33() -> None:
+    """k8s.io/apiserver base.go introduces cel-go's two-variable comprehensions at 1.32, so a 1.32 API server,
+    checking new selectors against 1.31's environment, refuses them (written from the source: the e2e tier's
+    control plane runs 1.36, which accepts them)."""
+    old = stacks.merge(with_claims({"x": TWO_VARIABLE_SELECTOR}), {"eks-devices:cluster": {"version": "1.32"}})
+    with pytest.raises(ConfigError) as caught:
+        parse(old)
+    [problem] = [p for p in caught.value.problems if p.path.startswith("claims.")]
+    assert problem.path == "claims.x.requests.0.exactly.selectors.0.cel.expression"
+    assert "two-variable comprehensions (two-variable exists)" in problem.accepted
+    assert "accepted from 1.33" in problem.accepted
+    newer = stacks.merge(with_claims({"x": TWO_VARIABLE_SELECTOR}), {"eks-devices:cluster": {"version": "1.33"}})
+    assert set(parse(newer).claims) == {"x"}

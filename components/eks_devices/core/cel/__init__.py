@@ -20,7 +20,9 @@ The Kubernetes CEL library functions DRA selectors use are provided: `quantity()
 `patch`; `isQuantity()` and `isSemver()`; cel-go's
 string extensions (`lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`, `indexOf`,
 `lastIndexOf`, `charAt`, `substring`, `strings.quote`), its sets and lists extensions and Kubernetes' list
-library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`); `matches` is RE2 (`regex.py`).
+library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`), its `url` library (`urls.py`),
+cel-go's `format` (`formatting.py`), optional values (`optional.py`), and the macros cel-python lacks
+(two-variable comprehensions, `sortBy`, `cel.bind`: `macros.py`); `matches` is RE2 (`regex.py`).
 As in Kubernetes, looking up a domain a device does not have gives an empty map (so
 `"x" in device.attributes` is false), and reading a missing attribute is a runtime error, which
 `evaluate` raises as `CelError`, as the scheduler fails allocation on it.
@@ -31,8 +33,9 @@ simply does not match), and numbers of different kinds compare by value.
 known without a device: a selector that is not a bool (`device.driver`), a field `device` lacks, `<`,
 `<=`, `>`, `>=` on quantities or versions (they compare with `compareTo`), `==` between different
 known types (a capacity against an int), methods a quantity or version lacks, a literal pattern RE2 refuses,
-a list literal mixing types, the list functions whose cost on a list of strings it cannot bound. Attribute values are
-typed only per device, so reads of them are checked at evaluation, as the scheduler does.
+a list literal mixing types, a literal `format` call cel-go's validator refuses, the list functions whose cost
+on a list of strings it cannot bound and size-dependent functions on a string out of `split()` (`cost.py`).
+Attribute values are typed only per device, so reads of them are checked at evaluation, as the scheduler does.
 """
 
 from __future__ import annotations
@@ -46,14 +49,23 @@ import lark
 from celpy import celtypes
 
 from eks_devices.core.cel.checker import check_regex_literals, check_types
+from eks_devices.core.cel.cost import check_string_sizes
 from eks_devices.core.cel.errors import CelError
 from eks_devices.core.cel.extensions import ACCEPTED_FROM, LIST_INDEX_OF, LIST_LAST_INDEX_OF, MIN, NAMESPACED
 from eks_devices.core.cel.extensions import FUNCTIONS as EXTENSIONS
+from eks_devices.core.cel.formatting import format_string
 from eks_devices.core.cel.library import FUNCTIONS as LIBRARY
 from eks_devices.core.cel.library import Quantity, Semver
+from eks_devices.core.cel.macros import Runner, bound_variables, is_bind, is_two_variable
 from eks_devices.core.cel.network import FUNCTIONS as NETWORK
 from eks_devices.core.cel.network import ip_function, string_of
+from eks_devices.core.cel.optional import FUNCTIONS as OPTIONAL
+from eks_devices.core.cel.optional import LAZY as OPTIONAL_LAZY
+from eks_devices.core.cel.optional import MACROS as OPTIONAL_MACROS
+from eks_devices.core.cel.optional import NAMESPACED as OPTIONAL_NAMESPACED
+from eks_devices.core.cel.optional import Parser, check_markers
 from eks_devices.core.cel.regex import matches
+from eks_devices.core.cel.urls import FUNCTIONS as URLS
 
 __all__ = ["CelError", "Quantity", "Semver", "compile_expression", "device", "evaluate", "selects"]
 
@@ -71,10 +83,11 @@ def _string(value: Any) -> Any:
     return found if found is not None else celpy.evaluation.base_functions["string"](value)
 
 
-FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, "matches": matches, "ip": ip_function, "string": _string,
+FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, **URLS, **OPTIONAL, "format": format_string, "matches": matches,
+             "ip": ip_function, "string": _string,
              "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
              "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
-_MACROS = {"has", "all", "exists", "exists_one", "map", "filter"}
+_MACROS = {"has", "all", "exists", "exists_one", "map", "filter", "sortBy", *OPTIONAL_MACROS, *OPTIONAL_LAZY}
 _KNOWN_FUNCTIONS = set(FUNCTIONS) | set(celpy.evaluation.base_functions) | _MACROS | {"dyn"}
 _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 
@@ -82,7 +95,9 @@ _BINDING_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 @cache
 def _env() -> celpy.Environment:
     """The CEL environment, built on first use: building its parser takes a noticeable part of a second."""
-    return celpy.Environment()
+    env = celpy.Environment(runner_class=Runner)
+    env.cel_parser = Parser()  # celpy's grammar with cel-go's optional syntax (`optional.py`)
+    return env
 
 
 # --- compile and evaluate ---------------------------------------------------------------------
@@ -104,7 +119,7 @@ def _rewrite_namespaced(tree: lark.Tree) -> None:
                 and isinstance(primary.children[0], lark.Tree) and primary.children[0].data == "ident"):
             continue
         qualified = f"{primary.children[0].children[0]}.{method}"
-        if qualified in NAMESPACED:
+        if qualified in NAMESPACED | OPTIONAL_NAMESPACED:
             args = node.children[2:] or [lark.Tree("exprlist", [])]
             node.data = "primary"
             node.children = [lark.Tree("ident_arg", [lark.Token("IDENT", qualified), *args])]
@@ -113,8 +128,13 @@ def _rewrite_namespaced(tree: lark.Tree) -> None:
 def _check_names(tree: lark.Tree) -> None:
     """Reject calls to functions the DRA environment lacks and variables other than `device`."""
     bound: set[str] = set()
+    binders: set[int] = set()  # the `cel` of each `cel.bind(...)`
     for node in tree.iter_subtrees():
-        if node.data == "member_dot_arg" and str(node.children[1]) in _BINDING_MACROS:
+        if node.data == "member_dot_arg":
+            bound.update(bound_variables(node))
+            if is_bind(node):
+                binders.update(id(n) for n in node.children[0].iter_subtrees() if n.data == "ident")
+        if node.data == "member_dot_arg" and str(node.children[1]) in _BINDING_MACROS and not is_two_variable(node):
             args = node.children[2]
             if isinstance(args, lark.Tree) and args.children:
                 first = next((t for t in args.children[0].scan_values(lambda v: isinstance(v, lark.Token))), None)
@@ -123,11 +143,13 @@ def _check_names(tree: lark.Tree) -> None:
     for node in tree.iter_subtrees():
         if node.data == "member_dot_arg":
             name = str(node.children[1])
+            if is_two_variable(node) or is_bind(node):
+                continue
         elif node.data == "ident_arg":
             name = str(node.children[0])
         elif node.data == "ident":
             var = str(node.children[0])
-            if var != "device" and var not in bound:
+            if var != "device" and var not in bound and id(node) not in binders:
                 raise CelError(f"undeclared reference to {var!r}: selectors can read only `device`")
             continue
         else:
@@ -158,16 +180,19 @@ def _compiled(expression: str) -> tuple[frozenset[str], celpy.Runner]:
     if _depth(tree) > MAX_DEPTH:
         raise CelError(f"a CEL selector nested more than {MAX_DEPTH} levels deep")
     _rewrite_namespaced(tree)
+    check_markers(tree)
     _check_names(tree)
     check_types(tree)
     check_regex_literals(tree)
+    check_string_sizes(tree)
     return frozenset(_calls(tree)), _env().program(tree, functions=FUNCTIONS)
 
 
 def _calls(tree: lark.Tree) -> Iterator[str]:
+    """The functions and macros an expression calls; a two-variable comprehension as `two-variable <name>`."""
     for node in tree.iter_subtrees():
         if node.data == "member_dot_arg":
-            yield str(node.children[1])
+            yield f"two-variable {node.children[1]}" if is_two_variable(node) else str(node.children[1])
         elif node.data == "ident_arg":
             yield str(node.children[0])
 
@@ -194,13 +219,16 @@ def compile_expression(expression: str, kubernetes: tuple[int, int] | None = Non
     calls, _ = _compiled(expression)
     if kubernetes is None:
         return
-    late = sorted(name for name in calls if ACCEPTED_FROM.get(name, kubernetes) > kubernetes)
+    late: dict[str, list[str]] = {}
+    for name in sorted(calls):
+        if name in ACCEPTED_FROM and ACCEPTED_FROM[name][0] > kubernetes:
+            late.setdefault(ACCEPTED_FROM[name][1], []).append(name)
     if late:
-        first = max(ACCEPTED_FROM[name] for name in late)
-        raise CelError(f"cel-go's lists extension ({', '.join(late)}) is refused by a Kubernetes "
-                       f"{kubernetes[0]}.{kubernetes[1]} API server, which checks new selectors against "
-                       f"{kubernetes[0]}.{kubernetes[1] - 1}'s CEL environment; it is accepted from "
-                       f"{first[0]}.{first[1]}")
+        shown = f"{kubernetes[0]}.{kubernetes[1]}"
+        raise CelError("; ".join(
+            f"{library} ({', '.join(names)}) is refused by a Kubernetes {shown} API server, which checks new "
+            f"selectors against {kubernetes[0]}.{kubernetes[1] - 1}'s CEL environment; it is accepted from "
+            f"{'.'.join(map(str, ACCEPTED_FROM[names[0]][0]))}" for library, names in late.items()))
 
 
 class _Domains(celtypes.MapType):

@@ -12,6 +12,8 @@ import lark
 from celpy.evaluation import celstr
 
 from eks_devices.core.cel.errors import CelError
+from eks_devices.core.cel.formatting import TAKES as FORMAT_TAKES
+from eks_devices.core.cel.formatting import check_literal_call
 from eks_devices.core.cel.regex import compile_pattern
 
 # --- what the API server's type checker refuses (types known without a device) ---------------------
@@ -29,18 +31,27 @@ _METHODS = {
     "ip": {"family": "int", "isUnspecified": "bool", "isLoopback": "bool", "isLinkLocalMulticast": "bool",
            "isLinkLocalUnicast": "bool", "isGlobalUnicast": "bool"},
     "cidr": {"containsIP": "bool", "containsCIDR": "bool", "ip": "ip", "prefixLength": "int", "masked": "cidr"},
+    # k8s.io/apiserver v0.36.3 `pkg/cel/library/urls.go`
+    "url": {"getScheme": "string", "getHost": "string", "getHostname": "string", "getPort": "string",
+            "getEscapedPath": "string", "getQuery": "map"},
+    # cel-go v0.26.0 `cel/library.go` `optionalLib` (`optional.py`)
+    "optional": {"hasValue": "bool", "value": None, "or": "optional", "orValue": None, "optMap": "optional",
+                 "optFlatMap": "optional"},
     "semver": {"compareTo": "int", "isGreaterThan": "bool", "isLessThan": "bool", "major": "int", "minor": "int",
                "patch": "int"},
 }
-_ARGUMENTS = {("cidr", "containsIP"): {"string", "ip"}, ("cidr", "containsCIDR"): {"string", "cidr"}}
+_ARGUMENTS = {("cidr", "containsIP"): {"string", "ip"}, ("cidr", "containsCIDR"): {"string", "cidr"},
+              ("optional", "or"): {"optional"}}
 _CALLS = {"quantity": "quantity", "semver": "semver", "isQuantity": "bool", "isSemver": "bool", "size": "int",
           "has": "bool", "sign": "int", "ip": "ip", "cidr": "cidr", "isIP": "bool", "isCIDR": "bool",
-          "ip.isCanonical": "bool"}
+          "ip.isCanonical": "bool", "url": "url", "isURL": "bool", "optional.of": "optional",
+          "optional.ofNonZeroValue": "optional", "optional.none": "optional"}
 # declared with cel.Overload, not cel.MemberOverload: `x.sign()` does not compile
-_GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign", "cidr", "isIP", "isCIDR"}
+_GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign", "cidr", "isIP", "isCIDR", "url", "isURL"}
 _STRING_METHODS = {"startsWith": "bool", "endsWith": "bool", "contains": "bool", "matches": "bool", "size": "int",
                    "lowerAscii": "string", "upperAscii": "string", "trim": "string", "replace": "string",
-                   "charAt": "string", "substring": "string", "indexOf": "int", "lastIndexOf": "int"}
+                   "charAt": "string", "substring": "string", "indexOf": "int", "lastIndexOf": "int",
+                   "format": "string"}
 # cel-go v0.26.0 `ext/lists.go` and Kubernetes' `library/lists.go` declare these on lists only
 _LIST_METHODS = {"slice", "flatten", "sort", "reverse", "distinct", "isSorted", "sum", "min", "lists@min", "max"}
 # The API server's cost estimate (k8s.io/apiserver v0.36.3 `pkg/cel/library/cost.go` `EstimateCallCost`) charges
@@ -50,10 +61,11 @@ _LIST_METHODS = {"slice", "flatten", "sort", "reverse", "distinct", "isSorted", 
 # refused as "too complex". The same functions on numbers cost a step per element and pass.
 _UNBOUNDED_ON_STRINGS = {"isSorted", "sum", "min", "lists@min", "max", "indexOf", "lastIndexOf", "join"}
 _SAME_LIST = {"sort", "distinct", "reverse", "slice"}  # a list(string) in, a list(string) out
-_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr"}
+_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr", "url", "optional"}
 _ORDERED = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_"}
 _NUMERIC = {"int", "uint", "double"}
-_TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver", "ip": "net.IP", "cidr": "net.CIDR"}
+_TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver", "ip": "net.IP", "cidr": "net.CIDR",
+               "url": "kubernetes.URL"}
 
 
 def _refuse(what: str, *types: str) -> CelError:
@@ -65,7 +77,9 @@ def _static_type(node: Any) -> str | None:
     """The type of a subexpression where it is known without a device (None: dyn or not modelled);
     raises CelError where the API server's type checker refuses the expression."""
     found = _typed(node)
-    return "list" if found == "list(string)" else None if found == "any" else found
+    if found and found.startswith(("list(", "optional(")):
+        return found.partition("(")[0]
+    return None if found == "any" else found
 
 
 def _typed(node: Any) -> str | None:
@@ -91,7 +105,7 @@ def _typed(node: Any) -> str | None:
         left = _static_type(left_op.children[0])
         right_type = _static_type(right)
         operator_name = _ORDERED.get(left_op.data)
-        if operator_name and ({left, right_type} & {"quantity", "semver", "ip", "cidr"} or (
+        if operator_name and ({left, right_type} & {"quantity", "semver", "ip", "cidr", "url"} or (
                 left and right_type and left != right_type and not {left, right_type} <= _NUMERIC)):
             raise _refuse(operator_name, left or "dyn", right_type or "dyn")
         if left_op.data in ("relation_eq", "relation_ne") and left and right_type and left != right_type:
@@ -118,10 +132,26 @@ def _typed(node: Any) -> str | None:
         _static_type(kids[1])
         return {"attributes": "attributes-domain", "capacity": "capacity-domain",
                 "attributes-domain": "any", "capacity-domain": "quantity"}.get(receiver or "")
+    if node.data in ("member_dot_opt", "member_index_opt"):
+        receiver = _typed(kids[0])
+        _static_walk(node)
+        if receiver == "device" and node.data == "member_dot_opt":
+            if str(kids[1]) not in _DEVICE_FIELDS:
+                raise CelError(f"undefined field {str(kids[1])!r}: `device` has {', '.join(sorted(_DEVICE_FIELDS))}")
+            return f"optional({_DEVICE_FIELDS[str(kids[1])]})"
+        inner = {"attributes": "attributes-domain", "capacity": "capacity-domain", "attributes-domain": "any",
+                 "capacity-domain": "quantity"}.get(receiver or "")
+        return f"optional({inner})" if inner else "optional"
+    if node.data == "opt_marked":  # a map key's marker (a list element's is checked by `_list_literal`)
+        _static_walk(node)
+        return None
     if node.data == "list_lit":
         return _list_literal(kids[0].children if kids and isinstance(kids[0], lark.Tree) else [])
     if node.data == "member_dot_arg":
         receiver, name = _typed(kids[0]), str(kids[1])
+        if name == "format" and receiver == "string":
+            _format_call(kids[0], kids[2].children if len(kids) > 2 and kids[2] is not None else [])
+            return "string"
         for kid in kids[2:]:
             _static_walk(kid)
         if receiver == "list(string)" and name in _UNBOUNDED_ON_STRINGS:
@@ -143,10 +173,15 @@ def _typed(node: Any) -> str | None:
                 raise _refuse(name, f"{receiver}.({', '.join(t or 'dyn' for t in args)})")
             return _METHODS[receiver][name]
         if receiver == "string":
+            if name not in _STRING_METHODS and any(name in methods for methods in _METHODS.values()):
+                raise _refuse(name, "string.()")  # a Kubernetes type's method, which a string lacks
             return _STRING_METHODS.get(name)
         return None
     if node.data == "ident_arg":
         name = str(kids[0])
+        if name in ("optional.of", "optional.ofNonZeroValue") and len(kids) > 1 and len(kids[1].children) == 1:
+            held = _typed(kids[1].children[0])
+            return f"optional({held})" if held else "optional"
         args = [_static_type(arg) for arg in kids[1].children] if len(kids) > 1 else []
         if name.startswith("sets.") and any(t not in (None, "list") for t in args):
             raise _refuse(name, *(t or "dyn" for t in args))
@@ -157,17 +192,84 @@ def _typed(node: Any) -> str | None:
 
 def _list_literal(elements: list[Any]) -> str:
     """A list literal's elements must share one type (cel-go `HomogeneousAggregateLiterals`, which
-    k8s.io/apiserver `pkg/cel/environment/base.go` sets): an attribute value (`any`) beside an `int` is refused."""
+    k8s.io/apiserver `pkg/cel/environment/base.go` sets): an attribute value (`any`) beside an `int` is refused,
+    and so are nested lists of different element types (`[[1], [true]]`); an empty or dyn list fits any list.
+    Its type: `list(<element type>)` where every element's type is known, else `list`."""
+    typed = [_marked_element(element) for element in elements]
     known: list[str] = []
-    for element in elements:
-        found = _typed(element)
-        if found is not None and found not in known:
+    for found in typed:
+        if found is None or found in ("list", "optional") or (found.startswith("list(") and "list" in known) or (
+                found.startswith("optional(") and "optional" in known):
+            continue
+        if found not in known:
             known.append(found)
     if len(known) > 1:
-        raise CelError(f"a list literal mixes types: expected type {_TYPE_NAMES.get(known[0], known[0])!r} "
-                       f"but found {_TYPE_NAMES.get(known[1], known[1])!r}")
-    return "list(string)" if known == ["string"] and len(elements) == len(
-        [e for e in elements if _typed(e) == "string"]) else "list"
+        raise CelError(f"a list literal mixes types: expected type {_shown(known[0])!r} "
+                       f"but found {_shown(known[1])!r}")
+    return f"list({known[0]})" if known and typed.count(known[0]) == len(typed) else "list"
+
+
+def _marked_element(element: Any) -> str | None:
+    """A list element's type; a `?`-marked element must be an optional, and is typed as what it holds (dyn)."""
+    kids = element.children if isinstance(element, lark.Tree) else []
+    if len(kids) == 1 and isinstance(kids[0], lark.Tree) and kids[0].data == "opt_marked":
+        inner = _static_type(kids[0].children[0])
+        if inner not in (None, "optional"):
+            raise CelError(f"expected type 'optional_type({_shown(inner)})' but found {_shown(inner)!r}")
+        return None
+    return _typed(element)
+
+
+def _shown(kind: str) -> str:
+    """A type as cel-go names it (`list(kubernetes.Quantity)`)."""
+    if kind.startswith("list("):
+        return f"list({_shown(kind[5:-1])})"
+    if kind.startswith("optional("):
+        return f"optional_type({_shown(kind[9:-1])})"
+    return _TYPE_NAMES.get(kind, kind)
+
+
+def _format_call(receiver: Any, args: list[Any]) -> None:
+    """`"...".format([...])`: its argument list is exempt from one element type (cel-go `stringFormatValidator`
+    adds `format` to `HomogeneousAggregateLiteralExemptFunctions`), and a literal call is checked as cel-go checks
+    it (`formatting.check_literal_call`)."""
+    if len(args) != 1:
+        raise _refuse("format", "string.(" + ", ".join(_static_type(a) or "dyn" for a in args) + ")")
+    elements = _list_elements(args[0])
+    if elements is None:
+        given = _static_type(args[0])
+        if given not in (None, "list"):
+            raise _refuse("format", f"string.({given})")
+        return
+    types = [_format_type(e) for e in elements]
+    text = _string_literal(receiver)
+    if text is not None:
+        check_literal_call(text, types, _shown)
+
+
+def _format_type(node: Any) -> str | None:
+    """An argument's type as cel-go's format validator sees it: an attribute value is `google.protobuf.Any`,
+    which no clause takes (`dyn(...)` makes it dyn), a domain map is a map, and a list literal is a list if
+    `%s` can print each of its elements, else the first element type it cannot."""
+    elements = _list_elements(node)
+    if elements is None:
+        found = _typed(node)
+        return {"attributes": "map", "capacity": "map", "attributes-domain": "map", "capacity-domain": "map",
+                "any": "google.protobuf.Any"}.get(found or "", found)
+    for element in elements:
+        found = _format_type(element)
+        if found is not None and found not in FORMAT_TAKES["s"] and not found.startswith("list"):
+            return found
+    return "list"
+
+
+def _list_elements(node: Any) -> list[Any] | None:
+    """The elements of an expression that is only a list literal, else None."""
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and node.data != "list_lit":
+        node = node.children[0]
+    if not (isinstance(node, lark.Tree) and node.data == "list_lit"):
+        return None
+    return list(node.children[0].children) if node.children and isinstance(node.children[0], lark.Tree) else []
 
 
 def _static_walk(node: Any) -> None:

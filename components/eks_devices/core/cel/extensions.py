@@ -9,7 +9,7 @@ API server checks new selectors with (its minor minus one, `DefaultCompatibility
   rest in `library.py`;
 - cel-go's lists extension at version 3 (`ext.ListsVersion(3)`, introduced at 1.34, so a 1.34 API server,
   checking against 1.33, refuses it): `slice`, `flatten`, `sort`, `reverse`, `distinct`, `lists.range`
-  (cel-go v0.26.0 `ext/lists.go`; its `sortBy` macro is not provided).
+  (cel-go v0.26.0 `ext/lists.go`; its `sortBy` macro is in `macros.py`).
 Behaviour follows cel-go v0.26.0 `ext/lists.go`, `ext/sets.go`, `ext/strings.go` (`quote`).
 """
 
@@ -25,9 +25,18 @@ from eks_devices.core.cel.library import _equals
 
 # The namespaced functions: CEL parses `sets.contains(a, b)` as a method on a variable `sets`; the compiler
 # rewrites such calls into a call of the dotted name (`rewrite_namespaced` in `__init__`).
-# The Kubernetes minor whose API server first accepts a function in a new selector: cel-go's lists extension
-# is introduced at 1.34 (base.go), and a 1.34 API server checks new selectors against 1.33's environment.
-ACCEPTED_FROM = {name: (1, 35) for name in ("slice", "flatten", "sort", "reverse", "distinct", "lists.range")}
+# The Kubernetes minor whose API server first accepts a construct in a new selector, and the library it is
+# part of: an API server checks new selectors against the previous minor's environment, so a library
+# base.go introduces at 1.N is accepted from 1.N+1: cel-go's lists extension (with its `sortBy` macro) is
+# introduced at 1.34, its two-variable comprehensions at 1.32 (`macros.py` names their forms `two-variable <name>`).
+LISTS_EXTENSION = "cel-go's lists extension"
+TWO_VARIABLE_COMPREHENSIONS = "cel-go's two-variable comprehensions"
+ACCEPTED_FROM: dict[str, tuple[tuple[int, int], str]] = {
+    **{name: ((1, 35), LISTS_EXTENSION)
+       for name in ("slice", "flatten", "sort", "reverse", "distinct", "lists.range", "sortBy")},
+    **{f"two-variable {name}": ((1, 33), TWO_VARIABLE_COMPREHENSIONS)
+       for name in ("all", "exists", "existsOne", "exists_one", "transformList", "transformMap", "transformMapEntry")},
+}
 
 MIN = "lists@min"
 NAMESPACED = {"sets.contains", "sets.equivalent", "sets.intersects", "lists.range", "strings.quote", "ip.isCanonical"}
@@ -119,8 +128,15 @@ def _kind(items: celtypes.ListType, name: str) -> None:
 
 def _sort(value: Any) -> celtypes.ListType:
     items = _list(value, "sort")
-    _kind(items, "sort")
-    return celtypes.ListType(sorted(items))
+    return sort_by_keys(items, items)
+
+
+def sort_by_keys(items: celtypes.ListType, keys: celtypes.ListType) -> celtypes.ListType:
+    """The items ordered by their keys, which must share one comparable type (cel-go `sortListByAssociatedKeys`,
+    behind `sort` and the `sortBy` macro; it uses Go's unstable `sort.Slice`, so items of equal keys may come in
+    any order there)."""
+    _kind(keys, "sort")
+    return celtypes.ListType(item for _, item in sorted(zip(keys, items, strict=True), key=lambda pair: pair[0]))
 
 
 def _reverse(value: Any) -> celtypes.ListType:

@@ -278,7 +278,9 @@ def _ordering(name: str, compare: Callable[[Any, Any], bool]) -> Callable[[Any, 
             raise TypeError(f"found no matching overload for '{name}'")
         if _numeric(a, b):
             return celtypes.BoolType(compare(Fraction(a), Fraction(b)))
-        if type(a) is not type(b):
+        # celpy's `+` gives a plain `str` (`bytes`): still a CEL string (bytes), ordered as one
+        if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)) and not (
+                isinstance(a, bytes) and isinstance(b, bytes)):
             raise TypeError(f"found no matching overload for '{name}'")
         return celtypes.BoolType(compare(a, b))
     return apply
