@@ -263,3 +263,24 @@ def test_the_environment_builds_one_grammar(monkeypatch: pytest.MonkeyPatch) -> 
     assert CELParser.CEL_PARSER is None
     assert env.program(env.compile('device.driver == "gpu.nvidia.com"')) is not None
     assert cel.evaluate('device.driver.startsWith("gpu.")', {"driver": "gpu.nvidia.com"})
+
+
+def test_the_grammar_table_is_kept_in_the_users_cache_folder(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """The parse table is written once to the user's cache folder and read back by later runs; a damaged or
+    foreign table is rebuilt, and with no folder to write there is simply no table."""
+    from eks_devices.core.cel import optional
+
+    expression = 'device.attributes["gpu.nvidia.com"].?productName.orValue("") == "x"'
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    optional._grammar.cache_clear()
+    expected = optional._grammar().parse(expression)
+    (table,) = (tmp_path / "eks-devices").glob("cel-grammar-*.pickle")
+    for content in (table.read_bytes(), b"not a table", b""):
+        table.write_bytes(content)
+        optional._grammar.cache_clear()
+        assert optional._grammar().parse(expression) == expected
+    (tmp_path / "blocked").write_text("a file, not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "blocked"))
+    optional._grammar.cache_clear()
+    assert optional._grammar().parse(expression) == expected
+    optional._grammar.cache_clear()
