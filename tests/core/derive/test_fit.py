@@ -10,6 +10,7 @@ from eks_devices.core import cel
 from eks_devices.core.derive import claims, fit
 from eks_devices.core.knowledge import catalog, devices
 from eks_devices.core.knowledge.device_classes import CD_CHANNEL_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL
+from support import stacks
 
 CLASSES = {
     "gpu.nvidia.com": [GPU_CEL], "mig.nvidia.com": [MIG_CEL], "efa.networking.k8s.aws": [EFA_CEL],
@@ -406,3 +407,17 @@ def test_the_search_budget_bounds_the_whole_claim_not_each_combination(monkeypat
     monkeypatch.setattr(fit, "SEARCH_BUDGET", 3 * per_combination)
     result = fit.fit_node(_pairs_claim(9), CLASSES, node, "p5.48xlarge")
     assert result.cause == "undetermined" and "gave up" in result.reason
+
+
+@pytest.mark.parametrize(("version", "per_node"), [("1.34", 4), ("1.35", 4), ("1.36", 16)])
+def test_consumable_shares_count_only_where_the_api_server_keeps_them(version: str, per_node: int) -> None:
+    """Before 1.36 DRAConsumableCapacity is off: the API server drops a device's `allowMultipleAllocations`, so
+    each of g6e.12xlarge's 4 GPUs goes to one claim (a real 1.34/1.35 scheduler binds 4 one-GPU Pods, not 16:
+    tests/e2e/test_kubernetes_versions.py). The stack is refused there too (`karpenter-time-slicing`), but the
+    fit it reports must be the cluster's."""
+    pool = {"instanceTypes": ["g6e.12xlarge"], "devices": {"nvidia": "dra"},
+            "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}
+    plan = stacks.build(stacks.config("karpenter", version, {"shares": pool},
+                                      claims={"one": {"pools": ["shares"], "gpus": {"count": 1}}}))
+    [claim] = plan.claims
+    assert [n.per_node for n in claim.pools["shares"].nodes] == [per_node]
