@@ -432,6 +432,8 @@ def edges(kubernetes: str = "1.36") -> list[Case]:
         "trn-group": {"pools": ["trn"], "neurons": {"count": 4}, "efa": {"count": 4}, "alignWith": "neuron"},
         "shares": {"pools": ["shares"], "gpus": {"count": 1}},
         "shares-two": {"pools": ["shares"], "gpus": {"count": 2}},
+        "shares-all": {"pools": ["shares"], "requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All"}}]},
     }
     pools = {"p5": pool(["p5.48xlarge", "p5en.48xlarge"]), "trn": pool(["trn1.32xlarge", "trn2.48xlarge"]),
              "shares": pool(["g6e.12xlarge"], gpuSharing={"strategy": "time-slicing", "replicas": 4})}
@@ -488,6 +490,7 @@ def test_claims_at_the_limits_are_allocated_as_the_fit_check_says(outcomes: list
     per_node = {(c.claim.name, c.node_fit.instance_type): c.node_fit.per_node for c, _ in edge}
     assert per_node[("over-limit", "p5.48xlarge")] == 0 and per_node[("limit", "p5.48xlarge")] == 1
     assert per_node[("trn-one-one", "trn1.32xlarge")] == 8 and per_node[("shares", "g6e.12xlarge")] == 16
+    assert per_node[("shares-all", "g6e.12xlarge")] == 4  # All takes one share of each GPU
 
 
 def test_generated_claims_are_allocated_as_the_fit_check_says(outcomes: list[tuple[Case, Outcome]]) -> None:

@@ -346,6 +346,15 @@ def test_consumable_shares_let_several_claims_share_a_gpu() -> None:
     assert node_fit("g6e.xlarge", built, gpu_shares=4).per_node == 4
 
 
+def test_allocation_mode_all_shares_a_gpu_with_consumable_shares() -> None:
+    """`allocationMode: All` takes one share of every matching GPU, so with 4 shares per GPU four such claims fit
+    (the real 1.36 scheduler binds them: tests/e2e/test_dra_allocation.py, edge `shares-all`); an exclusive
+    GPU still serves one."""
+    every = claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", "all")], (), [])
+    assert node_fit("g6e.xlarge", every).per_node == 1
+    assert node_fit("g6e.12xlarge", every, gpu_shares=4).per_node == 4
+
+
 def test_shared_claim_is_allocated_once() -> None:
     result = node_fit("p5.48xlarge", claims.time_sliced_gpu_claim("c"))
     assert result.per_node == 1
