@@ -5,7 +5,7 @@ that enables it); under CI (`CI` set) it fails instead, so CI never passes witho
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,19 +23,49 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.e2e)
 
 
-@pytest.fixture(scope="session")
-def control_plane() -> Iterator[controlplane.ControlPlane]:
+# The Kubernetes minors a control plane can emulate for the tests (`control_plane_at`), each on ports of its own.
+EMULATED_SLOTS = {"1.34": 1, "1.35": 2}
+
+
+def _start(emulated: str = "") -> controlplane.ControlPlane:
+    """Start a control plane (emulating `emulated`), or skip the test (fail it under CI) without engines."""
     try:
-        plane = controlplane.start()
+        return controlplane.start(emulated=emulated, slot=EMULATED_SLOTS.get(emulated, 0))
     except controlplane.EnginesMissing as exc:
         if os.environ.get("CI"):
             pytest.fail(f"the e2e tier must run in CI, but {exc}: run `{controlplane.ENABLE}` first")
         _skipped.append(str(exc))
         pytest.skip(f"e2e tier skipped ({exc}); `{controlplane.ENABLE}` enables it")
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[controlplane.ControlPlane]:
+    """The control plane of the engines' own Kubernetes minor (1.36)."""
+    plane = _start()
     try:
         yield plane
     finally:
         plane.stop()
+
+
+@pytest.fixture(scope="session")
+def control_plane_at() -> Iterator[Callable[[str], controlplane.ControlPlane]]:
+    """`control_plane_at("1.34")`: a control plane emulating that Kubernetes minor (one of EMULATED_SLOTS),
+    started the first time a test of this process asks for it and kept for the session."""
+    started: dict[str, controlplane.ControlPlane] = {}
+
+    def at(minor: str) -> controlplane.ControlPlane:
+        if minor not in EMULATED_SLOTS:
+            raise ValueError(f"no control plane emulates Kubernetes {minor!r}: one of {sorted(EMULATED_SLOTS)}")
+        if minor not in started:
+            started[minor] = _start(minor)
+        return started[minor]
+
+    try:
+        yield at
+    finally:
+        for plane in started.values():
+            plane.stop()
 
 
 

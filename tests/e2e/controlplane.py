@@ -119,19 +119,60 @@ class Resource:
     namespaced: bool
 
 
+@dataclass(frozen=True)
+class Ports:
+    """The loopback ports of one control plane; `slot` n > 0 shifts each by 10·n, so several control planes
+    run side by side in one network namespace (slot 0 holds the components' usual ports)."""
+
+    slot: int = 0
+
+    def _at(self, port: int) -> int:
+        return port + 10 * self.slot
+
+    @property
+    def etcd_client(self) -> int:
+        return self._at(2379)
+
+    @property
+    def etcd_peer(self) -> int:
+        return self._at(2380)
+
+    @property
+    def apiserver(self) -> int:
+        return self._at(6443)
+
+    @property
+    def controller_manager(self) -> int:
+        return self._at(10257)
+
+    @property
+    def scheduler(self) -> int:
+        return self._at(10259)
+
+
 @dataclass
 class ControlPlane:
-    """A running control plane; `start()` brings it up, `stop()` ends every process it started."""
+    """A running control plane; `start()` brings it up, `stop()` ends every process it started.
+
+    `emulated` ("1.34"; empty: the binaries' own minor) is given to kube-apiserver, kube-controller-manager and
+    kube-scheduler as `--emulated-version`: each then serves the APIs, defaults and feature gates of that
+    minor (KEP-4330 compatibility versions; the 1.36 binaries accept 1.33 to 1.36), as a cluster of that
+    minor would. etcd is not versioned by it."""
 
     bin_dir: Path
     folder: Path
     feature_gates: str = ""
-    server: str = "https://127.0.0.1:6443"
+    emulated: str = ""
+    ports: Ports = field(default_factory=Ports)
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _kinds: dict[tuple[str, str], Resource] = field(default_factory=dict)
     _tls: ssl.SSLContext | None = None
     _local: threading.local = field(default_factory=threading.local)  # each thread's kept-alive connection
     _opened: list[http.client.HTTPSConnection] = field(default_factory=list)
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports.apiserver}"
 
     @property
     def kubeconfig(self) -> Path:
@@ -157,13 +198,16 @@ class ControlPlane:
     def start(self, timeout: float = 90) -> ControlPlane:
         make_pki(self.folder)
         _kubeconfig(self.folder, self.server)
-        f = self.folder
-        self._spawn("etcd", "--data-dir", str(f / "etcd"), "--listen-client-urls", "http://127.0.0.1:2379",
-                    "--advertise-client-urls", "http://127.0.0.1:2379", "--listen-peer-urls", "http://127.0.0.1:2380",
+        f, ports = self.folder, self.ports
+        etcd = f"http://127.0.0.1:{ports.etcd_client}"
+        self._spawn("etcd", "--data-dir", str(f / "etcd"), "--listen-client-urls", etcd,
+                    "--advertise-client-urls", etcd, "--listen-peer-urls", f"http://127.0.0.1:{ports.etcd_peer}",
                     "--unsafe-no-fsync", "--log-level", "warn")
         gates = [f"--feature-gates={self.feature_gates}"] if self.feature_gates else []
-        self._spawn("kube-apiserver", "--etcd-servers=http://127.0.0.1:2379", "--bind-address=127.0.0.1",
-                    "--advertise-address=127.0.0.1", "--secure-port=6443",
+        if self.emulated:
+            gates.append(f"--emulated-version=kube={self.emulated}")
+        self._spawn("kube-apiserver", f"--etcd-servers={etcd}", "--bind-address=127.0.0.1",
+                    "--advertise-address=127.0.0.1", f"--secure-port={ports.apiserver}",
                     f"--tls-cert-file={f / 'apiserver.crt'}", f"--tls-private-key-file={f / 'apiserver.key'}",
                     f"--client-ca-file={f / 'ca.crt'}", "--service-account-issuer=https://kubernetes.default.svc",
                     f"--service-account-key-file={f / 'sa.pub'}",
@@ -182,8 +226,8 @@ class ControlPlane:
         self._spawn("kube-controller-manager", *common, *fast, "--controllers=*,-node-lifecycle-controller",
                     "--use-service-account-credentials=false",
                     f"--root-ca-file={f / 'ca.crt'}", f"--service-account-private-key-file={f / 'sa.key'}",
-                    "--secure-port=10257")
-        self._spawn("kube-scheduler", *common, *fast, "--secure-port=10259")
+                    f"--secure-port={ports.controller_manager}")
+        self._spawn("kube-scheduler", *common, *fast, f"--secure-port={ports.scheduler}")
         return self
 
     def stop(self) -> None:
@@ -389,12 +433,13 @@ class ControlPlane:
         raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
 
 
-def start(feature_gates: str = "") -> ControlPlane:
-    """Isolate the network, then start a control plane in a fresh temporary folder."""
+def start(feature_gates: str = "", emulated: str = "", slot: int = 0) -> ControlPlane:
+    """Isolate the network, then start a control plane in a fresh temporary folder, on `slot`'s ports,
+    emulating the Kubernetes minor `emulated` (empty: the binaries' own)."""
     bin_dir = engines_bin()
     isolate_network()
-    folder = Path(tempfile.mkdtemp(prefix="eks-devices-e2e-"))
-    plane = ControlPlane(bin_dir, folder, feature_gates)
+    folder = Path(tempfile.mkdtemp(prefix=f"eks-devices-e2e-{emulated or 'own'}-"))
+    plane = ControlPlane(bin_dir, folder, feature_gates, emulated, Ports(slot))
     try:
         return plane.start()
     except BaseException:

@@ -83,7 +83,9 @@ INSTANCE_TYPES = {
 MANAGERS = ["auto", "dra", "device-plugin", "none"]
 
 
-def generated_stack(rng: random.Random, mode: str, name: str) -> dict[str, Any]:
+def generated_stack(rng: random.Random, mode: str, name: str,
+                    kubernetes: tuple[str, ...] = ("1.35", "1.36")) -> dict[str, Any]:
+    """A stack of `mode` with one to three random pools, on one of the `kubernetes` minors."""
     pools: dict[str, Any] = {}
     for i in range(rng.randint(1, 3)):
         family = rng.choice(sorted(INSTANCE_TYPES))
@@ -98,17 +100,19 @@ def generated_stack(rng: random.Random, mode: str, name: str) -> dict[str, Any]:
         if rng.random() < 0.3:
             pool["labels"] = {"team": rng.choice(["research", "infer", "a.b-c_d"])}
         pools[f"pool-{i}"] = pool
-    return stacks.config(mode, rng.choice(["1.35", "1.36"]), pools, name=name)
+    return stacks.config(mode, rng.choice(kubernetes), pools, name=name)
 
 
-def generated_stacks(per_mode: int, seed: int = 22) -> list[tuple[str, dict[str, Any]]]:
-    """`per_mode` stacks of each mode that the toolkit accepts (no config problems, no error findings)."""
+def generated_stacks(per_mode: int, seed: int = 22,
+                     kubernetes: tuple[str, ...] = ("1.35", "1.36")) -> list[tuple[str, dict[str, Any]]]:
+    """`per_mode` stacks of each mode on the `kubernetes` minors that the toolkit accepts (no config
+    problems, no error findings)."""
     rng = random.Random(seed)
     out: list[tuple[str, dict[str, Any]]] = []
     for mode in ("auto-mode", "karpenter", "managed-node-groups"):
         found = 0
         for _ in range(400):
-            cfg = generated_stack(rng, mode, f"gen-{mode[:4]}-{found}")
+            cfg = generated_stack(rng, mode, f"gen-{mode[:4]}-{found}", kubernetes)
             try:
                 if stacks.build(cfg).errors:
                     continue

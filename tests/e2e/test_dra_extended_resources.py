@@ -12,7 +12,6 @@ fit binds none.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,7 +75,7 @@ def cases_of(ident: str, plan: Plan) -> list[Case]:
             for node_fit in nodes:
                 node = scope.pool_nodes(plan, pool, node_fit.instance_type)[0]
                 out.append(Case(f"{ident}-{len(out)}", claim, pool_name, node_fit, node.labels,
-                                claim_fit.node_devices(pool, node_fit.instance_type), classes))
+                                claim_fit.node_devices(pool, node_fit.instance_type, plan.spec.cluster.kubernetes), classes))
     return out
 
 
@@ -113,15 +112,15 @@ def clean(plane: ControlPlane, cases: list[Case]) -> None:
 
 
 # -- the stacks -------------------------------------------------------------------------------------
-def _stack(mode: str, pools: dict[str, Any], claims: dict[str, Any]) -> Plan:
+def _stack(mode: str, pools: dict[str, Any], claims: dict[str, Any], kubernetes: str) -> Plan:
     static = {} if mode != "managed-node-groups" else {"provisioning": "static", "replicas": 1}
-    return stacks.build(stacks.config(mode, "1.36", {k: {**static, **p} for k, p in pools.items()},
+    return stacks.build(stacks.config(mode, kubernetes, {k: {**static, **p} for k, p in pools.items()},
                                       name="extended", claims=claims))
 
 
-def planned() -> list[Case]:
+def planned(kubernetes: str = "1.36") -> list[Case]:
     """Extended-resource claims of several counts on DRA pools of each mode: whole GPUs, MIG (whose class
-    selects no whole GPU), consumable GPU shares, Neuron and EFA devices."""
+    selects no whole GPU), consumable GPU shares, Neuron and EFA devices; on Kubernetes `kubernetes`."""
     gpu = {"instanceTypes": ["g6.xlarge", "g6e.12xlarge", "p5.48xlarge"], "devices": {"nvidia": "dra", "efa": "dra"}}
     mig = {"instanceTypes": ["p4d.24xlarge"], "devices": {"nvidia": "dra"},
            "gpuSharing": {"strategy": "mig", "profile": "1g.5gb"}}
@@ -136,21 +135,25 @@ def planned() -> list[Case]:
     gpus = [{"nvidia.com/gpu": n} for n in (1, 2, 4, 8, 9)]
     out = []
     for mode in ("auto-mode", "karpenter", "managed-node-groups"):
-        plans = [_stack(mode, {"gpu": gpu}, claims(["gpu"], gpus))]
+        plans = [_stack(mode, {"gpu": gpu}, claims(["gpu"], gpus), kubernetes)]
         if mode != "auto-mode":
-            plans += [_stack(mode, {"mig": mig}, claims(["mig"], gpus[:2])),
-                      _stack(mode, {"shares": shares}, claims(["shares"], gpus[:3])),
+            plans += [_stack(mode, {"mig": mig}, claims(["mig"], gpus[:2]), kubernetes),
+                      _stack(mode, {"shares": shares}, claims(["shares"], gpus[:3]), kubernetes),
                       _stack(mode, {"neuron": neuron}, claims(["neuron"], [
                           {"aws.amazon.com/neuron": 1}, {"aws.amazon.com/neuron": 16},
-                          {"vpc.amazonaws.com/efa": 1}, {"vpc.amazonaws.com/efa": 8}]))]
+                          {"vpc.amazonaws.com/efa": 1}, {"vpc.amazonaws.com/efa": 8}]), kubernetes)]
         for i, plan in enumerate(plans):
             out += cases_of(f"{mode[:3]}{i}", plan)
     return out
 
 
 @pytest.fixture(scope="module")
-def outcomes(control_plane: ControlPlane) -> Iterator[list[tuple[Case, int]]]:
-    cases = planned()
+def outcomes(control_plane: ControlPlane) -> list[tuple[Case, int]]:
+    return run(control_plane, planned())
+
+
+def run(control_plane: ControlPlane, cases: list[Case]) -> list[tuple[Case, int]]:
+    """Each case with the Pods the scheduler bound, batch by batch."""
     results: list[tuple[Case, int]] = []
     pending = list(cases)
     while pending:  # DeviceClasses are cluster-wide: a batch holds cases whose classes agree
@@ -169,13 +172,18 @@ def outcomes(control_plane: ControlPlane) -> Iterator[list[tuple[Case, int]]]:
                 control_plane.delete("resource.k8s.io/v1", "DeviceClass", name)
         results += [(c, real[c.id]) for c in batch]
         pending = rest
-    yield results
+    return results
+
+
+def disagreements(outcomes: list[tuple[Case, int]]) -> dict[str, str]:
+    """The cases whose bound Pods differ from the fit check's per-node count."""
+    return {f"{c.id} {c.claim.name}@{c.pool}/{c.node_fit.instance_type}":
+            f"bound {real} of {c.pods}, the fit check says {c.node_fit.per_node} ({c.node_fit.reason or 'fits'})"
+            for c, real in outcomes if real != min(c.node_fit.per_node, c.pods)}
 
 
 def test_extended_resources_on_dra_pools_are_bound_as_the_fit_check_says(outcomes: list[tuple[Case, int]]) -> None:
-    wrong = {f"{c.id} {c.claim.name}@{c.pool}/{c.node_fit.instance_type}":
-             f"bound {real} of {c.pods}, the fit check says {c.node_fit.per_node} ({c.node_fit.reason or 'fits'})"
-             for c, real in outcomes if real != min(c.node_fit.per_node, c.pods)}
+    wrong = disagreements(outcomes)
     assert not wrong, wrong
 
 

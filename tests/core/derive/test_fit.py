@@ -10,6 +10,7 @@ from eks_devices.core import cel
 from eks_devices.core.derive import claims, fit
 from eks_devices.core.knowledge import catalog, devices
 from eks_devices.core.knowledge.device_classes import CD_CHANNEL_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL
+from support import stacks
 
 CLASSES = {
     "gpu.nvidia.com": [GPU_CEL], "mig.nvidia.com": [MIG_CEL], "efa.networking.k8s.aws": [EFA_CEL],
@@ -345,6 +346,15 @@ def test_consumable_shares_let_several_claims_share_a_gpu() -> None:
     assert node_fit("g6e.xlarge", built, gpu_shares=4).per_node == 4
 
 
+def test_allocation_mode_all_shares_a_gpu_with_consumable_shares() -> None:
+    """`allocationMode: All` takes one share of every matching GPU, so with 4 shares per GPU four such claims fit
+    (the real 1.36 scheduler binds them: tests/e2e/test_dra_allocation.py, edge `shares-all`); an exclusive
+    GPU still serves one."""
+    every = claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", "all")], (), [])
+    assert node_fit("g6e.xlarge", every).per_node == 1
+    assert node_fit("g6e.12xlarge", every, gpu_shares=4).per_node == 4
+
+
 def test_shared_claim_is_allocated_once() -> None:
     result = node_fit("p5.48xlarge", claims.time_sliced_gpu_claim("c"))
     assert result.per_node == 1
@@ -406,3 +416,17 @@ def test_the_search_budget_bounds_the_whole_claim_not_each_combination(monkeypat
     monkeypatch.setattr(fit, "SEARCH_BUDGET", 3 * per_combination)
     result = fit.fit_node(_pairs_claim(9), CLASSES, node, "p5.48xlarge")
     assert result.cause == "undetermined" and "gave up" in result.reason
+
+
+@pytest.mark.parametrize(("version", "per_node"), [("1.34", 4), ("1.35", 4), ("1.36", 16)])
+def test_consumable_shares_count_only_where_the_api_server_keeps_them(version: str, per_node: int) -> None:
+    """Before 1.36 DRAConsumableCapacity is off: the API server drops a device's `allowMultipleAllocations`, so
+    each of g6e.12xlarge's 4 GPUs goes to one claim (a real 1.34/1.35 scheduler binds 4 one-GPU Pods, not 16:
+    tests/e2e/test_kubernetes_versions.py). The stack is refused there too (`karpenter-time-slicing`), but the
+    fit it reports must be the cluster's."""
+    pool = {"instanceTypes": ["g6e.12xlarge"], "devices": {"nvidia": "dra"},
+            "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}
+    plan = stacks.build(stacks.config("karpenter", version, {"shares": pool},
+                                      claims={"one": {"pools": ["shares"], "gpus": {"count": 1}}}))
+    [claim] = plan.claims
+    assert [n.per_node for n in claim.pools["shares"].nodes] == [per_node]

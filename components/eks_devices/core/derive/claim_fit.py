@@ -18,7 +18,7 @@ from eks_devices.core.config.stack import FAMILIES, Family, Spec
 from eks_devices.core.derive import claims
 from eks_devices.core.derive.fit import describe, fit_node, walk
 from eks_devices.core.families import FAMILY
-from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge import catalog, versions
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
 from eks_devices.core.knowledge.devices import SIMULATED, Device, inventory
 from eks_devices.core.model import ClaimPlan, DeviceClassPlan, NodeFit, PoolFit, PoolPlan
@@ -36,19 +36,23 @@ def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -
     return ""
 
 
-def _node_kwargs(pool: PoolPlan) -> dict[str, Any]:
+def _node_kwargs(pool: PoolPlan, kubernetes: tuple[int, int]) -> dict[str, Any]:
+    """What shapes a node's devices: MIG, consumable GPU shares (only where the cluster's API server keeps a
+    device's `allowMultipleAllocations`: DRAConsumableCapacity), ComputeDomains, EFA interfaces."""
     sharing = pool.config.gpu_sharing
     shares = pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)
+    consumable = kubernetes >= versions.CONSUMABLE_CAPACITY_KUBERNETES
     return {"mig_profile": sharing.profile if sharing.strategy == "mig" else None,
-            "gpu_shares": int(shares) if shares and shares.isdigit() else None,
+            "gpu_shares": int(shares) if consumable and shares and shares.isdigit() else None,
             "compute_domains": pool.config.compute_domains,
             "efa_interfaces": efa_interfaces(pool)}
 
 
-def node_devices(pool: PoolPlan, instance_type: str) -> tuple[Device, ...]:
-    """The devices the pool's DRA drivers publish on one node of `instance_type` (what the fit check allocates)."""
+def node_devices(pool: PoolPlan, instance_type: str, kubernetes: tuple[int, int]) -> tuple[Device, ...]:
+    """The devices the pool's DRA drivers publish on one node of `instance_type`, as a cluster of Kubernetes
+    `kubernetes` stores them (what the fit check allocates)."""
     dra = tuple(f for f in FAMILIES if pool.serves(f, "dra"))  # inferred: Auto Mode launches a DRA node
-    return inventory(instance_type, dra, **_node_kwargs(pool))
+    return inventory(instance_type, dra, **_node_kwargs(pool, kubernetes))
 
 
 def efa_interfaces(pool: PoolPlan) -> int | None:
@@ -69,8 +73,10 @@ def _not_launched(instance_type: str) -> NodeFit | None:
                    "it for device-plugin Pods only", "no-devices")
 
 
-def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Sequence[str]]) -> PoolFit:
-    """The claim on every instance type of the pool, with the devices its DRA drivers publish."""
+def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Sequence[str]],
+             kubernetes: tuple[int, int]) -> PoolFit:
+    """The claim on every instance type of the pool, with the devices its DRA drivers publish on a cluster of
+    Kubernetes `kubernetes`."""
     blocked = _blocked(pool, built.families)
     if blocked:
         return PoolFit(pool.name, (), f"does not fit: {blocked}", blocked)
@@ -81,7 +87,7 @@ def fit_pool(built: claims.BuiltClaim, pool: PoolPlan, classes: Mapping[str, Seq
         return PoolFit(pool.name, nodes, describe(nodes, built.shared))
     inferred = any(pool.manager(f) == "inferred" for f in built.families)
     nodes = tuple((inferred and _not_launched(t))
-                  or fit_node(built.devices, classes, node_devices(pool, t), t, built.shared)
+                  or fit_node(built.devices, classes, node_devices(pool, t, kubernetes), t, built.shared)
                   for t in pool.instance_types)
     return PoolFit(pool.name, nodes, describe(nodes, built.shared))
 
@@ -118,7 +124,7 @@ def fit_extended(resources: Mapping[str, int], pool: PoolPlan, device_classes: S
         for t in pool.instance_types:
             if manager == "dra":
                 request = {"requests": [claims.exact("extended", serving[0].name, count)]}
-                per_type[t].append(fit_node(request, classes, node_devices(pool, t), t))
+                per_type[t].append(fit_node(request, classes, node_devices(pool, t, kubernetes), t))
                 continue
             have = _hardware(catalog.instance_types()[t], family, pool)
             sharing = pool.config.gpu_sharing
@@ -158,6 +164,6 @@ def plan_claims(spec: Spec, pools: Mapping[str, PoolPlan],
             out.append(ClaimPlan(name, claim, None, families, selector, fits))
             continue
         missing = tuple(sorted({c for _, c in walk(built.devices["requests"]) if c not in classes}))
-        fits = {p.name: fit_pool(built, p, classes) for p in targets}
+        fits = {p.name: fit_pool(built, p, classes, spec.cluster.kubernetes) for p in targets}
         out.append(ClaimPlan(name, claim, built, built.families, _dra_selector(built, targets), fits, missing))
     return tuple(out)

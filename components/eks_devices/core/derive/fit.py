@@ -118,7 +118,11 @@ class _Search:
         alt = self.alts[index]
         pool = self.candidates[alt.key]
         if alt.all_:
-            if not pool or any(self.used.get((d.driver, d.name), 0) > 0 for d in pool):
+            # every matching device, each with an allocation left: a device that allows several (consumable
+            # shares) still serves another claim's All (kubernetes v1.36.3 `dynamic-resource-allocation`
+            # structured allocator, allocateOne: All devices are allocated through allocateDevice, which
+            # admits a multi-allocatable device while its capacity lasts)
+            if not pool or any(self.used.get((d.driver, d.name), 0) >= d.allocations for d in pool):
                 return False
             return self._place(alt, list(pool), 0, len(pool), index, strict=True)
         return self._place(alt, [d for d in pool if (d.driver, d.name) not in self.taken], 0, alt.count, index)

@@ -50,7 +50,7 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
             return f"Karpenter ships no DRA metadata for {', '.join(missing)}"
         if devices.pool_sharing and sharing == "mig":
             return "Karpenter does not launch nodes for MIG claims (use a static pool)"
-        if devices.pool_sharing and sharing == "time-slicing" and k8s < (1, 36):
+        if devices.pool_sharing and sharing == "time-slicing" and k8s < versions.CONSUMABLE_CAPACITY_KUBERNETES:
             return "Karpenter time-slicing through consumable capacity needs Kubernetes 1.36"
     return None
 

@@ -14,6 +14,7 @@ from eks_devices.core.derive.claims import DRIVER_FAMILIES, class_keys, selector
 from eks_devices.core.derive.fit import walk
 from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.families.base import DROP
+from eks_devices.core.knowledge import versions
 from eks_devices.core.knowledge.device_classes import (
     AUTO_MODE_CLASSES,
     CHANNEL_CLASS,
@@ -43,9 +44,8 @@ def class_family(device_class: str) -> str | None:
     return DRIVER_FAMILIES.get(CLASS_DRIVERS.get(device_class, ""))
 
 
-# `distinctAttribute` belongs to DRAConsumableCapacity: alpha (off) in 1.34-1.35, beta (on) from 1.36
-# (kubernetes/api v0.36.3 `resource/v1/types.go`).
-DISTINCT_ATTRIBUTE_FROM = (1, 36)
+# `distinctAttribute` belongs to DRAConsumableCapacity (kubernetes/api v0.36.3 `resource/v1/types.go`).
+DISTINCT_ATTRIBUTE_FROM = versions.CONSUMABLE_CAPACITY_KUBERNETES
 
 
 @rule("claim-distinct-attribute-version",
