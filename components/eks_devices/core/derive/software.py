@@ -19,7 +19,7 @@ from typing import Any
 
 from eks_devices.core.config.stack import FAMILIES, Family, Spec
 from eks_devices.core.families import DESCRIPTORS, EFA, FAMILY, NEURON, NVIDIA
-from eks_devices.core.knowledge import catalog, charts, registries
+from eks_devices.core.knowledge import catalog, charts, registries, versions
 from eks_devices.core.knowledge.device_classes import (
     BASE_CLASSES,
     EXTENDED_RESOURCE_KUBERNETES,
@@ -69,7 +69,8 @@ def _dynamic_mig(spec: Spec, mig_pools: list[PoolPlan]) -> bool:
     when every DRA MIG pool can use it; otherwise MIG stays static (partitions made on the node)."""
     models = {catalog.instance_types()[t].gpu_model for p in mig_pools for t in p.instance_types
               if catalog.instance_types()[t].has_nvidia}
-    return bool(mig_pools) and spec.cluster.kubernetes >= (1, 36) and models <= charts.DYNAMIC_MIG_GPU_MODELS
+    return (bool(mig_pools) and spec.cluster.kubernetes >= versions.PARTITIONABLE_DEVICES_KUBERNETES
+            and models <= charts.DYNAMIC_MIG_GPU_MODELS)
 
 
 # The NVIDIA driver's gate for a sharing strategy of its opaque GpuConfig: without it the driver

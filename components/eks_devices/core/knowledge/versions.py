@@ -16,6 +16,9 @@ AUTO_MODE_DRA_KUBERNETES = (1, 36)
 # `pkg/features/kube_features.go`). Before, the API server drops those fields on write (`dropDisabledFields`
 # in `pkg/registry/resource/*/strategy.go`), so the scheduler allocates every device to one claim at a time.
 CONSUMABLE_CAPACITY_KUBERNETES = (1, 36)
+# DRAPartitionableDevices (KEP-4815: devices carved out of shared counters, which the NVIDIA DRA driver's DynamicMIG
+# publishes): alpha and off in 1.34-1.35, beta and on from 1.36 (kubernetes v1.36.3 `pkg/features/kube_features.go`).
+PARTITIONABLE_DEVICES_KUBERNETES = (1, 36)
 
 # The Kubernetes minors a stack may name: the oldest EKS still creates clusters on (1.31's extended support ended
 # 2026-11-26, 1.32's ends 2027-03-23: EKS User Guide, kubernetes-versions.html, "Amazon EKS Kubernetes release

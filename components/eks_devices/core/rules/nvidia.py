@@ -32,6 +32,9 @@ from eks_devices.core.rules.registry import (
 )
 from eks_devices.core.values import dig
 
+CONSUMABLE = versions.CONSUMABLE_CAPACITY_KUBERNETES
+PARTITIONABLE = versions.PARTITIONABLE_DEVICES_KUBERNETES
+
 
 @rule("bottlerocket-bundled-plugin", "Bottlerocket's bundled NVIDIA plugin is off on NVIDIA DRA pools")
 def _bottlerocket_bundled_plugin(plan: Plan) -> Iterator[Verdict]:
@@ -72,7 +75,8 @@ def _mig_partitions(plan: Plan) -> Iterator[Verdict]:
         yield warning(at(pool, "gpuSharing.profile"),
                       f"the toolkit does not partition GPUs: {pool.config.gpu_sharing.profile} MIG devices exist only "
                       "once the node's GPUs are partitioned; the NVIDIA DRA driver does it on demand (DynamicMIG) "
-                      "only with Hopper or later GPUs on Kubernetes 1.36, on every DRA MIG pool of the stack",
+                      f"only with Hopper or later GPUs on Kubernetes {versions.show(PARTITIONABLE)}, on every DRA MIG "
+                      "pool of the stack",
                       _dynamic_mig_fix(plan, pool))
 
 
@@ -82,8 +86,8 @@ def _dynamic_mig_fix(plan: Plan, pool: PoolPlan) -> str:
     steps = []
     if pool.manager("nvidia") != "dra":
         steps.append(f"set nodePools.{pool.name}.devices.nvidia: dra")
-    if plan.spec.cluster.kubernetes < (1, 36):
-        steps.append('set cluster.version "1.36" or later')
+    if plan.spec.cluster.kubernetes < PARTITIONABLE:
+        steps.append(f'set cluster.version "{versions.show(PARTITIONABLE)}" or later')
     older = [p for p in plan.pools.values() if p.config.gpu_sharing.strategy == "mig"
              and (p is pool or p.manager("nvidia") == "dra") and _pre_hopper(p)]
     for other in older:
@@ -236,7 +240,7 @@ def _karpenter_time_slicing(plan: Plan) -> Iterator[Verdict]:
     for pool, _ in dra_pools(plan, ("nvidia",)):
         if not pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION):
             continue  # static pools time-slice through the driver's GpuConfig, not consumable capacity
-        low = plan.spec.cluster.kubernetes < (1, 36) or plan.spec.cluster.karpenter_version < (1, 15, 0)
+        low = plan.spec.cluster.kubernetes < CONSUMABLE or plan.spec.cluster.karpenter_version < (1, 15, 0)
         driver = plan.releases["nvidia-dra-driver"].version
         since = charts.CONSUMABLE_SHARES_SINCE
         carrying = [v for v in charts.RELEASES["nvidia-dra-driver"].versions
@@ -245,11 +249,13 @@ def _karpenter_time_slicing(plan: Plan) -> Iterator[Verdict]:
                f"pins {charts.CHARTS['nvidia-dra-driver'].version}), or use devices.nvidia: device-plugin for "
                "time-slicing")
         if low:
-            upgrades = [u for u, short in (('cluster.version "1.36"', plan.spec.cluster.kubernetes < (1, 36)),
+            upgrades = [u for u, short in ((f'cluster.version "{versions.show(CONSUMABLE)}"',
+                                            plan.spec.cluster.kubernetes < CONSUMABLE),
                                            ("cluster.karpenter.version 1.15.0",
                                             plan.spec.cluster.karpenter_version < (1, 15, 0))) if short]
             yield error(at(pool, "gpuSharing.strategy"),
-                        "GPU time-slicing through consumable capacity needs Kubernetes 1.36 and Karpenter 1.15",
+                        f"GPU time-slicing through consumable capacity needs Kubernetes {versions.show(CONSUMABLE)} "
+                        "and Karpenter 1.15",
                         f"set {' and '.join(upgrades)} or later (time-slicing through DRA then runs as an alpha "
                         "feature, which a warning of this rule says), or use devices.nvidia: device-plugin for "
                         "time-slicing")
