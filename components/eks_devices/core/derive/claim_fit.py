@@ -36,11 +36,16 @@ def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -
     return ""
 
 
+def consumable_shares(pool: PoolPlan) -> int | None:
+    """The GPU shares the pool's EC2NodeClass gives each GPU (Karpenter's consumable-capacity annotation)."""
+    shares = pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)
+    return int(shares) if shares and shares.isdigit() else None
+
+
 def _node_kwargs(pool: PoolPlan) -> dict[str, Any]:
     sharing = pool.config.gpu_sharing
-    shares = pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)
     return {"mig_profile": sharing.profile if sharing.strategy == "mig" else None,
-            "gpu_shares": int(shares) if shares and shares.isdigit() else None,
+            "gpu_shares": consumable_shares(pool),
             "compute_domains": pool.config.compute_domains,
             "efa_interfaces": efa_interfaces(pool)}
 

@@ -1,0 +1,34 @@
+"""What Karpenter launches for a claim on a dynamic pool (`derive/karpenter_launch.py`); the e2e tier
+(`tests/e2e/test_karpenter_launch.py`) compares the same answers with Karpenter's own scheduler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eks_devices.core.derive import karpenter_launch
+from eks_devices.core.derive.karpenter_launch import Launch
+from support import stacks
+
+GPU_POOL = {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "dra", "efa": "dra"}}
+TWO_GPUS = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}
+
+
+def launch_of(claim: dict[str, Any], pools: dict[str, Any] | None = None, **cluster: Any) -> Launch:
+    plan = stacks.build(stacks.config("karpenter", "1.36", pools or {"gpu": GPU_POOL}, name="launch",
+                                      claims={"c": {"pools": ["gpu"], **claim}}, **cluster))
+    (found,) = karpenter_launch.launches(plan, plan.claims[0]).values()
+    return found
+
+
+def test_a_claim_the_metadata_serves_launches_the_pools_types() -> None:
+    assert launch_of({"requests": [TWO_GPUS]}).instance_types == ("p5.48xlarge",)
+
+
+def test_distinct_attribute_is_refused_before_any_type_is_tried() -> None:
+    """Karpenter 1.15 refuses a claim with a distinctAttribute constraint (sigs.k8s.io/karpenter v1.15.0
+    `pkg/scheduling/dynamicresources/request.go` ValidateClaimRequest: "DistinctAttribute constraints not
+    done yet"), though two GPUs on distinct PCIe roots fit a p5 node."""
+    found = launch_of({"requests": [TWO_GPUS],
+                       "constraints": [{"requests": ["gpu"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]})
+    assert found.instance_types == ()
+    assert "distinctAttribute" in found.reason and "constraints.0" in found.reason
