@@ -248,6 +248,16 @@ def source_cases() -> Iterator[tuple[str, dict[str, Any]]]:
     yield "derived", stacks.config("karpenter", "1.36", pools, name="launch", claims=claims)
     one_gate = {"gpu": gpu}
     yield "single-gate", stacks.config("karpenter", "1.36", one_gate, name="launch", claims={"one": claims["one"]})
+    # ComputeDomain channels exist on the node (the pool turns them on), never in Karpenter's metadata
+    channel = {"pools": ["both"], "requests": [
+        {"name": "channel", "exactly": {"deviceClassName": "compute-domain-default-channel.nvidia.com"}}]}
+    yield "compute-domains", stacks.config("karpenter", "1.36", {"both": {**both, "computeDomains": True}},
+                                           name="launch", claims={"channel": channel, "aligned": claims["aligned"]})
+    # one EFA interface in the layout: Karpenter still assumes an EFA on every EFA-capable card
+    one_efa = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+               {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}]
+    yield "one-efa", stacks.config("karpenter", "1.36", {"both": {**both, "efa": {"networkInterfaces": one_efa}}},
+                                   name="launch", claims={"efa-eight": {"pools": ["both"], "efa": {"count": 8}}})
     for ident, release in (("enable-dra", {"enableDRA": True}), ("ignore", {"ignoreDRARequests": True}),
                            ("no-gates", {}), ("efa-gate", {"awsFeatureGates": {"draEFA": True}})):
         yield ident, stacks.config("karpenter", "1.36", pools, name="launch", claims=claims, cluster={
@@ -315,12 +325,13 @@ def test_staging_claims_launch_as_the_model_says(plane: controlplane.ControlPlan
 def test_the_guides_cases_launch_as_the_model_says(plane: controlplane.ControlPlane, scheduler: Path,
                                                    records: dict[str, dict[str, Any]]) -> None:
     built_stacks = built(source_cases(), records)
-    assert {s.ident for s in built_stacks} == {"derived", "single-gate", "enable-dra", "ignore", "no-gates",
-                                                "efa-gate"}
+    assert {s.ident for s in built_stacks} == {"derived", "single-gate", "compute-domains", "one-efa", "enable-dra",
+                                                "ignore", "no-gates", "efa-gate"}
     checked = _check(plane, scheduler, built_stacks, records)
     launched = {(i.rsplit("-", 1)[0], c.claim.name): o.instance_types for i, (c, o) in checked.items()}
     assert launched[("derived", "one")] == ("g6e.12xlarge",)  # never g7e
-    assert launched[("derived", "distinct")] == ()
+    assert launched[("derived", "distinct")] == () and launched[("compute-domains", "channel")] == ()
+    assert launched[("one-efa", "efa-eight")] == ("p5.48xlarge",)  # though the node gets one EFA
     assert launched[("derived", "shares-two")] == ("g6e.12xlarge",)
     assert launched[("ignore", "one")] == launched[("no-gates", "one")] == ()
     assert launched[("efa-gate", "efa-one")] == ("p5.48xlarge",) and launched[("efa-gate", "aligned")] == ()

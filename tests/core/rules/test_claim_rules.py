@@ -354,3 +354,12 @@ def test_a_claim_karpenter_refuses_is_an_error_at_its_constraint_on_dynamic_pool
 ])
 def test_not_launched_is_quiet_when_karpenter_launches_or_another_rule_speaks(claim: dict) -> None:
     assert not findings(KARPENTER, {"x": claim}, "karpenter-claim-not-launched")
+
+
+def test_a_compute_domain_channel_on_a_dynamic_pool_is_left_to_the_pool_s_rule() -> None:
+    pools = {"gpu-dra": {"instanceTypes": ["p5.48xlarge"], "computeDomains": True}}
+    cfg = stacks.config("karpenter", name="c", cluster={"karpenter": {"version": "1.15.0"}}, pools=pools)
+    channel = {"pools": ["gpu-dra"], "requests": [
+        {"name": "channel", "exactly": {"deviceClassName": "compute-domain-default-channel.nvidia.com"}}]}
+    assert not findings(cfg, {"x": channel}, "karpenter-claim-not-launched")
+    assert findings(cfg, {"x": channel}, "karpenter-compute-domains-static-only")

@@ -346,13 +346,16 @@ def _not_launched_fix(claim: ClaimPlan, pool: str, launch: Launch) -> str:
 def _karpenter_claim_not_launched(plan: Plan) -> Iterator[Verdict]:
     """Karpenter launches a node for a pending DRA Pod only when the devices its metadata describes satisfy the
     claim and its claim validation accepts it (derive/karpenter_launch.py); a claim the running node would
-    serve can still never get one. Left to their own rules: MIG claims, missing classes, the DRA gates."""
+    serve can still never get one. Left to their own rules: MIG claims, ComputeDomain channels
+    (karpenter-compute-domains-static-only), missing classes, the DRA gates."""
     gated = dra_gates(plan.karpenter.values.get("settings")) if plan.karpenter else set()
     for claim in stack_claims(plan):
         if claim.built is None or claim.missing_classes:
             continue
         if any(f in GATES and f not in gated for f in claim.families):
             continue  # karpenter-dra-gates-match-drivers: the release's gates leave a family out
+        if any(CLASS_DRIVERS.get(c) == CHANNEL_DRIVER for _, c in walk(claim.built.devices.get("requests", []))):
+            continue
         mig = mig_dynamic_pools(plan, claim)
         for name, found in sorted(launches(plan, claim).items()):
             fit = claim.pools.get(name)
