@@ -343,6 +343,6 @@ def test_the_guides_cases_launch_as_the_model_says(plane: controlplane.ControlPl
 
 def test_generated_claims_launch_as_the_model_says(plane: controlplane.ControlPlane, scheduler: Path,
                                                    records: dict[str, dict[str, Any]]) -> None:
-    checked = _check(plane, scheduler, built(generated(12), records), records)
+    checked = _check(plane, scheduler, built(generated(40), records), records)
     assert any(o.instance_types for _, o in checked.values()) and any(not o.instance_types
                                                                       for _, o in checked.values())

@@ -32,3 +32,19 @@ def test_distinct_attribute_is_refused_before_any_type_is_tried() -> None:
                        "constraints": [{"requests": ["gpu"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]})
     assert found.instance_types == ()
     assert "distinctAttribute" in found.reason and "constraints.0" in found.reason
+
+
+def test_a_gpu_with_shares_serves_two_requests_of_one_claim_in_karpenter_s_simulation() -> None:
+    """Karpenter's allocator gates a device with shares by capacity only (sigs.k8s.io/karpenter v1.15.0
+    `allocator.go` tryDevice), so two GPUs on one PCIe root with an EFA launch a p5 node (one GPU per root),
+    where the scheduler on the node, giving a device once per claim, never allocates the claim."""
+    aligned = {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}},
+        {"name": "efa", "exactly": {"deviceClassName": "efa.networking.k8s.aws", "count": 1}}],
+        "constraints": [{"requests": ["gpu", "efa"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]}
+    shares = {"gpu": {**GPU_POOL, "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}
+    assert launch_of(aligned, shares).instance_types == ("p5.48xlarge",)
+    plan = stacks.build(stacks.config("karpenter", "1.36", shares, name="launch",
+                                      claims={"c": {"pools": ["gpu"], **aligned}}))
+    assert not plan.claims[0].pools["gpu"].fits  # the node's scheduler: one GPU per root, given once
+    assert launch_of(aligned).instance_types == ()  # whole GPUs: no shares to take twice

@@ -4,7 +4,8 @@ Karpenter 1.15 simulates a pending Pod's ResourceClaims against the devices its 
 instance type will publish, before any node exists (sigs.k8s.io/karpenter v1.15.0
 `pkg/controllers/provisioning/scheduling/scheduler.go` with its `dynamicresources` allocator): whole GPUs
 (no MIG, no ComputeDomain channels), an EFA on every EFA-capable card, consumable GPU shares from the
-EC2NodeClass annotation, and only for the drivers whose gate is on (karpenter-provider-aws v1.15.0
+EC2NodeClass annotation (a GPU with shares may serve several requests of one claim while they last, which
+the scheduler on the node never does), and only for the drivers whose gate is on (karpenter-provider-aws v1.15.0
 `pkg/cloudprovider/dynamicresources.go` `populateDynamicResources`, `pkg/providers/nvidiadra`,
 `pkg/providers/efadra`). The chart turns its values into those gates (`charts/karpenter/templates/
 _helpers.tpl`, `karpenter.dra`). The node it then launches may publish other devices (a MIG layout, fewer
@@ -112,7 +113,7 @@ def launch(plan: Plan, claim: ClaimPlan, pool: PoolPlan) -> Launch | None:
                    .karpenter_dra_metadata else "no gated driver's metadata covers it")
             fits.append(NodeFit(t, 0, f"{t}: {why}", "no-devices"))
             continue
-        fits.append(fit_node(claim.built.devices, classes, devices, t, claim.built.shared))
+        fits.append(fit_node(claim.built.devices, classes, devices, t, claim.built.shared, reuse_shared=True))
     launched = tuple(f.instance_type for f in fits if f.fits)
     return Launch(pool.name, launched, "" if launched else describe(tuple(fits), claim.built.shared),
                   "" if launched else "devices", not _reads_pcie_root(claim))
