@@ -5,7 +5,8 @@ For every DRA claim and every dynamic Karpenter pool it targets (the staging sta
 the source's cases, and generated stacks drawn with a fixed seed), one pending Pod using the claim (its
 nodeSelector, tolerating every taint) is solved by `karpenter-scheduler`: sigs.k8s.io/karpenter v1.15.0's
 `scheduling.NewScheduler` + `Solve` with its DRA allocator, given the NodePool and EC2NodeClass the
-program renders, the stack's DeviceClasses, and instance types the AWS provider builds (its resolver, its
+toolkit renders (`manifests.nodes.render`, what the program applies), the stack's DeviceClasses and the claim,
+each as the API server stores it (a dry-run apply defaults a request's count), and instance types the AWS provider builds (its resolver, its
 NVIDIA and EFA DRA metadata under the feature gates) from EC2 DescribeInstanceTypes records (moto's copy,
 the catalogue's own source). It must launch a node exactly when the model says so, offering exactly the
 instance types the model names; when it launches none, the model must say why.
@@ -14,7 +15,13 @@ Limits of the oracle, so not judged here: the chart's translation of `settings` 
 IGNORE_DRA_REQUESTS (`karpenter_launch.ignores_dra`, `karpenter_gates.dra_gates`; read from
 charts/karpenter/templates/_helpers.tpl `karpenter.dra`) is ours, as are the offerings (one on-demand and
 one spot offering per zone) and the EC2NodeClass's discovered subnets; p6e-gb200 has no DescribeInstanceTypes
-record in moto, so pools listing it are left out.
+record in moto, so pools listing it are left out. Each case offers Karpenter only its pool's instance types,
+which the NodePool's `node.kubernetes.io/instance-type` requirement lists.
+
+Limits of the model, declared: a selector naming a PCIe root leaves the launch unsettled (Karpenter reads the
+root names its metadata scraped; `device_layouts` keeps how many devices share a root, not its name). Where
+Karpenter launches a node the claim then never allocates on (a GPU with shares taken twice by one claim, an EFA
+assumed on every card), the model follows Karpenter: `claim_fit` judges the node.
 """
 
 from __future__ import annotations
@@ -22,7 +29,6 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import os
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -60,15 +66,10 @@ def plane(control_plane: controlplane.ControlPlane) -> controlplane.ControlPlane
 
 
 @pytest.fixture(scope="module")
-def scheduler() -> Path:
-    try:
-        binary = controlplane.engines_bin() / "karpenter-scheduler"
-    except controlplane.EnginesMissing as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"the e2e tier must run in CI, but {exc}: run `{controlplane.ENABLE}` first")
-        pytest.skip(f"e2e tier skipped ({exc}); `{controlplane.ENABLE}` enables it")
-    if not binary.is_file():
-        pytest.fail(f"{binary} is missing from a complete engines build")
+def scheduler(plane: controlplane.ControlPlane) -> Path:
+    """The engine, from the engines folder the control plane runs from (the tier skips without one)."""
+    binary = plane.bin_dir / "karpenter-scheduler"
+    assert binary.is_file(), f"{binary} is missing from a complete engines build"
     return binary
 
 
@@ -166,7 +167,9 @@ def solve(plane: controlplane.ControlPlane, binary: Path, stack: Stack,
         plane.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": case.namespace}})
     aws, ignore = karpenter_env(stack.plan)
     types = sorted({t for case in stack.cases for t in case.pool.instance_types})
-    request = {"region": stack.region, "zones": [stack.region + ZONE_SUFFIX], "awsFeatureGates": aws,
+    # the subnets' zones: one of the region's, and any a pool pins
+    zones = sorted({stack.region + ZONE_SUFFIX} | {z for p in stack.plan.pools.values() if (z := p.config.availability_zone)})
+    request = {"region": stack.region, "zones": zones, "awsFeatureGates": aws,
                "ignoreDRARequests": ignore, "instanceTypes": [records[t] for t in types],
                "nodePools": [stored(d) for d in stack.docs if d["kind"] == "NodePool"],
                "nodeClasses": [stored(d) for d in stack.docs if d["kind"] == "EC2NodeClass"],
