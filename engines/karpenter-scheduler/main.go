@@ -14,7 +14,9 @@
 // DescribeInstanceTypes record. What is supplied by the caller: those records, the zones of the
 // EC2NodeClass's subnets (its status, which the controller would discover), and the offerings (an
 // available on-demand and spot offering in each zone, all at one price: prices only order the
-// launch, never decide it).
+// launch, never decide it). Not modelled: the EC2NodeClass's kubelet settings (the resolver gets an
+// empty configuration, the provider's defaults), which size only CPU, memory and pods, and daemonset
+// overhead: the Pods this program is given request devices, not CPU or memory.
 //
 // Input (stdin, JSON): region, zones, awsFeatureGates (the AWS_FEATURE_GATES string),
 // ignoreDRARequests, instanceTypes (DescribeInstanceTypes records), nodePools, nodeClasses,

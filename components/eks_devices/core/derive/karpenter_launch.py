@@ -22,7 +22,7 @@ from eks_devices.core.derive.claim_fit import consumable_shares
 from eks_devices.core.derive.fit import describe, fit_node
 from eks_devices.core.derive.karpenter_gates import GATES, dra_gates
 from eks_devices.core.knowledge import catalog
-from eks_devices.core.knowledge.devices import PCIE_ROOT, inventory
+from eks_devices.core.knowledge.devices import PCIE_ROOT, Device, inventory
 from eks_devices.core.model import ClaimPlan, NodeFit, Plan, PoolPlan
 
 PCIE_ROOT_NAME = PCIE_ROOT.rsplit("/", 1)[1]
@@ -51,7 +51,7 @@ def ignores_dra(settings: Mapping[str, Any] | None) -> bool:
     return not dra_gates(dict(settings)) and (True if ignore is None else bool(ignore))
 
 
-def assumed_devices(pool: PoolPlan, instance_type: str, gated: set[str]) -> tuple[Any, ...]:
+def assumed_devices(pool: PoolPlan, instance_type: str, gated: set[str]) -> tuple[Device, ...]:
     """The devices Karpenter assumes one node of the type publishes: its metadata for the gated drivers only."""
     itype = catalog.instance_types()[instance_type]
     if not itype.karpenter_dra_metadata:
