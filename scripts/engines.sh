@@ -2,8 +2,9 @@
 # Build the real engines the e2e tests judge our models with, from the Go modules pinned under engines/:
 # kube-apiserver, kube-controller-manager, kube-scheduler (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3),
 # the Pulumi CLI (github.com/pulumi/pulumi/pkg/v3), pulumi-resource-kubernetes (pulumi-kubernetes/provider/v4)
-# and karpenter-crds (our program that writes the CRDs Karpenter's Go API package embeds, and the DRA device
-# metadata its AWS provider scraped from running instances).
+# karpenter-crds (our program that writes the CRDs Karpenter's Go API package embeds, and the DRA device
+# metadata its AWS provider scraped from running instances) and karpenter-scheduler (our program that runs
+# Karpenter's provisioning scheduler, with the AWS provider's instance types and DRA metadata, on pending Pods).
 #
 # Output: a version-keyed folder outside the repository, ${XDG_CACHE_HOME:-$HOME/.cache}/eks-devices/engines/<key>,
 # whose bin/ path is printed on stdout (progress goes to stderr). The key hashes the wrapper modules, our Go source
@@ -80,6 +81,8 @@ rm -rf "$cache/src"
 say "karpenter CRDs and DRA device metadata $(cd "$root/engines/karpenter-crds" && GOTOOLCHAIN=go1.27.3 go list -m -f '{{.Version}}' github.com/aws/karpenter-provider-aws)"
 (cd "$root/engines/karpenter-crds" && GOTOOLCHAIN=go1.27.3 go build -trimpath -ldflags "-s -w" -o "$bin/karpenter-crds" .)
 "$bin/karpenter-crds" "$cache/karpenter"
+say "karpenter provisioning scheduler $(cd "$root/engines/karpenter-scheduler" && GOTOOLCHAIN=go1.27.3 go list -m -f '{{.Version}}' sigs.k8s.io/karpenter)"
+(cd "$root/engines/karpenter-scheduler" && GOTOOLCHAIN=go1.27.3 go build -trimpath -ldflags "-s -w" -o "$bin/karpenter-scheduler" .)
 
 touch "$cache/complete"
 say "built in $((SECONDS - started)) s into $cache"

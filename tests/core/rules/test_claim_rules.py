@@ -16,7 +16,8 @@ from support import stacks
 
 CLAIM_RULES = ("efa-not-shareable", "extended-resource-not-dra", "claim-device-class-missing", "claim-unsatisfiable",
                "claim-alignment-needs-dra", "karpenter-mig-claim-static-only",
-               "karpenter-claim-selector-attributes", "claim-fit-undetermined", "claim-distinct-attribute-version")
+               "karpenter-claim-selector-attributes", "claim-fit-undetermined", "claim-distinct-attribute-version",
+               "karpenter-claim-not-launched")
 
 MNG = stacks.config("managed-node-groups", name="c", pools={
     "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]},
@@ -329,3 +330,36 @@ def test_each_selector_is_blamed_at_its_own_expression() -> None:
 ])
 def test_selector_attributes_quiet_otherwise(base: dict, claim: dict) -> None:
     assert not findings(base, {"x": claim}, "karpenter-claim-selector-attributes")
+
+
+# --- karpenter-claim-not-launched -------------------------------------------------------------------
+
+def test_a_claim_karpenter_refuses_is_an_error_at_its_constraint_on_dynamic_pools_only() -> None:
+    """distinctAttribute: the p5 node would serve two GPUs on distinct PCIe roots, but Karpenter 1.15's claim
+    validation refuses the constraint, so it launches nothing and the Pod stays Pending."""
+    spread = {**SPREAD, "pools": ["gpu-dra"]}
+    [found] = findings(KARPENTER, {"x": spread}, "karpenter-claim-not-launched")
+    assert found.severity == "error" and found.path == "claims.x.constraints.0"
+    assert "distinctAttribute" in found.message and "static" in found.fix
+    static = stacks.config("karpenter", name="c", cluster={"karpenter": {"version": "1.15.0"}}, pools={
+        "gpu-dra": {"instanceTypes": ["p5.48xlarge"], "provisioning": "static", "replicas": 1}})
+    assert not findings(static, {"x": spread}, "karpenter-claim-not-launched")
+    assert not findings(MNG, {"x": SPREAD}, "karpenter-claim-not-launched")
+
+
+@pytest.mark.parametrize("claim", [
+    {"pools": ["gpu-dra"], "gpus": {"count": 8}, "efa": {"count": 32}, "alignWith": "gpu"},  # launched
+    {"pools": ["gpu-dra"], "gpus": {"count": 9}},  # no node serves it: claim-unsatisfiable says so
+    {"pools": ["gpu-dra"], "mig": {"profile": "1g.10gb"}},  # karpenter-mig-claim-static-only says so
+])
+def test_not_launched_is_quiet_when_karpenter_launches_or_another_rule_speaks(claim: dict) -> None:
+    assert not findings(KARPENTER, {"x": claim}, "karpenter-claim-not-launched")
+
+
+def test_a_compute_domain_channel_on_a_dynamic_pool_is_left_to_the_pool_s_rule() -> None:
+    pools = {"gpu-dra": {"instanceTypes": ["p5.48xlarge"], "computeDomains": True}}
+    cfg = stacks.config("karpenter", name="c", cluster={"karpenter": {"version": "1.15.0"}}, pools=pools)
+    channel = {"pools": ["gpu-dra"], "requests": [
+        {"name": "channel", "exactly": {"deviceClassName": "compute-domain-default-channel.nvidia.com"}}]}
+    assert not findings(cfg, {"x": channel}, "karpenter-claim-not-launched")
+    assert findings(cfg, {"x": channel}, "karpenter-compute-domains-static-only")

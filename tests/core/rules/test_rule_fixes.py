@@ -478,6 +478,11 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
                 "expression": "device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:00'"}}]}}]}}),
         {"claims": {"x": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
             {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"}}]}}]}}})],
+    "karpenter-claim-not-launched": [(
+        case("karpenter", {"p5": P5}, cluster=K115, claims={"x": {
+            "pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}],
+            "constraints": [{"requests": ["gpus"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]}}),
+        {"claims": {"x": {"constraints": DELETE}}})],
     "claim-distinct-attribute-version": [(
         case("managed-node-groups", {"p5": {**P5, **STATIC}}, "1.35", claims={"x": {
             "pools": ["p5"], "requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}],

@@ -36,14 +36,19 @@ def _blocked(pool: PoolPlan, families: Sequence[Family], manager: str = "dra") -
     return ""
 
 
+def consumable_shares(pool: PoolPlan) -> int | None:
+    """The GPU shares the pool's EC2NodeClass gives each GPU (Karpenter's consumable-capacity annotation)."""
+    shares = pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)
+    return int(shares) if shares and shares.isdigit() else None
+
+
 def _node_kwargs(pool: PoolPlan, kubernetes: tuple[int, int]) -> dict[str, Any]:
     """What shapes a node's devices: MIG, consumable GPU shares (only where the cluster's API server keeps a
     device's `allowMultipleAllocations`: DRAConsumableCapacity), ComputeDomains, EFA interfaces."""
     sharing = pool.config.gpu_sharing
-    shares = pool.node_class_annotations.get(CONSUMABLE_CAPACITY_ANNOTATION)
     consumable = kubernetes >= versions.CONSUMABLE_CAPACITY_KUBERNETES
     return {"mig_profile": sharing.profile if sharing.strategy == "mig" else None,
-            "gpu_shares": int(shares) if consumable and shares and shares.isdigit() else None,
+            "gpu_shares": consumable_shares(pool) if consumable else None,
             "compute_domains": pool.config.compute_domains,
             "efa_interfaces": efa_interfaces(pool)}
 

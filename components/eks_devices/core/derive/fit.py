@@ -86,11 +86,21 @@ class _Search:
     """Backtracking placement of every request's devices under the claim's constraints."""
 
     def __init__(self, alts: Sequence[_Alt], candidates: Mapping[str, list[Device]],
-                 constraints: Sequence[Mapping[str, Any]], used: Mapping[tuple[str, str], int], budget: Budget):
+                 constraints: Sequence[Mapping[str, Any]], used: Mapping[tuple[str, str], int], budget: Budget,
+                 reuse_shared: bool = False):
         self.alts, self.candidates, self.used, self.budget = alts, candidates, used, budget
         self.constraints = [c for c in constraints if c.get("matchAttribute") or c.get("distinctAttribute")]
         self.chosen: dict[str, list[Device]] = {}
-        self.taken: set[tuple[str, str]] = set()
+        self.taken: Counter[tuple[str, str]] = Counter()
+        self.reuse_shared = reuse_shared
+
+    def _free(self, device: Device) -> bool:
+        """Whether the claim may take the device (again): once, or while shares last where a shared device
+        may be taken repeatedly within one claim (`reuse_shared`)."""
+        key = (device.driver, device.name)
+        if self.reuse_shared and device.allocations > 1:
+            return self.taken[key] < device.allocations - self.used.get(key, 0)
+        return key not in self.taken
 
     def _applies(self, constraint: Mapping[str, Any], alt: _Alt) -> bool:
         names = constraint.get("requests") or []
@@ -125,38 +135,45 @@ class _Search:
             if not pool or any(self.used.get((d.driver, d.name), 0) >= d.allocations for d in pool):
                 return False
             return self._place(alt, list(pool), 0, len(pool), index, strict=True)
-        return self._place(alt, [d for d in pool if (d.driver, d.name) not in self.taken], 0, alt.count, index)
+        return self._place(alt, [d for d in pool if self._free(d)], 0, alt.count, index)
 
     def _place(self, alt: _Alt, pool: list[Device], start: int, need: int, index: int, strict: bool = False) -> bool:
         if need == 0:
             return self.run(index + 1)
-        if len(pool) - start < need:
+        if len(pool) - start < need and not self.reuse_shared:
             return False
         for i in range(start, len(pool)):
             self.budget.spend()
             device = pool[i]
             key = (device.driver, device.name)
-            ok = key not in self.taken and self._allowed(alt, device)
+            ok = self._free(device) and self._allowed(alt, device)
             if ok:
                 self.chosen.setdefault(alt.key, []).append(device)
-                self.taken.add(key)
-                if self._place(alt, pool, i + 1, need - 1, index, strict):
+                self.taken[key] += 1
+                again = self.reuse_shared and device.allocations > 1  # the same device may serve the next slot
+                if self._place(alt, pool, i if again else i + 1, need - 1, index, strict):
                     return True
                 self.chosen[alt.key].pop()
-                self.taken.discard(key)
+                self.taken[key] -= 1
+                if not self.taken[key]:
+                    del self.taken[key]
             if strict:
                 return False  # allocationMode All: every matching device, no skipping
-            if len(pool) - (i + 1) < need:
+            if len(pool) - (i + 1) < need and not self.reuse_shared:
                 return False
         return False
 
 
 def allocate(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str]], node: Sequence[Device],
              used: Mapping[tuple[str, str], int] | None = None, label: str = "the node",
-             memo: dict[tuple[str, str, str], bool] | None = None, budget: Budget | None = None) -> Outcome:
+             memo: dict[tuple[str, str, str], bool] | None = None, budget: Budget | None = None,
+             reuse_shared: bool = False) -> Outcome:
     """Allocate one claim (`spec.devices`) on one node's devices, honouring what is already `used`.
     `memo` keeps selector results between calls on the same node; `budget` bounds the search (a fresh
-    SEARCH_BUDGET when absent)."""
+    SEARCH_BUDGET when absent). `reuse_shared`: a device with shares may be taken more than once within
+    the claim while its shares last, as Karpenter's allocator takes it (sigs.k8s.io/karpenter v1.15.0
+    `pkg/scheduling/dynamicresources/allocator.go` tryDevice: capacity is the only gate of such a device);
+    the scheduler on the node gives a device once per claim."""
     from eks_devices.core.cel import CelError
 
     used = used or {}
@@ -182,9 +199,10 @@ def allocate(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str
     try:
         for combo in product(*requests):
             budget.spend()  # choosing the combination is a step too: 2^n combinations are bounded as well
-            if sum(_size(a, candidates) for a in combo) > ALLOCATION_RESULTS_MAX or _short(combo, candidates):
+            if sum(_size(a, candidates) for a in combo) > ALLOCATION_RESULTS_MAX or (
+                    not reuse_shared and _short(combo, candidates)):
                 continue  # exceeds the claim limit, or asks more of a device class than its candidates hold
-            search = _Search(combo, candidates, constraints, used, budget)
+            search = _Search(combo, candidates, constraints, used, budget, reuse_shared)
             if search.run():
                 return Outcome(True, devices=tuple((k, tuple(d.name for d in v)) for k, v in search.chosen.items()))
     except TimeoutError:
@@ -276,14 +294,15 @@ def _layout(attr: str, alts: Sequence[_Alt], candidates: Mapping[str, list[Devic
 
 
 def fit_node(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str]], node: Sequence[Device],
-             instance_type: str, shared: bool = False) -> NodeFit:
-    """How many claims (one per Pod) one node holds, or why not even one."""
+             instance_type: str, shared: bool = False, reuse_shared: bool = False) -> NodeFit:
+    """How many claims (one per Pod) one node holds, or why not even one (`reuse_shared`: as `allocate`)."""
     used: dict[tuple[str, str], int] = {}
     memo: dict[tuple[str, str, str], bool] = {}
     budget = Budget(SEARCH_BUDGET)  # one bound for every Pod's allocation on this node
     count = 0
     while count < (1 if shared else MAX_PER_NODE):
-        outcome = allocate(devices_spec, classes, node, used, label=instance_type, memo=memo, budget=budget)
+        outcome = allocate(devices_spec, classes, node, used, label=instance_type, memo=memo, budget=budget,
+                           reuse_shared=reuse_shared)
         if not outcome.ok:
             if count and outcome.cause == "undetermined":
                 return NodeFit(instance_type, count, f"at least x{count} per node: {outcome.reason}", "undetermined")

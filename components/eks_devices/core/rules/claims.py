@@ -12,6 +12,8 @@ from typing import Any
 
 from eks_devices.core.derive.claims import DRIVER_FAMILIES, class_keys, selector_keys
 from eks_devices.core.derive.fit import walk
+from eks_devices.core.derive.karpenter_gates import GATES, dra_gates
+from eks_devices.core.derive.karpenter_launch import Launch, launches
 from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.families.base import DROP
 from eks_devices.core.knowledge import versions
@@ -328,3 +330,40 @@ def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
                         "or type (GPUs) and "
                         "pciDevice, pciVendor, pciSubsystem, rdma or numaNode (EFA); use pcieRoot and driver "
                         "versions only in matchAttribute constraints, or target a static pool")
+
+
+def _not_launched_fix(claim: ClaimPlan, pool: str, launch: Launch) -> str:
+    static = f"or target a static pool (nodePools.{pool}.provisioning: static with replicas), whose nodes exist " \
+             "before the claim"
+    if launch.cause == "refused":
+        return f"drop the distinctAttribute constraint from claims.{claim.name}.constraints, {static}"
+    return ("change the claim so that the devices Karpenter's metadata describes satisfy it (whole GPUs, an EFA on "
+            f"every EFA-capable card, the gated drivers only), {static}")
+
+
+@rule("karpenter-claim-not-launched", "a claim the nodes of its dynamic Karpenter pool would serve, for which "
+      "Karpenter's scheduling simulation launches no node", modes=("karpenter",))
+def _karpenter_claim_not_launched(plan: Plan) -> Iterator[Verdict]:
+    """Karpenter launches a node for a pending DRA Pod only when the devices its metadata describes satisfy the
+    claim and its claim validation accepts it (derive/karpenter_launch.py); a claim the running node would
+    serve can still never get one. Left to their own rules: MIG claims, ComputeDomain channels
+    (karpenter-compute-domains-static-only), missing classes, the DRA gates."""
+    gated = dra_gates(plan.karpenter.values.get("settings")) if plan.karpenter else set()
+    for claim in stack_claims(plan):
+        if claim.built is None or claim.missing_classes:
+            continue
+        if any(f in GATES and f not in gated for f in claim.families):
+            continue  # karpenter-dra-gates-match-drivers: the release's gates leave a family out
+        if any(CLASS_DRIVERS.get(c) == CHANNEL_DRIVER for _, c in walk(claim.built.devices.get("requests", []))):
+            continue
+        mig = mig_dynamic_pools(plan, claim)
+        for name, found in sorted(launches(plan, claim).items()):
+            fit = claim.pools.get(name)
+            if found.launches or not found.settled or found.cause == "ignored" or name in mig or not (fit and fit.fits):
+                continue
+            refused = [i for i, c in enumerate(claim.config.constraints) if c.distinct_attribute is not None]
+            where = claim_at(claim, f"constraints.{refused[0]}") if found.cause == "refused" and refused else \
+                pool_entry(claim, name)
+            yield error(where, f"Karpenter launches no node for claim {claim.name} on dynamic pool {name}, whose "
+                        f"nodes would serve it, so its Pods stay Pending: {found.reason}",
+                        _not_launched_fix(claim, name, found))

@@ -1,0 +1,131 @@
+"""What Karpenter's provisioning scheduler launches for a claim's Pod on a dynamic NodePool.
+
+Karpenter 1.15 simulates a pending Pod's ResourceClaims against the devices its AWS provider says an
+instance type will publish, before any node exists (sigs.k8s.io/karpenter v1.15.0
+`pkg/controllers/provisioning/scheduling/scheduler.go` with its `dynamicresources` allocator): whole GPUs
+(no MIG, no ComputeDomain channels), an EFA on every EFA-capable card, consumable GPU shares from the
+EC2NodeClass annotation (a GPU with shares may serve several requests of one claim while they last, which
+the scheduler on the node never does), and only for the drivers whose gate is on (karpenter-provider-aws v1.15.0
+`pkg/cloudprovider/dynamicresources.go` `populateDynamicResources`, `pkg/providers/nvidiadra`,
+`pkg/providers/efadra`). The chart turns its values into those gates (`charts/karpenter/templates/
+_helpers.tpl`, `karpenter.dra`). The node it then launches may publish other devices (a MIG layout, fewer
+EFA interfaces): `claim_fit` judges that node; this module judges the launch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from eks_devices.core.derive.claim_fit import consumable_shares
+from eks_devices.core.derive.fit import describe, fit_node
+from eks_devices.core.derive.karpenter_gates import GATES, dra_gates
+from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge.devices import PCIE_ROOT, Device, inventory
+from eks_devices.core.model import ClaimPlan, NodeFit, Plan, PoolPlan
+
+PCIE_ROOT_NAME = PCIE_ROOT.rsplit("/", 1)[1]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A claim's Pod on one dynamic Karpenter pool: the instance types Karpenter may launch for it."""
+
+    pool: str
+    instance_types: tuple[str, ...]
+    reason: str = ""  # why it launches none
+    cause: str = ""  # ignored (no DRA gate) | selector (node labels) | refused (claim validation) | devices
+    settled: bool = True  # False: a selector reads a PCIe root's name, which the device layouts only model
+
+    @property
+    def launches(self) -> bool:
+        return bool(self.instance_types)
+
+
+def ignores_dra(settings: Mapping[str, Any] | None) -> bool:
+    """Whether Karpenter runs with ignoreDRARequests: the chart sets it unless a DRA gate is on, and it
+    defaults to true (`karpenter.dra`: `and (not $anyGate) (ignoreDRARequests | default true)`)."""
+    settings = settings or {}
+    ignore = settings.get("ignoreDRARequests")
+    return not dra_gates(dict(settings)) and (True if ignore is None else bool(ignore))
+
+
+def assumed_devices(pool: PoolPlan, instance_type: str, gated: set[str]) -> tuple[Device, ...]:
+    """The devices Karpenter assumes one node of the type publishes: its metadata for the gated drivers only."""
+    itype = catalog.instance_types()[instance_type]
+    if not itype.karpenter_dra_metadata:
+        return ()
+    families = tuple(f for f in GATES if f in gated)
+    shares = consumable_shares(pool) if "nvidia" in gated else None
+    return inventory(itype, families, gpu_shares=shares)
+
+
+def _selector_gap(claim: ClaimPlan, pool: PoolPlan) -> str:
+    wrong = {k: v for k, v in claim.node_selector.items() if pool.labels.get(k) != v}
+    if not wrong:
+        return ""
+    given = ", ".join(f"{k}: {pool.labels[k]}" if k in pool.labels else f"no {k}" for k in sorted(wrong))
+    return (f"the claim's Pods select {', '.join(f'{k}: {v}' for k, v in sorted(wrong.items()))}, and pool "
+            f"{pool.name}'s nodes carry {given}")
+
+
+def _reads_pcie_root(claim: ClaimPlan) -> bool:
+    """Whether a request's CEL selector reads a PCIe root: Karpenter's metadata carries each device's root
+    as scraped from a running instance, and `device_layouts` keeps only how many devices share one."""
+    assert claim.built is not None
+    requests = claim.built.devices.get("requests", [])
+    alternatives = [a for r in requests for a in (r.get("exactly") or {}, *(r.get("firstAvailable") or ()))]
+    return any(PCIE_ROOT_NAME in (s.get("cel") or {}).get("expression", "")
+               for a in alternatives for s in a.get("selectors") or [])
+
+
+def _refused(claim: ClaimPlan) -> str:
+    """What Karpenter's claim validation refuses before trying any instance type (sigs.k8s.io/karpenter
+    v1.15.0 `pkg/scheduling/dynamicresources/request.go` ValidateClaimRequest)."""
+    assert claim.built is not None
+    distinct = [i for i, c in enumerate(claim.built.devices.get("constraints", [])) if "distinctAttribute" in c]
+    if distinct:
+        return (f"Karpenter 1.15 refuses a claim with a distinctAttribute constraint (constraints.{distinct[0]}): "
+                "it launches no node for it")
+    return ""
+
+
+def launch(plan: Plan, claim: ClaimPlan, pool: PoolPlan) -> Launch | None:
+    """What Karpenter launches on `pool` for one Pod of the DRA `claim`; None where it simulates nothing
+    (not Karpenter, a static pool, an extended-resource claim)."""
+    if plan.mode != "karpenter" or plan.karpenter is None or pool.provisioning != "dynamic" or claim.built is None:
+        return None
+    settings = plan.karpenter.values.get("settings")
+    if ignores_dra(settings):
+        return Launch(pool.name, (), "Karpenter runs with ignoreDRARequests (no DRA gate is on): it launches "
+                      "no node for a Pod with ResourceClaims", "ignored")
+    for cause, why in (("selector", _selector_gap(claim, pool)), ("refused", _refused(claim))):
+        if why:
+            return Launch(pool.name, (), why, cause)
+    gated = dra_gates(settings)
+    classes = {c.name: [c.expression] for c in plan.device_classes}
+    fits: list[NodeFit] = []
+    for t in pool.instance_types:
+        devices = assumed_devices(pool, t, gated)
+        if not devices:
+            why = ("Karpenter ships no DRA device metadata for it" if not catalog.instance_types()[t]
+                   .karpenter_dra_metadata else "no gated driver's metadata covers it")
+            fits.append(NodeFit(t, 0, f"{t}: {why}", "no-devices"))
+            continue
+        fits.append(fit_node(claim.built.devices, classes, devices, t, claim.built.shared, reuse_shared=True))
+    launched = tuple(f.instance_type for f in fits if f.fits)
+    return Launch(pool.name, launched, "" if launched else describe(tuple(fits), claim.built.shared),
+                  "" if launched else "devices", not _reads_pcie_root(claim))
+
+
+def launches(plan: Plan, claim: ClaimPlan) -> dict[str, Launch]:
+    """The claim's launch on each dynamic Karpenter pool it targets."""
+    out = {}
+    for name in claim.config.pools:
+        pool = plan.pools.get(name)
+        found = launch(plan, claim, pool) if pool is not None else None
+        if found is not None:
+            out[name] = found
+    return out
+

@@ -1,0 +1,50 @@
+"""What Karpenter launches for a claim on a dynamic pool (`derive/karpenter_launch.py`); the e2e tier
+(`tests/e2e/test_karpenter_launch.py`) compares the same answers with Karpenter's own scheduler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eks_devices.core.derive import karpenter_launch
+from eks_devices.core.derive.karpenter_launch import Launch
+from support import stacks
+
+GPU_POOL = {"instanceTypes": ["p5.48xlarge"], "devices": {"nvidia": "dra", "efa": "dra"}}
+TWO_GPUS = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}
+
+
+def launch_of(claim: dict[str, Any], pools: dict[str, Any] | None = None, **cluster: Any) -> Launch:
+    plan = stacks.build(stacks.config("karpenter", "1.36", pools or {"gpu": GPU_POOL}, name="launch",
+                                      claims={"c": {"pools": ["gpu"], **claim}}, **cluster))
+    (found,) = karpenter_launch.launches(plan, plan.claims[0]).values()
+    return found
+
+
+def test_a_claim_the_metadata_serves_launches_the_pools_types() -> None:
+    assert launch_of({"requests": [TWO_GPUS]}).instance_types == ("p5.48xlarge",)
+
+
+def test_distinct_attribute_is_refused_before_any_type_is_tried() -> None:
+    """Karpenter 1.15 refuses a claim with a distinctAttribute constraint (sigs.k8s.io/karpenter v1.15.0
+    `pkg/scheduling/dynamicresources/request.go` ValidateClaimRequest: "DistinctAttribute constraints not
+    done yet"), though two GPUs on distinct PCIe roots fit a p5 node."""
+    found = launch_of({"requests": [TWO_GPUS],
+                       "constraints": [{"requests": ["gpu"], "distinctAttribute": "resource.kubernetes.io/pcieRoot"}]})
+    assert found.instance_types == ()
+    assert "distinctAttribute" in found.reason and "constraints.0" in found.reason
+
+
+def test_a_gpu_with_shares_serves_two_requests_of_one_claim_in_karpenter_s_simulation() -> None:
+    """Karpenter's allocator gates a device with shares by capacity only (sigs.k8s.io/karpenter v1.15.0
+    `allocator.go` tryDevice), so two GPUs on one PCIe root with an EFA launch a p5 node (one GPU per root),
+    where the scheduler on the node, giving a device once per claim, never allocates the claim."""
+    aligned = {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}},
+        {"name": "efa", "exactly": {"deviceClassName": "efa.networking.k8s.aws", "count": 1}}],
+        "constraints": [{"requests": ["gpu", "efa"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]}
+    shares = {"gpu": {**GPU_POOL, "gpuSharing": {"strategy": "time-slicing", "replicas": 4}}}
+    assert launch_of(aligned, shares).instance_types == ("p5.48xlarge",)
+    plan = stacks.build(stacks.config("karpenter", "1.36", shares, name="launch",
+                                      claims={"c": {"pools": ["gpu"], **aligned}}))
+    assert not plan.claims[0].pools["gpu"].fits  # the node's scheduler: one GPU per root, given once
+    assert launch_of(aligned).instance_types == ()  # whole GPUs: no shares to take twice
