@@ -16,7 +16,9 @@ import pytest
 
 from e2e.controlplane import ControlPlane
 from eks_devices.core.cel import Quantity
+from eks_devices.core.families import FAMILY
 from eks_devices.core.knowledge import catalog, devices
+from eks_devices.core.rules.claims import KARPENTER_SCRAPED_NAMES, KARPENTER_SELECTABLE
 
 GPU_ATTRIBUTES = ("productName", "architecture", "cudaComputeCapability")
 
@@ -92,3 +94,15 @@ def test_the_catalogue_knows_every_type_karpenter_can_launch_for_a_claim(metadat
     true for exactly these."""
     launched = {*metadata["gpu"], *metadata["efa"]}
     assert launched <= set(catalog.instance_types()), sorted(launched - set(catalog.instance_types()))
+
+
+def test_the_attributes_karpenter_selects_on_are_those_its_metadata_carries(metadata: dict[str, Any]) -> None:
+    """`karpenter-claim-selector-attributes`: a selector on an attribute outside Karpenter's metadata is an
+    error (its simulation finds no such attribute, so it never launches), a named PCIe root a warning (the
+    metadata carries the names Karpenter scraped, which the device layouts do not model)."""
+    for family, key in (("nvidia", "gpu"), ("efa", "efa")):
+        domain = FAMILY[family].dra_driver
+        carried = {name if "/" in name else f"{domain}/{name}" for entry in metadata[key].values()
+                   for device in entry["Devices"] for name in device["Attributes"] or {}}
+        ours = {f"{domain}/{name}" for name in KARPENTER_SELECTABLE[domain]}
+        assert carried == ours | {"/".join(n) for n in KARPENTER_SCRAPED_NAMES}, family

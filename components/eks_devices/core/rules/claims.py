@@ -24,6 +24,7 @@ from eks_devices.core.knowledge.device_classes import (
     MIG_CLASS,
     NEURON_CLASS,
 )
+from eks_devices.core.knowledge.devices import PCIE_ROOT
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
 from eks_devices.core.rules.efa import ALIGNED, ALIGNMENT_WHY, alignment_fix, not_dra
 from eks_devices.core.rules.registry import (
@@ -288,8 +289,14 @@ def _claim_fit_undetermined(plan: Plan) -> Iterator[Verdict]:
                               "(fewer requests or constraints)")
 
 
-# Attributes Karpenter 1.15 knows before a node exists (karpenter.sh/docs/tasks/dra); others only in matchAttribute.
+# Attributes Karpenter 1.15 knows before a node exists: those its AWS provider's DRA metadata carries
+# (karpenter-provider-aws v1.15.0 `pkg/providers/drametadata`; karpenter.sh/docs/tasks/dra), held to that metadata
+# by tests/e2e/test_device_inventory.py; others only in matchAttribute. The metadata also carries each device's
+# PCIe root, as the name scraped from a running instance of the type: Karpenter evaluates a selector naming one
+# (its scheduler launches p5 for `pcieRoot == 'pci0000:44'`, tests/e2e/test_karpenter_launch.py), but the device
+# layouts keep only which devices share a root, so the toolkit cannot say whether a named root exists.
 KARPENTER_SELECTABLE = {d.dra_driver: set(d.karpenter_selectable) for d in DESCRIPTORS if d.karpenter_selectable}
+KARPENTER_SCRAPED_NAMES = {tuple(PCIE_ROOT.split("/"))}
 _ATTRIBUTE = re.compile(r"""attributes\s*\[\s*['"]([^'"]+)['"]\s*\]\s*\.\s*(\w+)""")
 
 
@@ -306,7 +313,8 @@ def _expressions(node: Any) -> Iterator[str]:
 
 
 @rule("karpenter-claim-selector-attributes",
-      "claims on dynamic Karpenter pools select only attributes known before launch", modes=("karpenter",))
+      "claims on dynamic Karpenter pools select only attributes known before launch (a named PCIe root: warning)",
+      modes=("karpenter",))
 def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
     for claim in stack_claims(plan):
         if claim.built is None:
@@ -318,10 +326,21 @@ def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
         expressions = selector_keys(claim.config) if claim.config.requests is not None else [
             ("", e) for e in _expressions(claim.built.manifest)]
         by_key: dict[str, list[str]] = {}
+        scraped: dict[str, list[str]] = {}
         for key, expression in expressions:
             for domain, name in _ATTRIBUTE.findall(expression):
-                if name not in KARPENTER_SELECTABLE.get(domain, set()):
+                if (domain, name) in KARPENTER_SCRAPED_NAMES:
+                    scraped.setdefault(key, []).append(f"{domain}/{name}")
+                elif name not in KARPENTER_SELECTABLE.get(domain, set()):
                     by_key.setdefault(key, []).append(f"{domain}/{name}")
+        for key, names in scraped.items():
+            yield warning(claim_at(claim, key),
+                          f"selectors name a value of {', '.join(sorted(set(names)))}: Karpenter launches a node for "
+                          f"dynamic pool(s) {', '.join(dynamic)} only if the names it scraped from running instances "
+                          "of the type match, which the toolkit cannot check (its device layouts keep which devices "
+                          "share a root, not the root's name)",
+                          "in the requests' selectors, name no root: align devices with a matchAttribute constraint "
+                          "on it instead, or target a static pool, whose nodes publish their roots before the claim")
         for key, unknown in by_key.items():
             yield error(claim_at(claim, key),
                         f"selectors read {', '.join(sorted(set(unknown)))}, which Karpenter cannot know before "
