@@ -16,6 +16,7 @@ which the API types serialise as absent on every minor.
 from __future__ import annotations
 
 import functools
+import re
 import ssl
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -397,7 +398,7 @@ def test_distinct_attribute_is_refused_not_dropped_before_1_36(plane_at: Callabl
     assert {minor: server_keeps(plane_at(minor), make()) for minor in MINORS} == dict.fromkeys(MINORS, "refused")
 
 
-# -- CEL: cel-go's lists extension in a new selector ---------------------------------------------------
+# -- CEL: functions a new selector gets from a later minor (lists extension, two-variable comprehensions) ------
 LISTS = {
     "slice": "['a', 'b', 'c'].slice(0, 2) == ['a', 'b']",
     "flatten": "[['a'], ['b']].flatten() == ['a', 'b']",
@@ -405,6 +406,14 @@ LISTS = {
     "reverse": "['a', 'b'].reverse() == ['b', 'a']",
     "distinct": "['a', 'a'].distinct() == ['a']",
     "lists.range": "lists.range(2) == [0, 1]",
+    "sortBy": "['b', 'a'].sortBy(x, x) == ['a', 'b']",
+    "two-variable all": "[1, 2].all(i, v, v > i)",
+    "two-variable exists": "['a'].exists(i, v, i == 0 && v == 'a')",
+    "two-variable existsOne": "['a', 'b'].existsOne(i, v, v == 'a')",
+    "two-variable exists_one": "['a', 'b'].exists_one(i, v, v == 'a')",
+    "two-variable transformList": "[1, 2].transformList(i, v, v * 2) == [2, 4]",
+    "two-variable transformMap": "{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}",
+    "two-variable transformMapEntry": "{'a': 1}.transformMapEntry(k, v, {k: v + 1}) == {'a': 2}",
 }
 
 
@@ -418,9 +427,9 @@ def test_the_lists_extension_is_accepted_from_the_minor_the_model_says(
     """A claim's selector and a DeviceClass's: refused by the server exactly where `compile_expression(expr,
     minor)` refuses it (the server checks a new selector against the previous minor's CEL environment)."""
     expression = f"device.driver == '{NVIDIA.dra_driver}' && {LISTS[function]}"
-    claim = _claim(f"gate-cel-{function.replace('.', '-')}", [_gpu(selectors=[{"cel": {"expression": expression}}])])
-    device_class = {"apiVersion": RESOURCE_API_V1, "kind": "DeviceClass",
-                    "metadata": {"name": f"gate-cel-{function.replace('.', '-')}"},
+    name = "gate-cel-" + re.sub(r"[^a-z0-9]+", "-", function.lower())
+    claim = _claim(name, [_gpu(selectors=[{"cel": {"expression": expression}}])])
+    device_class = {"apiVersion": RESOURCE_API_V1, "kind": "DeviceClass", "metadata": {"name": name},
                     "spec": {"selectors": [{"cel": {"expression": expression}}]}}
     model, server = {}, {}
     for minor in ALL_MINORS:
@@ -432,4 +441,5 @@ def test_the_lists_extension_is_accepted_from_the_minor_the_model_says(
         plane = _plane(minor, plane_at, control_plane)
         server[minor] = {server_keeps(plane, claim), server_keeps(plane, device_class)}
     assert server == {minor: {verdict} for minor, verdict in model.items()}
-    assert model["1.34"] == "refused" and model["1.36"] == "stored"
+    since = cel_extensions.ACCEPTED_FROM[function][0]
+    assert model == {minor: "stored" if versions.kubernetes(minor) >= since else "refused" for minor in ALL_MINORS}
