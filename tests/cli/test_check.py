@@ -143,6 +143,14 @@ def test_check_does_not_load_pulumi() -> None:
     assert fresh(script).stdout.split() == ["0", "False"]
 
 
+def test_check_loads_cel_only_for_a_stack_with_selectors() -> None:
+    """CEL (celpy, ~40 ms of imports) loads when a claim or a DeviceClass expression is checked; dev has neither."""
+    script = ("import sys\nfrom eks_devices.cli.app import app\nfrom typer.testing import CliRunner\n"
+              f"r = CliRunner().invoke(app, ['check', 'dev', '--project-dir', {str(ROOT)!r}])\n"
+              "print(r.exit_code, 'celpy' in sys.modules)")
+    assert fresh(script).stdout.split() == ["0", "False"]
+
+
 def test_the_pre_commit_hook_runs_check() -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "eks-devices-check" and hook["entry"] == "eks-devices check"

@@ -438,17 +438,19 @@ CREATED_CLUSTER_KEYS = ("endpoint", "logging", "log_retention_days", "kms_key_ar
 
 def _device_class_version_problems(spec: Spec) -> list[ConfigProblem]:
     """A DeviceClass expression (already compiled on its own) that calls CEL functions the cluster's API server
-    does not yet accept in a new selector, as a claim's selectors are checked."""
+    does not yet accept in a new selector, as a claim's selectors are checked. CEL (celpy) loads only when a
+    class has an expression: a stack without one pays nothing for it (~40 ms of imports)."""
+    expressions = {name: c.expression for name, c in spec.device_classes.items() if c.expression is not None}
+    if not expressions:
+        return []
     from eks_devices.core.cel import CelError, compile_expression
 
     out: list[ConfigProblem] = []
-    for name, device_class in spec.device_classes.items():
-        if device_class.expression is None:
-            continue
+    for name, expression in expressions.items():
         try:
-            compile_expression(device_class.expression, spec.cluster.kubernetes)
+            compile_expression(expression, spec.cluster.kubernetes)
         except CelError as exc:
-            out.append(ConfigProblem(f"deviceClasses.{name}.expression", repr(device_class.expression)[:60],
+            out.append(ConfigProblem(f"deviceClasses.{name}.expression", repr(expression)[:60],
                                      f"a CEL expression that compiles ({exc})"))
     return out
 
