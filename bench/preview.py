@@ -32,6 +32,7 @@ import argparse
 import copy
 import json
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -162,13 +163,25 @@ def probe_modules(modules: list[str]) -> None:
 
 
 def install() -> str:
-    """Which install of the toolkit this environment holds (PEP 610's direct_url.json says editable)."""
+    """Which install of the toolkit this environment holds (PEP 610's direct_url.json says editable), and
+    which interpreter runs it: the interpreter's build moves every figure (on one machine, a CPython built
+    without profile-guided optimisation and with a shared libpython took ~1.2x the CPU of the
+    distribution's build; docs/performance.md)."""
+    import sysconfig
     from importlib.metadata import distribution
 
     direct = json.loads(distribution("eks-devices").read_text("direct_url.json") or "{}")
     if direct.get("dir_info", {}).get("editable"):
-        return "eks-devices installed editable (requirements-dev.txt): its modules compile on every run"
-    return "eks-devices installed as users install it (requirements.txt): bytecode compiled at install"
+        how = "eks-devices installed editable (requirements-dev.txt): its modules compile on every run"
+    else:
+        how = "eks-devices installed as users install it (requirements.txt): bytecode compiled at install"
+    configured = str(sysconfig.get_config_var("CONFIG_ARGS") or "")
+    flags = " ".join(flag for flag in ("--enable-optimizations", "--with-lto") if flag in configured)
+    maps = Path("/proc/self/maps")
+    linked = ("libpython a shared library" if "libpython" in maps.read_text() else "libpython in the executable"
+              ) if maps.exists() else "libpython's linking unknown"
+    return (f"{how}\ninterpreter: {os.path.realpath(sys.executable)}, CPython {platform.python_version()}, "
+            f"{linked}, configured with {flags or 'no optimisation flags (distributions may optimise unsaid)'}")
 
 
 def child(*args: str, cwd: Path) -> dict:
