@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from importlib.metadata import distributions
 
 from support.stacks import ROOT
 
@@ -29,6 +30,16 @@ def test_every_dependency_of_the_toolkit_is_pinned() -> None:
     """A user's install resolves every run-time dependency to the version the suite ran with."""
     dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert {_name(d) for d in dependencies} - set(PINS) == set()
+
+
+def test_every_distribution_the_tests_run_with_is_pinned_at_its_version() -> None:
+    """Not only the direct dependencies: a transitive one left free resolves to whatever is newest on the
+    day of each install (protobuf 6 for users while the suite ran 5.29), so users would run versions no test
+    ran. The environment the suite runs in was installed from requirements-dev.txt under the constraints."""
+    own = {"eks-devices", "pip", "setuptools"}  # the project and the virtual environment's own tools
+    installed = {re.sub(r"[-_.]+", "-", d.metadata["Name"]).lower(): d.version for d in distributions()}
+    unpinned = {name: version for name, version in installed.items() if name not in own and PINS.get(name) != version}
+    assert unpinned == {}, f"pin these in constraints.txt (installed: {unpinned})"
 
 
 def test_users_install_the_toolkit_non_editable_and_developers_editable() -> None:
