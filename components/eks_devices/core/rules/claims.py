@@ -278,7 +278,8 @@ def mig_dynamic_pools(plan: Plan, claim: ClaimPlan) -> set[str]:
 
 
 @rule("claim-fit-undetermined", "a claim whose fit the offline model cannot settle: the search gave up, or it fails "
-      "only on a PCIe layout that is modelled rather than published (warning)")
+      "only on a PCIe layout, or on a selector reading PCIe root names, that is modelled rather than published "
+      "(warning)")
 def _claim_fit_undetermined(plan: Plan) -> Iterator[Verdict]:
     for claim in stack_claims(plan):
         for pool_name, fit in sorted(claim.pools.items()):
