@@ -110,6 +110,56 @@ def test_gpu_efa_topology(itype: str, roots: dict[tuple[int, int], int]) -> None
     assert Counter((v.get("gpu.nvidia.com", 0), v.get("dra.net", 0)) for v in layout.values()) == roots
 
 
+def _roots_of(itype: str) -> dict[str, list[str]]:
+    """The devices on each PCIe root, by the root's name (the primary ENA left out)."""
+    out: dict[str, list[str]] = {}
+    for device in devices.inventory(itype):
+        if device.name != "eth0" and (root := device.attribute(devices.PCIE_ROOT)):
+            out.setdefault(root[1], []).append(device.name)
+    return out
+
+
+def test_devices_publish_the_pcie_root_names_of_real_nodes() -> None:
+    """Where Karpenter scraped a type, its roots carry the names its nodes publish (karpenter-provider-aws v1.15.0
+    `drametadata`); elsewhere they are named by position and said to be."""
+    p5 = _roots_of("p5.48xlarge")
+    assert p5["pci0000:44"] == ["gpu-0", "efa0", "efa1", "efa2", "efa3"] and p5["pci0000:bb"][0] == "gpu-7"
+    assert sorted(p5) == ["pci0000:44", "pci0000:55", "pci0000:66", "pci0000:77", "pci0000:88", "pci0000:99",
+                          "pci0000:aa", "pci0000:bb"]
+    assert _roots_of("g6e.48xlarge")["pci0000:a5"] == ["efa2", "efa3"]  # an EFA root without GPUs
+    assert _roots_of("g5.48xlarge") == {"pci0000:00": [f"gpu-{g}" for g in range(8)] + ["efa0"]}
+    (first, _) = devices.inventory("g5g.metal", ("nvidia",))  # the one type whose GPUs sit in PCI domain 2
+    assert (first.attribute(devices.PCIE_ROOT), first.attribute(devices.PCI_BUS_ID)) == (
+        ("string", "pci0002:00"), ("string", "0002:01:00.0"))
+    assert all(map(devices.root_names_published, ("p5.48xlarge", "g6e.48xlarge", "g5g.metal")))
+    assert not devices.root_names_published("g7e.48xlarge") and "pci0000:10" in _roots_of("g7e.48xlarge")
+
+
+def _on_root(root: str, device_class: str = "gpu.nvidia.com", count: int = 1) -> dict:
+    return {"requests": [{"name": "r", "exactly": {"deviceClassName": device_class, "count": count, "selectors": [
+        {"cel": {"expression": f"device.attributes['resource.kubernetes.io'].pcieRoot == '{root}'"}}]}}]}
+
+
+def test_a_selector_naming_a_pcie_root_is_judged_against_real_names() -> None:
+    """p5.48xlarge's first GPU and its four EFAs sit on pci0000:44: a claim naming that root fits once per node;
+    a root the type lacks fits nowhere, for certain. On g7e (roots named by position) a failure is unsettled."""
+    p5 = devices.inventory("p5.48xlarge")
+    assert fit.fit_node(_on_root("pci0000:44"), CLASSES, p5, "p5.48xlarge").per_node == 1
+    assert fit.fit_node(_on_root("pci0000:44", "efa.networking.k8s.aws", 4), CLASSES, p5, "p5.48xlarge").per_node == 1
+    assert fit.fit_node(_on_root("pci0000:44", "efa.networking.k8s.aws", 5), CLASSES, p5, "p5.48xlarge").cause == \
+        "too-few"
+    absent = fit.fit_node(_on_root("pci0000:45"), CLASSES, p5, "p5.48xlarge")
+    assert (absent.per_node, absent.cause) == (0, "no-devices")
+    g7e = fit.fit_node(_on_root("pci0000:44"), CLASSES, devices.inventory("g7e.48xlarge"), "g7e.48xlarge")
+    assert (g7e.per_node, g7e.cause) == (0, "topology-modelled") and "named by position" in g7e.reason
+    # a DeviceClass's selector naming a root counts too
+    classes = {**CLASSES, "root": [GPU_CEL + " && device.attributes['resource.kubernetes.io'].pcieRoot == 'x'"]}
+    by_class = {"requests": [{"name": "r", "exactly": {"deviceClassName": "root", "count": 1}}]}
+    assert fit.fit_node(by_class, classes, devices.inventory("g7e.48xlarge"), "g7e.48xlarge").cause == \
+        "topology-modelled"
+    assert fit.fit_node(by_class, classes, p5, "p5.48xlarge").cause == "no-devices"
+
+
 def test_gpus_publish_what_the_nvidia_driver_publishes() -> None:
     gpu = devices.inventory("p5.48xlarge", ("nvidia",))[0]
     view = gpu.cel()

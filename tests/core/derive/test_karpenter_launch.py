@@ -48,3 +48,20 @@ def test_a_gpu_with_shares_serves_two_requests_of_one_claim_in_karpenter_s_simul
                                       claims={"c": {"pools": ["gpu"], **aligned}}))
     assert not plan.claims[0].pools["gpu"].fits  # the node's scheduler: one GPU per root, given once
     assert launch_of(aligned).instance_types == ()  # whole GPUs: no shares to take twice
+
+
+def test_a_selector_naming_a_pcie_root_is_settled_by_the_names_karpenter_scraped() -> None:
+    """Karpenter evaluates `pcieRoot` against the names in its metadata (p5.48xlarge's GPUs sit on pci0000:44,
+    :55, ...; karpenter-provider-aws v1.15.0 `zz_generated_gpu_metadata.go`), which the layouts keep: a root of
+    the type launches it, a root no device has launches nothing, and either way the model stands behind it."""
+    def on(root: str) -> dict[str, Any]:
+        return {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
+            {"cel": {"expression": f"device.attributes['resource.kubernetes.io'].pcieRoot == '{root}'"}}]}}]}
+
+    pools = {"gpu": {**GPU_POOL, "instanceTypes": ["p5.48xlarge", "p6-b300.48xlarge"]}}
+    found = launch_of(on("pci0000:bb"), pools)
+    assert (found.instance_types, found.settled) == (("p5.48xlarge",), True)  # p6-b300's last root is b4
+    assert launch_of(on("pci0000:b4"), pools).instance_types == ("p6-b300.48xlarge",)
+    absent = launch_of(on("pci0000:45"), pools)
+    assert (absent.instance_types, absent.settled, absent.cause) == ((), True, "devices")
+    assert "no device on p5.48xlarge matches the selectors" in absent.reason

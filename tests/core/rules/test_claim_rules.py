@@ -299,19 +299,65 @@ def test_a_claim_failing_only_on_a_modelled_layout_warns_instead_of_blocking() -
     assert len(findings(base, {"x": too_many}, "claim-unsatisfiable")) == 1
 
 
+def test_a_selector_naming_a_pcie_root_on_static_pools_is_judged_where_the_names_are_known() -> None:
+    """p5.48xlarge publishes the roots Karpenter scraped (its first GPU on pci0000:44): naming one fits, naming one
+    it lacks cannot fit (an error). g7e's roots are named by position only: a failure there is a warning."""
+    pools = {"g7e": {"replicas": 1, "instanceTypes": ["g7e.48xlarge"]},
+             "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]}}
+    base = {**MNG, "eks-devices:nodePools": pools}
+    for slug in ("claim-unsatisfiable", "claim-fit-undetermined"):
+        assert findings(base, {"x": root_selector("pci0000:44", "p5")}, slug) == [], slug
+    [error] = findings(base, {"x": root_selector("pci0000:45", "p5")}, "claim-unsatisfiable")
+    assert error.severity == "error" and "modelled" not in error.message
+    assert findings(base, {"x": root_selector("pci0000:45", "g7e")}, "claim-unsatisfiable") == []
+    [warning] = findings(base, {"x": root_selector("pci0000:45", "g7e")}, "claim-fit-undetermined")
+    assert warning.severity == "warning" and "named by position" in warning.message
+
+
 # --- karpenter-claim-selector-attributes --------------------------------------------------------
 
-PCIE_SELECTOR = {"pools": ["gpu-dra"], "requests": [{"name": "gpu", "exactly": {
-    "deviceClassName": "gpu.nvidia.com",
-    "selectors": [{"cel": {"expression": "device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:00'"}}]}}]}
+def root_selector(root: str, pool: str = "gpu-dra") -> dict:
+    """A claim for one GPU on the PCIe root named `root`."""
+    return {"pools": [pool], "requests": [{"name": "gpu", "exactly": {
+        "deviceClassName": "gpu.nvidia.com",
+        "selectors": [{"cel": {"expression": f"device.attributes['resource.kubernetes.io'].pcieRoot == '{root}'"}}]}}]}
 
 
-def test_a_named_pcie_root_is_a_warning_on_dynamic_karpenter_pools() -> None:
-    """Karpenter evaluates a root's name from the metadata it scraped (its scheduler launches for one), so the
-    selector is not known to fail: the toolkit only cannot check the name."""
+PCIE_SELECTOR = root_selector("pci0000:44")  # p5.48xlarge's first GPU sits there
+
+
+def test_a_named_pcie_root_is_judged_against_the_names_karpenter_scraped() -> None:
+    """Karpenter evaluates a root's name from the metadata it scraped, and the device layouts keep those names:
+    a root p5.48xlarge has launches and fits, quietly; a root it lacks is a claim that cannot fit."""
+    for slug in ("karpenter-claim-selector-attributes", "claim-unsatisfiable", "karpenter-claim-not-launched",
+                 "claim-fit-undetermined"):
+        assert findings(KARPENTER, {"x": PCIE_SELECTOR}, slug) == [], slug
+    absent = root_selector("pci0000:45")
+    assert findings(KARPENTER, {"x": absent}, "karpenter-claim-selector-attributes") == []
+    [error] = findings(KARPENTER, {"x": absent}, "claim-unsatisfiable")
+    assert error.severity == "error" and "p5.48xlarge" in error.message
+
+
+def test_a_named_pcie_root_warns_where_the_layouts_lack_the_names_karpenter_scraped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A type Karpenter has metadata for but the layouts lack (a Karpenter release adding one before the table
+    follows): the name cannot be checked, so the selector is a warning, not an error."""
+    from eks_devices.core.knowledge import device_layouts
+
+    monkeypatch.delitem(device_layouts.LAYOUTS, "p5.48xlarge")
     [found] = findings(KARPENTER, {"x": PCIE_SELECTOR}, "karpenter-claim-selector-attributes")
     assert found.severity == "warning" and found.path == "claims.x.requests.0.exactly.selectors.0.cel.expression"
-    assert "resource.kubernetes.io/pcieRoot" in found.message and "matchAttribute" in found.fix
+    assert "resource.kubernetes.io/pcieRoot" in found.message and "p5.48xlarge" in found.message
+    assert "matchAttribute" in found.fix
+
+
+def test_every_type_karpenter_launches_for_a_claim_has_its_root_names() -> None:
+    """So the warning above stays quiet for every type the catalogue ships (tests/e2e/test_device_inventory.py
+    holds the names to Karpenter's metadata)."""
+    from eks_devices.core.knowledge import catalog, devices
+
+    covered = [t for t, it in catalog.instance_types().items() if it.karpenter_dra_metadata]
+    assert len(covered) >= 40 and all(devices.root_names_published(t) for t in covered)
 
 
 def test_selector_on_attributes_karpenter_lacks_is_an_error_on_dynamic_karpenter_pools() -> None:
@@ -326,10 +372,10 @@ def test_selector_on_attributes_karpenter_lacks_is_an_error_on_dynamic_karpenter
 def test_each_selector_is_blamed_at_its_own_expression() -> None:
     """The expression to edit, in a firstAvailable alternative too; a selector Karpenter can read is not blamed."""
     product = {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"}}
-    pcie = PCIE_SELECTOR["requests"][0]["exactly"]["selectors"][0]
+    driver = {"cel": {"expression": "device.attributes['gpu.nvidia.com'].driverVersion.major >= 550"}}
     claim = {"pools": ["gpu-dra"], "requests": [{"name": "gpu", "firstAvailable": [
         {"name": "h100", "deviceClassName": "gpu.nvidia.com", "selectors": [product]},
-        {"name": "any", "deviceClassName": "gpu.nvidia.com", "selectors": [product, pcie]}]}]}
+        {"name": "any", "deviceClassName": "gpu.nvidia.com", "selectors": [product, driver]}]}]}
     found = findings(KARPENTER, {"x": claim}, "karpenter-claim-selector-attributes")
     assert [f.path for f in found] == ["claims.x.requests.0.firstAvailable.1.selectors.1.cel.expression"]
 

@@ -475,11 +475,6 @@ FIXES: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "karpenter-claim-selector-attributes": [(
         case("karpenter", {"gpu-dra": P5}, cluster=K115, claims={"x": {"pools": ["gpu-dra"], "requests": [
             {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {
-                "expression": "device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:00'"}}]}}]}}),
-        {"claims": {"x": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
-            {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"}}]}}]}}}), (
-        case("karpenter", {"gpu-dra": P5}, cluster=K115, claims={"x": {"pools": ["gpu-dra"], "requests": [
-            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {
                 "expression": "device.attributes['gpu.nvidia.com'].driverVersion.isGreaterThan(semver('550.0.0'))"}}]}}]}}),
         {"claims": {"x": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
             {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"}}]}}]}}})],

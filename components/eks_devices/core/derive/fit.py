@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from eks_devices.core.knowledge.devices import Device, layout_attribute, topology_published
+from eks_devices.core.knowledge.devices import (
+    Device,
+    layout_attribute,
+    reads_root_name,
+    root_names_published,
+    topology_published,
+)
 from eks_devices.core.model import NodeFit, Outcome, grouped
 
 SEARCH_BUDGET = 200_000  # device placements tried for one claim on one node type (all its Pods) before giving up
@@ -32,6 +38,8 @@ MAX_PER_NODE = 64
 # resource/v1/types.go); the scheduler refuses a claim asking for more (dynamic-resource-allocation v0.36.3
 # structured/internal/stable/allocator_stable.go: "exceeds the claim limit").
 ALLOCATION_RESULTS_MAX = 32
+# Failures a selector's verdict on a device can cause (not a missing class, the claim limit or a CEL error)
+SELECTED_FAILURES = frozenset({"no-devices", "too-few", "topology"})
 
 
 @dataclass
@@ -293,6 +301,12 @@ def _layout(attr: str, alts: Sequence[_Alt], candidates: Mapping[str, list[Devic
     return out
 
 
+def names_root(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str]]) -> bool:
+    """Whether a selector of the claim's requests, or of the DeviceClasses they name, reads a PCIe root's name."""
+    return any(reads_root_name(e) for alts in map(_alternatives, devices_spec.get("requests", [])) for alt in alts
+               for e in (*alt.selectors, *classes.get(alt.device_class, ())))
+
+
 def fit_node(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str]], node: Sequence[Device],
              instance_type: str, shared: bool = False, reuse_shared: bool = False) -> NodeFit:
     """How many claims (one per Pod) one node holds, or why not even one (`reuse_shared`: as `allocate`)."""
@@ -312,6 +326,11 @@ def fit_node(devices_spec: Mapping[str, Any], classes: Mapping[str, Sequence[str
                     return NodeFit(instance_type, 0, f"{outcome.reason} (the device layout of {instance_type} is "
                                    "modelled from its device counts, not published; a real node may differ)",
                                    "topology-modelled")
+                if (outcome.cause in SELECTED_FAILURES and not root_names_published(instance_type)
+                        and names_root(devices_spec, classes)):
+                    return NodeFit(instance_type, 0, f"{outcome.reason} (a selector reads a PCIe root's name, and "
+                                   f"the roots of {instance_type} are named by position, not as its nodes name "
+                                   "them; a real node may differ)", "topology-modelled")
                 return NodeFit(instance_type, 0, outcome.reason, outcome.cause)
             break
         count += 1

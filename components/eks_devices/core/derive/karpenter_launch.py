@@ -22,10 +22,8 @@ from eks_devices.core.derive.claim_fit import consumable_shares
 from eks_devices.core.derive.fit import describe, fit_node
 from eks_devices.core.derive.karpenter_gates import GATES, dra_gates
 from eks_devices.core.knowledge import catalog
-from eks_devices.core.knowledge.devices import PCIE_ROOT, Device, inventory
-from eks_devices.core.model import ClaimPlan, NodeFit, Plan, PoolPlan
-
-PCIE_ROOT_NAME = PCIE_ROOT.rsplit("/", 1)[1]
+from eks_devices.core.knowledge.devices import Device, inventory
+from eks_devices.core.model import UNSETTLED, ClaimPlan, NodeFit, Plan, PoolPlan
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ class Launch:
     instance_types: tuple[str, ...]
     reason: str = ""  # why it launches none
     cause: str = ""  # ignored (no DRA gate) | selector (node labels) | refused (claim validation) | devices
-    settled: bool = True  # False: a selector reads a PCIe root's name, which the device layouts only model
+    settled: bool = True  # False: a type failed where the model cannot stand behind it (`model.UNSETTLED`)
 
     @property
     def launches(self) -> bool:
@@ -68,16 +66,6 @@ def _selector_gap(claim: ClaimPlan, pool: PoolPlan) -> str:
     given = ", ".join(f"{k}: {pool.labels[k]}" if k in pool.labels else f"no {k}" for k in sorted(wrong))
     return (f"the claim's Pods select {', '.join(f'{k}: {v}' for k, v in sorted(wrong.items()))}, and pool "
             f"{pool.name}'s nodes carry {given}")
-
-
-def _reads_pcie_root(claim: ClaimPlan) -> bool:
-    """Whether a request's CEL selector reads a PCIe root: Karpenter's metadata carries each device's root
-    as scraped from a running instance, and `device_layouts` keeps only how many devices share one."""
-    assert claim.built is not None
-    requests = claim.built.devices.get("requests", [])
-    alternatives = [a for r in requests for a in (r.get("exactly") or {}, *(r.get("firstAvailable") or ()))]
-    return any(PCIE_ROOT_NAME in (s.get("cel") or {}).get("expression", "")
-               for a in alternatives for s in a.get("selectors") or [])
 
 
 def _refused(claim: ClaimPlan) -> str:
@@ -115,8 +103,11 @@ def launch(plan: Plan, claim: ClaimPlan, pool: PoolPlan) -> Launch | None:
             continue
         fits.append(fit_node(claim.built.devices, classes, devices, t, claim.built.shared, reuse_shared=True))
     launched = tuple(f.instance_type for f in fits if f.fits)
+    # a selector naming a PCIe root is judged against the names Karpenter scraped, which `device_layouts` keeps
+    # for every type Karpenter has metadata for; a failure the model cannot stand behind leaves the launch open
+    settled = not any(f.cause in UNSETTLED for f in fits if not f.fits)
     return Launch(pool.name, launched, "" if launched else describe(tuple(fits), claim.built.shared),
-                  "" if launched else "devices", not _reads_pcie_root(claim))
+                  "" if launched else "devices", settled)
 
 
 def launches(plan: Plan, claim: ClaimPlan) -> dict[str, Launch]:

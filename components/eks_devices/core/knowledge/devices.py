@@ -25,10 +25,12 @@ instance catalogue, shaped as the real drivers publish them:
 
 Topology figures and their sources (each is a modelling assumption where no source gives it):
 - GPU ↔ EFA: where Karpenter scraped the devices of running instances of the type (`device_layouts`:
-  the g4dn, g5, g5g, g6, g6e, p3dn, p4d, p4de, p5, p5e, p5en and p6 types), the GPUs and EFAs on each PCIe
-  root, the EFAs' `numaNode` and `rdma` and each GPU's `memory` are what it found. Elsewhere they are spread
-  evenly over `min(GPUs, EFAs)` PCIe roots (an assumption from the counts), and without EFA each GPU has a
-  root of its own.
+  the g4dn, g5, g5g, g6, g6e, p3dn, p4d, p4de, p5, p5e, p5en and p6 types), the PCIe roots with their real
+  names (`pcieRoot`, e.g. `pci0000:44`), the GPUs and EFAs on each, the EFAs' `numaNode` and `rdma` and each
+  GPU's `memory` are what it found. Elsewhere they are spread evenly over `min(GPUs, EFAs)` PCIe roots (an
+  assumption from the counts), and without EFA each GPU has a root of its own; those roots are named by
+  position (`pci0000:10`, `pci0000:18`, ...), so a selector naming a root cannot be judged there
+  (`root_names_published`). The primary ENA's root (`pci0000:00`) is modelled on every type.
 - Neuron ↔ EFA: device `i` belongs to group `i // N` for each group size N ≤ its device count
   (the Neuron DRA docs' connected subsets of 1, 4, 8, 16). EFAs are spread evenly over the devices:
   trn2.48xlarge and trn1n.32xlarge have one EFA per device (16 / 16), trn1.32xlarge one EFA per two
@@ -72,6 +74,17 @@ PUBLISHED_TOPOLOGY = frozenset({*LAYOUTS, "trn1.32xlarge", "trn1n.32xlarge", "tr
 def topology_published(instance_type: str) -> bool:
     """Whether the instance type's GPU/Neuron-to-EFA layout comes from a source (not the model)."""
     return instance_type in PUBLISHED_TOPOLOGY
+
+
+def root_names_published(instance_type: str) -> bool:
+    """Whether the names of the type's GPU and EFA PCIe roots are those real nodes publish (Karpenter scraped
+    them, `device_layouts`), so a selector naming a root (`pcieRoot == 'pci0000:44'`) can be judged."""
+    return instance_type in LAYOUTS
+
+
+def reads_root_name(expression: str) -> bool:
+    """Whether a CEL selector reads a PCIe root's name (`device.attributes['resource.kubernetes.io'].pcieRoot`)."""
+    return PCIE_ROOT.rsplit("/", 1)[1] in expression
 
 
 def layout_attribute(name: str) -> bool:
@@ -173,29 +186,36 @@ def _i(value: int) -> dict[str, int]:
     return {"int": value}
 
 
-def _root_name(index: int) -> str:
+def _position_name(index: int) -> str:
+    """The modelled name of the `index`th PCIe root of a type whose names are not published."""
     return f"pci0000:{0x10 + 0x08 * index:02x}"
 
 
-def gpu_efa_roots(itype: catalog.InstanceType) -> list[tuple[list[int], list[int]]]:
-    """Per PCIe root, the GPU indices and EFA indices on it (see the module docstring)."""
+def _address(root: str, bus_offset: int, function: int = 0) -> str:
+    """A PCI address (BDF) below `root` (`pciDDDD:BB`): its domain, the bus `bus_offset` past the root's."""
+    domain, _, bus = root.removeprefix("pci").partition(":")
+    return f"{domain}:{int(bus, 16) + bus_offset:02x}:{function:02x}.0"
+
+
+def gpu_efa_roots(itype: catalog.InstanceType) -> list[tuple[str, list[int], list[int]]]:
+    """Per PCIe root, its name and the GPU indices and EFA indices on it (see the module docstring)."""
     layout = LAYOUTS.get(itype.name)
     if layout is not None:
-        found: list[tuple[list[int], list[int]]] = []
+        found: list[tuple[str, list[int], list[int]]] = []
         g = e = 0
-        for gpus_on, efas_on, *_ in layout.roots:
-            found.append((list(range(g, g + gpus_on)), list(range(e, e + efas_on))))
-            g, e = g + gpus_on, e + efas_on
+        for root in layout.roots:
+            found.append((root.name, list(range(g, g + root.gpus)), list(range(e, e + root.efas))))
+            g, e = g + root.gpus, e + root.efas
         return found
     gpus, efas = itype.gpu_count, itype.max_efa_interfaces if itype.has_efa else 0
     if gpus and not efas:
-        return [([g], []) for g in range(gpus)]
+        return [(_position_name(g), [g], []) for g in range(gpus)]
     units = min(gpus, efas) if gpus else efas
-    roots: list[tuple[list[int], list[int]]] = [([], []) for _ in range(units)]
+    roots: list[tuple[str, list[int], list[int]]] = [(_position_name(r), [], []) for r in range(units)]
     for g in range(gpus):
-        roots[g * units // gpus][0].append(g)
+        roots[g * units // gpus][1].append(g)
     for e in range(efas):
-        roots[e * units // efas][1].append(e)
+        roots[e * units // efas][2].append(e)
     return roots
 
 
@@ -203,7 +223,7 @@ def _gpu_attributes(itype: catalog.InstanceType, index: int, root: str, on_root:
     """A GPU's attributes; `on_root`: its place among the GPUs of its PCIe root (each has a bus of its own)."""
     model = itype.gpu_model or "NVIDIA GPU"
     architecture, capability = GPU_GENERATIONS.get(model, ("unknown", "0.0.0"))
-    bus = f"0000:{int(root[-2:], 16) + 1 + on_root:02x}:00.0"
+    bus = _address(root, 1 + on_root)
     return {
         "type": _s("gpu"),
         "uuid": _s(f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{itype.name}/gpu/{index}')}"),
@@ -242,20 +262,20 @@ def gpus(itype: catalog.InstanceType, mig_profile: str | None = None, shares: in
     out: list[Device] = []
     layout = LAYOUTS.get(itype.name)
     memory = layout.gpu_memory if layout is not None else f"{itype.gpu_memory_mib or 0}Mi"
-    for r, (gpu_indices, _) in enumerate(gpu_efa_roots(itype)):
+    for root, gpu_indices, _ in gpu_efa_roots(itype):
         for on_root, g in enumerate(gpu_indices):
             capacity = {"memory": memory}
             if shares:
                 capacity["shares"] = str(shares)
-            gpu = Device(NVIDIA_DRIVER, f"gpu-{g}", _gpu_attributes(itype, g, _root_name(r), on_root), capacity,
+            gpu = Device(NVIDIA_DRIVER, f"gpu-{g}", _gpu_attributes(itype, g, root, on_root), capacity,
                          allocations=shares or 1)
             out.extend(_mig_devices(gpu, mig_profile) if mig_profile and itype.mig_capable else [gpu])
     return sorted(out, key=lambda d: (int(d.name.split("-")[1]), d.name))
 
 
-def _efa_address(root: int, efa: int) -> str:
-    """The PCI address (BDF) DRANET publishes for EFA `efa` on PCIe root `root`."""
-    return f"0000:{int(_root_name(root)[-2:], 16) + 2:02x}:{efa % 32:02x}.0"
+def _efa_address(root: str, efa: int) -> str:
+    """The PCI address (BDF) DRANET publishes for EFA `efa` on the PCIe root named `root`."""
+    return _address(root, 2, efa % 32)
 
 
 def _group_id(members: Sequence[str]) -> str:
@@ -276,11 +296,12 @@ def _neuron_groups(itype: catalog.InstanceType, index: int) -> dict[str, dict[st
     if not itype.has_efa:
         return {device_group(n): _s(_group_id([f"neurondevice{j}" for j in range(index // n * n, index // n * n + n)]))
                 for n in DEVICE_GROUP_SIZES if n <= itype.neuron_count}
-    out = {device_group(1): _s(_efa_address(_efa_of_neuron(itype, index), _efa_of_neuron(itype, index)))}
+    efa = _efa_of_neuron(itype, index)  # on a Neuron type each EFA has a root of its own (`efas`)
+    out = {device_group(1): _s(_efa_address(_position_name(efa), efa))}
     for n in DEVICE_GROUP_SIZES[1:]:
         if n <= itype.neuron_count:
             start = index // n * n
-            out[device_group(n)] = _s(_group_id([_efa_address(e, e) for e in
+            out[device_group(n)] = _s(_group_id([_efa_address(_position_name(e), e) for e in
                                                  map(lambda j: _efa_of_neuron(itype, j), range(start, start + n))]))
     return out
 
@@ -294,11 +315,12 @@ def efas(itype: catalog.InstanceType, limit: int | None = None) -> list[Device]:
         PCIE_ROOT: _s("pci0000:00")})]
     if not itype.has_efa:
         return out
-    roots = gpu_efa_roots(itype) if itype.has_nvidia else [([], [e]) for e in range(itype.max_efa_interfaces)]
+    roots = gpu_efa_roots(itype) if itype.has_nvidia else [(_position_name(e), [], [e])
+                                                           for e in range(itype.max_efa_interfaces)]
     count = itype.max_efa_interfaces
     layout = LAYOUTS.get(itype.name)
-    for r, (_, efa_indices) in enumerate(roots):
-        numa = layout.numa_node(r) if layout is not None else 0 if r < len(roots) / 2 else 1
+    for r, (root, _, efa_indices) in enumerate(roots):
+        numa = layout.roots[r].numa if layout is not None else 0 if r < len(roots) / 2 else 1
         for e in efa_indices:
             if limit is not None and e >= limit:
                 continue
@@ -306,8 +328,8 @@ def efas(itype: catalog.InstanceType, limit: int | None = None) -> list[Device]:
                 "dra.net/pciDevice": _s(EFA_PCI_DEVICE), "dra.net/pciVendor": _s("Amazon.com, Inc."),
                 "dra.net/rdma": {"bool": layout.efa_rdma if layout is not None else True},
                 **({"dra.net/numaNode": _i(numa)} if numa is not None else {}),
-                "dra.net/pciAddress": _s(_efa_address(r, e)),
-                "dra.net/rdmaDevice": _s(f"rdmap{e}"), PCIE_ROOT: _s(_root_name(r)),
+                "dra.net/pciAddress": _s(_efa_address(root, e)),
+                "dra.net/rdmaDevice": _s(f"rdmap{e}"), PCIE_ROOT: _s(root),
             }
             if itype.has_neuron:  # the groups of the first Neuron device paired with this EFA
                 attributes.update(_neuron_groups(itype, -(-e * itype.neuron_count // count)))

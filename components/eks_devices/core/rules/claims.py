@@ -16,7 +16,7 @@ from eks_devices.core.derive.karpenter_gates import GATES, dra_gates
 from eks_devices.core.derive.karpenter_launch import Launch, launches
 from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.families.base import DROP
-from eks_devices.core.knowledge import versions
+from eks_devices.core.knowledge import catalog, versions
 from eks_devices.core.knowledge.device_classes import (
     AUTO_MODE_CLASSES,
     CHANNEL_CLASS,
@@ -24,7 +24,7 @@ from eks_devices.core.knowledge.device_classes import (
     MIG_CLASS,
     NEURON_CLASS,
 )
-from eks_devices.core.knowledge.devices import PCIE_ROOT
+from eks_devices.core.knowledge.devices import PCIE_ROOT, root_names_published
 from eks_devices.core.model import ClaimPlan, Plan, PoolPlan
 from eks_devices.core.rules.efa import ALIGNED, ALIGNMENT_WHY, alignment_fix, not_dra
 from eks_devices.core.rules.registry import (
@@ -278,7 +278,8 @@ def mig_dynamic_pools(plan: Plan, claim: ClaimPlan) -> set[str]:
 
 
 @rule("claim-fit-undetermined", "a claim whose fit the offline model cannot settle: the search gave up, or it fails "
-      "only on a PCIe layout that is modelled rather than published (warning)")
+      "only on a PCIe layout, or on a selector reading PCIe root names, that is modelled rather than published "
+      "(warning)")
 def _claim_fit_undetermined(plan: Plan) -> Iterator[Verdict]:
     for claim in stack_claims(plan):
         for pool_name, fit in sorted(claim.pools.items()):
@@ -293,8 +294,9 @@ def _claim_fit_undetermined(plan: Plan) -> Iterator[Verdict]:
 # (karpenter-provider-aws v1.15.0 `pkg/providers/drametadata`; karpenter.sh/docs/tasks/dra), held to that metadata
 # by tests/e2e/test_device_inventory.py; others only in matchAttribute. The metadata also carries each device's
 # PCIe root, as the name scraped from a running instance of the type: Karpenter evaluates a selector naming one
-# (its scheduler launches p5 for `pcieRoot == 'pci0000:44'`, tests/e2e/test_karpenter_launch.py), but the device
-# layouts keep only which devices share a root, so the toolkit cannot say whether a named root exists.
+# (its scheduler launches p5 for `pcieRoot == 'pci0000:44'`, tests/e2e/test_karpenter_launch.py). The device
+# layouts keep those names, so the launch model (karpenter-claim-not-launched) and the fit check judge such a
+# selector; only for a type Karpenter has metadata for and the layouts lack could the toolkit not say.
 KARPENTER_SELECTABLE = {d.dra_driver: set(d.karpenter_selectable) for d in DESCRIPTORS if d.karpenter_selectable}
 KARPENTER_SCRAPED_NAMES = {tuple(PCIE_ROOT.split("/"))}
 _ATTRIBUTE = re.compile(r"""attributes\s*\[\s*['"]([^'"]+)['"]\s*\]\s*\.\s*(\w+)""")
@@ -313,7 +315,8 @@ def _expressions(node: Any) -> Iterator[str]:
 
 
 @rule("karpenter-claim-selector-attributes",
-      "claims on dynamic Karpenter pools select only attributes known before launch (a named PCIe root: warning)",
+      "claims on dynamic Karpenter pools select only attributes known before launch (a named PCIe root on a type "
+      "whose root names the toolkit lacks: warning)",
       modes=("karpenter",))
 def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
     for claim in stack_claims(plan):
@@ -333,12 +336,14 @@ def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
                     scraped.setdefault(key, []).append(f"{domain}/{name}")
                 elif name not in KARPENTER_SELECTABLE.get(domain, set()):
                     by_key.setdefault(key, []).append(f"{domain}/{name}")
-        for key, names in scraped.items():
+        unnamed = sorted({t for p in dynamic for t in plan.pools[p].instance_types
+                          if catalog.instance_types()[t].karpenter_dra_metadata and not root_names_published(t)})
+        for key, names in scraped.items() if unnamed else ():
             yield warning(claim_at(claim, key),
                           f"selectors name a value of {', '.join(sorted(set(names)))}: Karpenter launches a node for "
                           f"dynamic pool(s) {', '.join(dynamic)} only if the names it scraped from running instances "
-                          "of the type match, which the toolkit cannot check (its device layouts keep which devices "
-                          "share a root, not the root's name)",
+                          f"of the type match, which the toolkit cannot check for {', '.join(unnamed)} (its device "
+                          "layouts lack their root names)",
                           "in the requests' selectors, name no root: align devices with a matchAttribute constraint "
                           "on it instead, or target a static pool, whose nodes publish their roots before the claim")
         for key, unknown in by_key.items():

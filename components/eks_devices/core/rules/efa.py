@@ -154,7 +154,7 @@ def _efa_alignment_shared_root(plan: Plan) -> Iterator[Verdict]:
         if pool.config.fabric.align_with != NVIDIA.efa_alignment:
             continue
         apart = [t.name for t in pool_types(pool) if t.has_nvidia and t.has_efa and devices.topology_published(t.name)
-                 and not any(gpus and efas for gpus, efas in devices.gpu_efa_roots(t))]
+                 and not any(gpus and efas for _, gpus, efas in devices.gpu_efa_roots(t))]
         if apart:
             yield error(at(pool, "instanceTypes"),
                         f"no GPU of {', '.join(apart)} shares a PCIe root with an EFA (the devices the NVIDIA DRA "
