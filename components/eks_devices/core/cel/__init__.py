@@ -62,6 +62,7 @@ from eks_devices.core.cel.library import Quantity, Semver
 from eks_devices.core.cel.macros import Runner, bound_variables, is_bind, is_two_variable
 from eks_devices.core.cel.named_formats import FUNCTIONS as NAMED_FORMATS
 from eks_devices.core.cel.named_formats import NAMESPACED as NAMED_FORMATS_NAMESPACED
+from eks_devices.core.cel.named_formats import left_dispatched
 from eks_devices.core.cel.network import FUNCTIONS as NETWORK
 from eks_devices.core.cel.network import ip_function, string_of
 from eks_devices.core.cel.optional import FUNCTIONS as OPTIONAL
@@ -90,6 +91,7 @@ def _string(value: Any) -> Any:
 
 FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, **URLS, **OPTIONAL, **NAMED_FORMATS, "format": format_string,
              "matches": matches, "ip": ip_function, "string": _string,
+             "_==_": left_dispatched(LIBRARY["_==_"]), "_!=_": left_dispatched(LIBRARY["_!=_"]),
              "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
              "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
 _MACROS = {"has", "all", "exists", "exists_one", "map", "filter", "sortBy", *OPTIONAL_MACROS, *OPTIONAL_LAZY}

@@ -213,14 +213,14 @@ def _typed(node: Any) -> str | None:
 
 
 def _check_format_equality(operator: str, left: str | None, right: str | None) -> None:
-    """The API server's cost estimate bounds `==` between two formats only (k8s.io/apiserver v0.36.3
-    `pkg/cel/library/cost.go` `EstimateCallCost`, `cel.FormatType`): `!=`, `==` against an attribute value and `==`
-    between optional formats have no bound, and the selector is refused as too complex. `==` against a dyn operand
-    is left alone: it is bounded where the checker types that operand a format (a comprehension's variable over a
-    list of formats), which this model does not follow."""
+    """The API server's cost estimate bounds `==` between formats (k8s.io/apiserver v0.36.3 `pkg/cel/library/cost.go`
+    `EstimateCallCost`, `cel.FormatType`) and against an attribute value, but not `!=` or `==` between optional
+    formats: the selector is refused as too complex. `==` against a dyn operand is left alone: it is bounded where
+    the checker types that operand a format (a comprehension's variable over a list of formats), which this model
+    does not follow, and refused otherwise (`format.uuid() == dyn(x)`)."""
     if operator not in ("relation_eq", "relation_ne") or not {left, right} & {"format", "optional(format)"}:
         return
-    if operator == "relation_ne" or "optional(format)" in (left, right) or "any" in (left, right):
+    if operator == "relation_ne" or "optional(format)" in (left, right):
         shown = "==" if operator == "relation_eq" else "!="
         raise CelError(f"too complex, exceeds cost limit: `{shown}` on ({_shown(left or 'dyn')}, "
                        f"{_shown(right or 'dyn')}), whose cost the API server's estimate cannot bound")

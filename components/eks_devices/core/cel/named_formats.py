@@ -203,6 +203,17 @@ def validate(fmt: Any, text: Any) -> Optional:
     return Optional(celtypes.ListType(celtypes.StringType(e) for e in errors), True) if errors else NONE
 
 
+def left_dispatched(equality: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """`==` / `!=` with a format on the left: cel-go asks the left operand (`types.Equal`), and `Format.Equal`
+    (k8s.io/apiserver v0.36.3 `pkg/cel/format.go`) gives "no such overload" for anything but a format; a format
+    on the right of another value is simply unequal."""
+    def apply(a: Any, b: Any) -> Any:
+        if isinstance(a, NamedFormat) and not isinstance(b, NamedFormat):
+            raise TypeError(f"no such overload: _==_ on NamedFormat, {type(b).__name__}")
+        return equality(a, b)
+    return apply
+
+
 def _constant(name: str) -> Callable[[], NamedFormat]:
     return lambda: NamedFormat(name)
 
