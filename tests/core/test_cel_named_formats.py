@@ -5,7 +5,11 @@ against its scheduler."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eks_devices.core import cel
 from eks_devices.core.cel import named_formats
@@ -167,3 +171,34 @@ def test_the_library_is_accepted_from_1_32() -> None:
     with pytest.raises(cel.CelError, match=r"Kubernetes' format library \(format.dns1123Label, format.named, "
                                            r"validate\) is refused by a Kubernetes 1.31 API server"):
         cel.compile_expression(expression, (1, 31))
+
+
+# -- generated names against oracles written from the formats' definitions, not their patterns -----------
+_NAME_CHARS = "abz09-.A_é"
+
+
+def _label_oracle(text: str, first: str) -> bool:
+    """RFC 1123 / 1035 label: 1-63 bytes of lower-case alphanumerics and '-', an alphanumeric at each end (a letter
+    first for RFC 1035: `first`)."""
+    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789-")
+    return (0 < len(text.encode()) <= 63 and set(text) <= allowed and text[0] in first and text[-1] != "-")
+
+
+@settings(max_examples=400, derandomize=True, database=None, deadline=None)
+@given(st.text(alphabet=_NAME_CHARS, max_size=70))
+def test_generated_labels_agree_with_the_rfc_definitions(text: str) -> None:
+    alnum = "abcdefghijklmnopqrstuvwxyz0123456789"
+    assert (messages("dns1123Label", text) == []) == _label_oracle(text, alnum)
+    assert (messages("dns1035Label", text) == []) == _label_oracle(text, alnum[:26])
+    value_ok = text == "" or (len(text.encode()) <= 63 and all(c.isascii() and (c.isalnum() or c in "-_.")
+                                                                for c in text) and text[0].isalnum()
+                              and text[-1].isalnum())
+    assert (messages("labelValue", text) == []) == value_ok
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(st.dates(), st.sampled_from(["", "x", " ", "T"]), st.integers(0, 2))
+def test_generated_dates_agree_with_python_dates(day: date, suffix: str, cut: int) -> None:
+    """A date Python can hold is valid in its ISO spelling; one cut short or followed by text is not."""
+    text = day.isoformat()[:10 - cut] + suffix
+    assert (messages("date", text) == []) == (suffix == "" and cut == 0)
