@@ -34,10 +34,10 @@ GPU = cel.device("gpu.nvidia.com", {"productName": "NVIDIA H100", "index": 3, "m
     # %f: en-US digits of golang.org/x/text/message
     ('"%f".format([3.14])', "3.140000"),
     ('"%.2f".format([1234.5])', "1,234.50"),
-    ('"%.0f".format([2.5]) + "%.0f".format([1.5]) + "%.0f".format([-0.5])', "22-0"),
+    ('"%.0f%.0f%.0f".format([2.5, 1.5, -0.5])', "22-0"),
     ('"%f".format([-0.0])', "0.000000"),
     ('"%.2f".format([1e23])', "99,999,999,999,999,991,611,392.00"),
-    ('"%f".format(["NaN"]) + "%f".format(["-Infinity"])', "NaN-∞"),
+    ('"%f%f".format(["NaN", "-Infinity"])', "NaN-∞"),
     # %e: six decimals whatever the precision, a superscript exponent
     ('"%e".format([2.71828])', "2.718280×10⁰⁰"),
     ('"%.2e".format([1234.5])', "1.234500×10⁰³"),
@@ -45,10 +45,10 @@ GPU = cel.device("gpu.nvidia.com", {"productName": "NVIDIA H100", "index": 3, "m
     ('"%e".format([1e100])', "1.000000×10¹⁰⁰"),
     ('"%e".format(["Infinity"])', "     ∞"),
     # %b, %x, %X, %o
-    ('"%b".format([5]) + "%b".format([true]) + "%b".format([-5])', "1011-101"),
+    ('"%b%b%b".format([5, true, -5])', "1011-101"),
     ('"%x %X".format([255, 255])', "ff FF"),
-    ('"%x".format(["é"]) + "%X".format([b"\\x01\\xab"]) + "%x".format([-255])', "c3a901AB-ff"),
-    ('"%o".format([8]) + "%o".format([-8])', "10-10"),
+    ('"%x%X%x".format(["é", b"\\x01\\xab", -255])', "c3a901AB-ff"),
+    ('"%o%o".format([8, -8])', "10-10"),
     ('"%X".format([18446744073709551615u])', "FFFFFFFFFFFFFFFF"),
     # device attributes, made dyn (the validator refuses an attribute's static type, `any`)
     ("\"%s-%d\".format([dyn(device.attributes['gpu.nvidia.com'].productName), "

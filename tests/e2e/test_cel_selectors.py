@@ -220,6 +220,43 @@ ATOMS = [
     f"cel.bind(g, {GPU}, device.driver == 'gpu.nvidia.com' && g.productName.contains('H100'))",
     "device.driver + '' < 'e'",  # a concatenation orders as a string
     "[[1], []].size() == 2 && [['a'], [device.driver]].flatten().size() == 2 && device.driver == 'dra.net'",
+    # Kubernetes' format library: each format's verdicts, apimachinery's messages word for word, lengths in bytes
+    gpu(f"!format.uuid().validate({GPU}.uuid.substring(4)).hasValue()"),  # an error on the MIG devices
+    "!format.dns1123Subdomain().validate(device.driver).hasValue() && "
+    "format.dns1123Label().validate(device.driver).value() == ['must not contain dots']",
+    on("neuron.aws.com", "format.dns1123Label().validate(device.attributes['resource.aws.com'].devicegroup1_id)"
+                         ".hasValue()"),
+    net(f"format.named('dns1035Label').value().validate({NET}.pciDevice).hasValue()"),
+    "!format.dns1123LabelPrefix().validate('A-').hasValue() && format.dns1123LabelPrefix().validate('-').hasValue() && "
+    "format.dns1123Label().validate('A').value() == [\"a lowercase RFC 1123 label must consist of lower case "
+    "alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')\"] && "
+    "device.driver == 'compute-domain.nvidia.com'",
+    "format.qualifiedName().validate('/a').value() == ['prefix part must be non-empty'] && "
+    "!format.qualifiedName().validate('example.com/My.Name_1').hasValue() && "
+    "format.labelValue().validate('" + "é" * 32 + "').value().size() == 2 && "
+    "format.labelValue().validate('" + "é" * 31 + "').value().size() == 1 && "
+    "format.dns1123Label().validate('" + "a" * 64 + "').value() == ['must be no more than 63 characters'] && "
+    "device.driver == 'dra.net'",
+    "format.uri().validate('https://a:1:2/').value() == ['parse \"https://a:1:2/\": invalid port \":1:2\" after host'] "
+    "&& format.uri().validate('/%zé').value() == ['parse \"/%zé\": invalid URL escape \"%z\\\\xc3\"'] && "
+    "!format.uri().validate('mailto:x@y').hasValue() && format.uri().validate('http://[1.2.3.4]/').hasValue() && "
+    "device.driver == 'neuron.aws.com'",
+    gpu("!format.date().validate('2024-02-29').hasValue() && format.date().validate('2023-02-29').hasValue() && "
+        "!format.date().validate('0000-02-29').hasValue() && format.date().validate('2021-1-01').hasValue() && "
+        "!format.datetime().validate('2021-01-01T00:00:00ZTx').hasValue() && "
+        "!format.datetime().validate('2021-01-01t00:00:00İ5Z').hasValue() && "
+        "format.datetime().validate('2021-01-01T24:00:00Z').hasValue() && "
+        "format.datetime().validate('2021-01-01T00:00:00Z\\n').hasValue() && "
+        "!format.byte().validate('aGk=').hasValue() && format.byte().validate('aGk').value() == ['invalid base64'] && "
+        "!format.uuid().validate('123E4567E89B12D3A456426614174000').hasValue()"),
+    "!format.dns1123SubdomainPrefix().validate('a..-').hasValue() && format.dns1035LabelPrefix().validate('0').hasValue() "
+    "&& !format.dns1035LabelPrefix().validate('0-').hasValue() && device.driver == 'dra.net'",
+    "[format.uuid(), format.byte()].exists(f, f == format.byte() && !f.validate('YWJj').hasValue()) && "
+    "format.named(device.driver).orValue(format.uri()) == format.uri() && device.driver.startsWith('compute')",
+    gpu(f"format.named({GPU}.index).hasValue()"),  # not a string: an error on the GPUs that have an index
+    net(f"!({NET}.pciDevice == format.uuid())"),  # a string is unequal to a format...
+    net(f"!(format.uuid() == {NET}.pciDevice)"),  # ...but a format's `==` has no overload for a string: an error
     # refused by the API server's type checker
     gpu(f"{MEMORY} == 42"),
     "device.driver",
@@ -260,8 +297,18 @@ ATOMS = [
     "optional.of(1).or(2).hasValue()",
     "device.?nope.hasValue()",
     f"optional.unwrap([{NET}.?rdma, optional.of(true)]).size() == 2",  # optional(any) beside optional(bool)
+    # Kubernetes' format library: what the type checker refuses, and the cost estimate
+    "format.named(1).hasValue()",
+    "format.nope().validate('x').hasValue()",
+    "format.dns1123Label().validate(1).hasValue()",
+    "format.named('uuid').validate('x').hasValue()",
+    "string(format.uuid()) == 'x'",
+    "format.dns1123Label() != format.uuid() || device.driver == 'dra.net'",
+    net(f"{NET}.pciAddress.split(':').exists(p, format.dns1123Label().validate(p).hasValue())"),
+    "format.uuid().validate(device.driver.charAt(1)).hasValue()",
+    "device.driver.charAt(0).lowerAscii() == 'g'",
 ]
-REFUSABLE = 38  # the last atoms: kept out of combinations
+REFUSABLE = 47  # the last atoms: kept out of combinations
 
 
 @st.composite

@@ -34,6 +34,7 @@ from e2e.test_dra_allocation import dra_stacks
 from eks_devices import ConfigError
 from eks_devices.core import cel
 from eks_devices.core.cel import extensions as cel_extensions
+from eks_devices.core.cel import named_formats
 from eks_devices.core.families import EFA, NVIDIA
 from eks_devices.core.knowledge import devices, versions
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES, GPU_CEL, GPU_CLASS
@@ -398,8 +399,9 @@ def test_distinct_attribute_is_refused_not_dropped_before_1_36(plane_at: Callabl
     assert {minor: server_keeps(plane_at(minor), make()) for minor in MINORS} == dict.fromkeys(MINORS, "refused")
 
 
-# -- CEL: functions a new selector gets from a later minor (lists extension, two-variable comprehensions) ------
-LISTS = {
+# -- CEL: functions a new selector gets from a later minor (lists extension, two-variable comprehensions, the
+# format library) --------------------------------------------------------------------------------------------
+GATED = {
     "slice": "['a', 'b', 'c'].slice(0, 2) == ['a', 'b']",
     "flatten": "[['a'], ['b']].flatten() == ['a', 'b']",
     "sort": "['b', 'a'].sort() == ['a', 'b']",
@@ -414,19 +416,22 @@ LISTS = {
     "two-variable transformList": "[1, 2].transformList(i, v, v * 2) == [2, 4]",
     "two-variable transformMap": "{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}",
     "two-variable transformMapEntry": "{'a': 1}.transformMapEntry(k, v, {k: v + 1}) == {'a': 2}",
+    "format.named": "format.named('uuid').hasValue()",
+    "validate": "!format.named('uuid').orValue(format.byte()).validate('aGk=').hasValue()",
+    **{f"format.{name}": f"format.{name}() == format.{name}()" for name in named_formats.VALIDATORS},
 }
 
 
-def test_every_lists_function_is_probed() -> None:
-    assert set(LISTS) == set(cel_extensions.ACCEPTED_FROM)
+def test_every_gated_function_is_probed() -> None:
+    assert set(GATED) == set(cel_extensions.ACCEPTED_FROM)
 
 
-@pytest.mark.parametrize("function", sorted(LISTS))
-def test_the_lists_extension_is_accepted_from_the_minor_the_model_says(
+@pytest.mark.parametrize("function", sorted(GATED))
+def test_the_gated_functions_are_accepted_from_the_minor_the_model_says(
         plane_at: Callable[[str], ControlPlane], control_plane: ControlPlane, function: str) -> None:
     """A claim's selector and a DeviceClass's: refused by the server exactly where `compile_expression(expr,
     minor)` refuses it (the server checks a new selector against the previous minor's CEL environment)."""
-    expression = f"device.driver == '{NVIDIA.dra_driver}' && {LISTS[function]}"
+    expression = f"device.driver == '{NVIDIA.dra_driver}' && {GATED[function]}"
     name = "gate-cel-" + re.sub(r"[^a-z0-9]+", "-", function.lower())
     claim = _claim(name, [_gpu(selectors=[{"cel": {"expression": expression}}])])
     device_class = {"apiVersion": RESOURCE_API_V1, "kind": "DeviceClass", "metadata": {"name": name},

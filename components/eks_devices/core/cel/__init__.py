@@ -20,8 +20,9 @@ The Kubernetes CEL library functions DRA selectors use are provided: `quantity()
 `patch`; `isQuantity()` and `isSemver()`; cel-go's
 string extensions (`lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`, `indexOf`,
 `lastIndexOf`, `charAt`, `substring`, `strings.quote`), its sets and lists extensions and Kubernetes' list
-library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`), its `url` library (`urls.py`),
-cel-go's `format` (`formatting.py`), optional values (`optional.py`), and the macros cel-python lacks
+library (`extensions.py`), its `ip` and `cidr` libraries (`network.py`), its `url` library (`urls.py`), its
+`format` library (`format.named`, `format.dns1123Label()` and the other formats, `validate`: `named_formats.py`),
+cel-go's string `format` (`formatting.py`), optional values (`optional.py`), and the macros cel-python lacks
 (two-variable comprehensions, `sortBy`, `cel.bind`: `macros.py`); `matches` is RE2 (`regex.py`).
 As in Kubernetes, looking up a domain a device does not have gives an empty map (so
 `"x" in device.attributes` is false), and reading a missing attribute is a runtime error, which
@@ -59,6 +60,9 @@ from eks_devices.core.cel.formatting import format_string
 from eks_devices.core.cel.library import FUNCTIONS as LIBRARY
 from eks_devices.core.cel.library import Quantity, Semver
 from eks_devices.core.cel.macros import Runner, bound_variables, is_bind, is_two_variable
+from eks_devices.core.cel.named_formats import FUNCTIONS as NAMED_FORMATS
+from eks_devices.core.cel.named_formats import NAMESPACED as NAMED_FORMATS_NAMESPACED
+from eks_devices.core.cel.named_formats import left_dispatched
 from eks_devices.core.cel.network import FUNCTIONS as NETWORK
 from eks_devices.core.cel.network import ip_function, string_of
 from eks_devices.core.cel.optional import FUNCTIONS as OPTIONAL
@@ -85,8 +89,9 @@ def _string(value: Any) -> Any:
     return found if found is not None else celpy.evaluation.base_functions["string"](value)
 
 
-FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, **URLS, **OPTIONAL, "format": format_string, "matches": matches,
-             "ip": ip_function, "string": _string,
+FUNCTIONS = {**LIBRARY, **EXTENSIONS, **NETWORK, **URLS, **OPTIONAL, **NAMED_FORMATS, "format": format_string,
+             "matches": matches, "ip": ip_function, "string": _string,
+             "_==_": left_dispatched(LIBRARY["_==_"]), "_!=_": left_dispatched(LIBRARY["_!=_"]),
              "indexOf": _on_lists(LIST_INDEX_OF, LIBRARY["indexOf"]),
              "lastIndexOf": _on_lists(LIST_LAST_INDEX_OF, LIBRARY["lastIndexOf"])}
 _MACROS = {"has", "all", "exists", "exists_one", "map", "filter", "sortBy", *OPTIONAL_MACROS, *OPTIONAL_LAZY}
@@ -134,7 +139,7 @@ def _rewrite_namespaced(tree: lark.Tree) -> None:
                 and isinstance(primary.children[0], lark.Tree) and primary.children[0].data == "ident"):
             continue
         qualified = f"{primary.children[0].children[0]}.{method}"
-        if qualified in NAMESPACED | OPTIONAL_NAMESPACED:
+        if qualified in NAMESPACED | OPTIONAL_NAMESPACED | NAMED_FORMATS_NAMESPACED:
             args = node.children[2:] or [lark.Tree("exprlist", [])]
             node.data = "primary"
             node.children = [lark.Tree("ident_arg", [lark.Token("IDENT", qualified), *args])]

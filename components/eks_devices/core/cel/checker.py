@@ -14,6 +14,7 @@ from celpy.evaluation import celstr
 from eks_devices.core.cel.errors import CelError
 from eks_devices.core.cel.formatting import TAKES as FORMAT_TAKES
 from eks_devices.core.cel.formatting import check_literal_call
+from eks_devices.core.cel.named_formats import FUNCTIONS as NAMED_FORMATS
 from eks_devices.core.cel.regex import compile_pattern
 
 # --- what the API server's type checker refuses (types known without a device) ---------------------
@@ -37,15 +38,19 @@ _METHODS = {
     # cel-go v0.26.0 `cel/library.go` `optionalLib` (`optional.py`)
     "optional": {"hasValue": "bool", "value": None, "or": "optional", "orValue": None, "optMap": "optional",
                  "optFlatMap": "optional"},
+    # k8s.io/apiserver v0.36.3 `pkg/cel/library/format.go` (`named_formats.py`)
+    "format": {"validate": "optional(list(string))"},
     "semver": {"compareTo": "int", "isGreaterThan": "bool", "isLessThan": "bool", "major": "int", "minor": "int",
                "patch": "int"},
 }
 _ARGUMENTS = {("cidr", "containsIP"): {"string", "ip"}, ("cidr", "containsCIDR"): {"string", "cidr"},
-              ("optional", "or"): {"optional"}}
+              ("optional", "or"): {"optional"}, ("format", "validate"): {"string"}}
 _CALLS = {"quantity": "quantity", "semver": "semver", "isQuantity": "bool", "isSemver": "bool", "size": "int",
           "has": "bool", "sign": "int", "ip": "ip", "cidr": "cidr", "isIP": "bool", "isCIDR": "bool",
           "ip.isCanonical": "bool", "url": "url", "isURL": "bool", "optional.of": "optional",
-          "optional.ofNonZeroValue": "optional", "optional.none": "optional"}
+          "optional.ofNonZeroValue": "optional", "optional.none": "optional", "format.named": "optional(format)",
+          **{name: "format" for name in NAMED_FORMATS if name.startswith("format.") and name != "format.named"}}
+_CONVERSIONS = {"string", "int", "uint", "double", "bool", "bytes"}
 # declared with cel.Overload, not cel.MemberOverload: `x.sign()` does not compile
 _GLOBAL_ONLY = {"quantity", "semver", "isQuantity", "isSemver", "sign", "cidr", "isIP", "isCIDR", "url", "isURL"}
 _STRING_METHODS = {"startsWith": "bool", "endsWith": "bool", "contains": "bool", "matches": "bool", "size": "int",
@@ -61,11 +66,12 @@ _LIST_METHODS = {"slice", "flatten", "sort", "reverse", "distinct", "isSorted", 
 # refused as "too complex". The same functions on numbers cost a step per element and pass.
 _UNBOUNDED_ON_STRINGS = {"isSorted", "sum", "min", "lists@min", "max", "indexOf", "lastIndexOf", "join"}
 _SAME_LIST = {"sort", "distinct", "reverse", "slice"}  # a list(string) in, a list(string) out
-_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr", "url", "optional"}
+_NOT_LISTS = {"string", "bool", "int", "uint", "double", "quantity", "semver", "ip", "cidr", "url", "optional",
+              "format"}
 _ORDERED = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_"}
 _NUMERIC = {"int", "uint", "double"}
 _TYPE_NAMES = {"quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver", "ip": "net.IP", "cidr": "net.CIDR",
-               "url": "kubernetes.URL"}
+               "url": "kubernetes.URL", "format": "kubernetes.NamedFormat"}
 
 
 def _refuse(what: str, *types: str) -> CelError:
@@ -76,7 +82,11 @@ def _refuse(what: str, *types: str) -> CelError:
 def _static_type(node: Any) -> str | None:
     """The type of a subexpression where it is known without a device (None: dyn or not modelled);
     raises CelError where the API server's type checker refuses the expression."""
-    found = _typed(node)
+    return _collapsed(_typed(node))
+
+
+def _collapsed(found: str | None) -> str | None:
+    """A type without its element or held type (`list(int)` → `list`); an attribute value (`any`) as dyn."""
     if found and found.startswith(("list(", "optional(")):
         return found.partition("(")[0]
     return None if found == "any" else found
@@ -102,14 +112,15 @@ def _typed(node: Any) -> str | None:
         return "bool"
     if node.data == "relation" and len(kids) == 2:
         left_op, right = kids
-        left = _static_type(left_op.children[0])
-        right_type = _static_type(right)
+        left_full, right_full = _typed(left_op.children[0]), _typed(right)
+        left, right_type = _collapsed(left_full), _collapsed(right_full)
         operator_name = _ORDERED.get(left_op.data)
-        if operator_name and ({left, right_type} & {"quantity", "semver", "ip", "cidr", "url"} or (
+        if operator_name and ({left, right_type} & {"quantity", "semver", "ip", "cidr", "url", "format"} or (
                 left and right_type and left != right_type and not {left, right_type} <= _NUMERIC)):
             raise _refuse(operator_name, left or "dyn", right_type or "dyn")
         if left_op.data in ("relation_eq", "relation_ne") and left and right_type and left != right_type:
             raise _refuse("_==_" if left_op.data == "relation_eq" else "_!=_", left, right_type)
+        _check_format_equality(left_op.data, left_full, right_full)
         return "bool"
     if node.data == "unary" and len(kids) == 2 and isinstance(kids[0], lark.Tree) and kids[0].data == "unary_not":
         operand = _static_type(kids[1])
@@ -159,6 +170,11 @@ def _typed(node: Any) -> str | None:
                            "whose sizes the API server's cost estimate cannot bound")
         if name == "split" or (receiver == "list(string)" and name in _SAME_LIST):
             return "list(string)"
+        if receiver and receiver.startswith("optional(") and name in ("value", "orValue"):
+            held = receiver[9:-1]  # what the optional holds; `orValue(x)` gives it where x is of that type too
+            given = [_typed(arg) for arg in kids[2].children] if len(kids) > 2 and kids[2] is not None else []
+            if given == ([] if name == "value" else [held]):
+                return held
         receiver = _static_type(kids[0])
         if name in _GLOBAL_ONLY:
             raise _refuse(name, f"{receiver or 'dyn'}.()")
@@ -166,11 +182,12 @@ def _typed(node: Any) -> str | None:
             raise _refuse(name, f"{receiver}.()")
         if receiver in _METHODS:
             if name not in _METHODS[receiver]:
-                raise _refuse(name, f"{receiver}.()")
+                raise _refuse(name, f"{_shown(receiver)}.()")
             accepted = _ARGUMENTS.get((receiver, name))
             args = [_static_type(arg) for arg in kids[2].children] if accepted and len(kids) > 2 else []
-            if accepted and any(t is not None and t not in accepted for t in args):
-                raise _refuse(name, f"{receiver}.({', '.join(t or 'dyn' for t in args)})")
+            if accepted and (any(t is not None and t not in accepted for t in args) or (
+                    receiver == "format" and len(args) != 1)):
+                raise _refuse(name, f"{_shown(receiver)}.({', '.join(t or 'dyn' for t in args)})")
             return _METHODS[receiver][name]
         if receiver == "string":
             if name not in _STRING_METHODS and any(name in methods for methods in _METHODS.values()):
@@ -185,9 +202,28 @@ def _typed(node: Any) -> str | None:
         args = [_static_type(arg) for arg in kids[1].children] if len(kids) > 1 else []
         if name.startswith("sets.") and any(t not in (None, "list") for t in args):
             raise _refuse(name, *(t or "dyn" for t in args))
+        if name.startswith("format.") and name in NAMED_FORMATS and (
+                [t for t in args if t not in (None, "string")] or len(args) != (name == "format.named")):
+            raise _refuse(name, *(t or "dyn" for t in args))  # `format.named(string)`, `format.<name>()`
+        if name in _CONVERSIONS and "format" in args:
+            raise _refuse(name, *(t or "dyn" for t in args))
         return _CALLS.get(name)
     _static_walk(node)
     return None
+
+
+def _check_format_equality(operator: str, left: str | None, right: str | None) -> None:
+    """The API server's cost estimate bounds `==` between formats (k8s.io/apiserver v0.36.3 `pkg/cel/library/cost.go`
+    `EstimateCallCost`, `cel.FormatType`) and against an attribute value, but not `!=` or `==` between optional
+    formats: the selector is refused as too complex. `==` against a dyn operand is left alone: it is bounded where
+    the checker types that operand a format (a comprehension's variable over a list of formats), which this model
+    does not follow, and refused otherwise (`format.uuid() == dyn(x)`)."""
+    if operator not in ("relation_eq", "relation_ne") or not {left, right} & {"format", "optional(format)"}:
+        return
+    if operator == "relation_ne" or "optional(format)" in (left, right):
+        shown = "==" if operator == "relation_eq" else "!="
+        raise CelError(f"too complex, exceeds cost limit: `{shown}` on ({_shown(left or 'dyn')}, "
+                       f"{_shown(right or 'dyn')}), whose cost the API server's estimate cannot bound")
 
 
 def _list_literal(elements: list[Any]) -> str:

@@ -1,4 +1,4 @@
-"""The API server's cost estimate on strings taken out of a `split` result, which it refuses as too complex.
+"""The API server's cost estimate on strings of unbounded size, which it refuses as too complex.
 
 k8s.io/apiserver v0.36.3 `pkg/cel/library/cost.go` `EstimateCallCost` gives `split` a result size that bounds
 the list's length but not its elements' sizes; a function whose cost grows with a string's size (`contains`,
@@ -6,8 +6,10 @@ the list's length but not its elements' sizes; a function whose cost grows with 
 (`CELSelectorExpressionMaxCost`), and the selector is refused: "too complex, exceeds cost limit". Functions whose
 cost is bounded by the other operand or constant (`startsWith`, `endsWith`, `==`, `<`, `size`, `charAt`) pass.
 An element is reached by an index, as a comprehension's (value) variable, or through `cel.bind`; `sort`,
-`distinct`, `reverse`, `slice`, `filter` and `sortBy` keep a split list a split list. Checked against a real
-1.36 API server (`tests/e2e/test_cel_selectors.py`).
+`distinct`, `reverse`, `slice`, `filter` and `sortBy` keep a split list a split list. The estimate knows no size
+either for the strings `charAt`, `"...".format`, and the URL getters return, for a `getQuery()` entry's values,
+or for the messages of a format's `validate` (`named_formats.py`), which it charges per character of its argument.
+Checked against a real 1.36 API server (`tests/e2e/test_cel_selectors.py`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ _MACROS = {"all", "exists", "exists_one", "map", "filter", "sortBy", "transformL
 _BY_RECEIVER = {"contains", "lowerAscii", "upperAscii", "matches", "trim", "split", "indexOf", "lastIndexOf",
                 "substring", "replace"}
 _BY_ARGUMENT = {"contains", "matches", "indexOf", "lastIndexOf", "split", "replace", "isQuantity", "isSemver",
-                "isIP", "isCIDR", "quantity", "semver", "ip", "cidr", "ip.isCanonical", "strings.quote", "url"}
+                "isIP", "isCIDR", "quantity", "semver", "ip", "cidr", "ip.isCanonical", "strings.quote", "url",
+                "validate"}
+# methods whose string result has no size estimate (k8s.io/apiserver v0.36.3 `pkg/cel/library/cost.go` gives the
+# URL getters a cost but no result size; cel-go v0.26.0 `ext/strings.go` none for `charAt`, `ext/formatting.go`
+# none for `format`)
+_UNSIZED_RESULTS = {"charAt", "format", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath"}
 _WRAPPERS = {"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member",
              "primary", "paren_expr"}
 
@@ -40,20 +47,29 @@ def _unwrap(node: Any) -> Any:
 
 
 def _kind(node: Any, names: dict[str, str]) -> str | None:
-    """Whether a subexpression is a split list, a string taken out of one, or neither (None)."""
+    """Whether a subexpression is a list of unsized strings (a split list, a `getQuery()` entry, `validate`'s
+    messages), an unsized string, or neither (None)."""
     node = _unwrap(node)
     if not isinstance(node, lark.Tree):
         return None
     if node.data == "member_dot_arg":
-        name = str(node.children[1])
-        if name == "split":
+        name, receiver = str(node.children[1]), _unwrap(node.children[0])
+        if name == "split" or (name == "value" and _is_call(receiver, "validate")):
             return SPLIT_LIST
+        if name in _UNSIZED_RESULTS:
+            return UNSIZED
         return SPLIT_LIST if name in _KEEPS_SPLIT_LIST and _kind(node.children[0], names) == SPLIT_LIST else None
     if node.data == "member_index":
+        if _is_call(_unwrap(node.children[0]), "getQuery"):
+            return SPLIT_LIST
         return UNSIZED if _kind(node.children[0], names) == SPLIT_LIST else None
     if node.data == "ident":
         return names.get(str(node.children[0]))
     return None
+
+
+def _is_call(node: Any, method: str) -> bool:
+    return isinstance(node, lark.Tree) and node.data == "member_dot_arg" and str(node.children[1]) == method
 
 
 def _variables(tree: lark.Tree) -> dict[str, str]:
@@ -78,8 +94,9 @@ def _variables(tree: lark.Tree) -> dict[str, str]:
 
 
 def _refuse(what: str) -> CelError:
-    return CelError(f"too complex, exceeds cost limit: {what} on a string taken from split(), whose size the API "
-                    "server's cost estimate cannot bound")
+    return CelError(f"too complex, exceeds cost limit: {what} on a string taken from split() (or from charAt(), "
+                    "format(), a URL's parts, validate()'s messages), whose size the API server's cost estimate "
+                    "cannot bound")
 
 
 def check_string_sizes(tree: lark.Tree) -> None:

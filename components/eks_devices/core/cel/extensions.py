@@ -22,13 +22,15 @@ from typing import Any
 from celpy import celtypes
 
 from eks_devices.core.cel.library import _equals
+from eks_devices.core.cel.named_formats import ACCEPTED_FROM as NAMED_FORMATS_ACCEPTED_FROM
 
 # The namespaced functions: CEL parses `sets.contains(a, b)` as a method on a variable `sets`; the compiler
 # rewrites such calls into a call of the dotted name (`rewrite_namespaced` in `__init__`).
 # The Kubernetes minor whose API server first accepts a construct in a new selector, and the library it is
 # part of: an API server checks new selectors against the previous minor's environment, so a library
 # base.go introduces at 1.N is accepted from 1.N+1: cel-go's lists extension (with its `sortBy` macro) is
-# introduced at 1.34, its two-variable comprehensions at 1.32 (`macros.py` names their forms `two-variable <name>`).
+# introduced at 1.34, its two-variable comprehensions at 1.32 (`macros.py` names their forms `two-variable <name>`),
+# Kubernetes' format library at 1.31 (`named_formats.py`).
 LISTS_EXTENSION = "cel-go's lists extension"
 TWO_VARIABLE_COMPREHENSIONS = "cel-go's two-variable comprehensions"
 ACCEPTED_FROM: dict[str, tuple[tuple[int, int], str]] = {
@@ -36,6 +38,7 @@ ACCEPTED_FROM: dict[str, tuple[tuple[int, int], str]] = {
        for name in ("slice", "flatten", "sort", "reverse", "distinct", "lists.range", "sortBy")},
     **{f"two-variable {name}": ((1, 33), TWO_VARIABLE_COMPREHENSIONS)
        for name in ("all", "exists", "existsOne", "exists_one", "transformList", "transformMap", "transformMapEntry")},
+    **NAMED_FORMATS_ACCEPTED_FROM,
 }
 
 MIN = "lists@min"

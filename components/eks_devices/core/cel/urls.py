@@ -17,6 +17,29 @@ from typing import Any
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(raw: bytes) -> str:
+    """Go `strconv.Quote` of a string's bytes: printable characters kept, the rest escaped (`\\x` for a byte
+    that is not UTF-8, `\\u`/`\\U` for other code points), in double quotes."""
+    out = []
+    for c in raw.decode(errors="surrogateescape"):
+        point = ord(c)
+        if c in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[c])
+        elif 0xDC80 <= point <= 0xDCFF:  # a byte that is not UTF-8
+            out.append(f"\\x{point - 0xDC00:02x}")
+        elif c.isprintable():  # Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols, ASCII space
+            out.append(c)
+        elif point < 0x20 or point == 0x7F:
+            out.append(f"\\x{point:02x}")
+        else:
+            out.append(f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}")
+    return '"' + "".join(out) + '"'
+
+
 _PATH, _HOST, _ZONE, _USER, _QUERY, _FRAGMENT = "path", "host", "zone", "user", "query", "fragment"
 _HEX = b"0123456789abcdefABCDEF"
 
@@ -42,17 +65,17 @@ def _unescape(raw: bytes, mode: str) -> bytes:
         c = raw[i]
         if c == ord("%"):
             if i + 2 >= len(raw) or raw[i + 1] not in _HEX or raw[i + 2] not in _HEX:
-                raise ValueError(f"invalid URL escape {raw[i:i + 3].decode(errors='replace')!r}")
+                raise ValueError(f"invalid URL escape {go_quote(raw[i:i + 3])}")
             value = int(raw[i + 1:i + 3], 16)
             if mode == _HOST and value < 0x80 and raw[i:i + 3] != b"%25":
-                raise ValueError(f"invalid URL escape {raw[i:i + 3].decode()!r}")
+                raise ValueError(f"invalid URL escape {go_quote(raw[i:i + 3])}")
             if mode == _ZONE and raw[i:i + 3] != b"%25" and value != 0x20 and _should_escape(value, _HOST):
-                raise ValueError(f"invalid URL escape {raw[i:i + 3].decode()!r}")
+                raise ValueError(f"invalid URL escape {go_quote(raw[i:i + 3])}")
             out.append(value)
             i += 3
             continue
         if mode in (_HOST, _ZONE) and c < 0x80 and _should_escape(c, mode):
-            raise ValueError(f"invalid character {chr(c)!r} in host name")
+            raise ValueError(f"invalid character {go_quote(bytes([c]))} in host name")
         out.append(0x20 if c == ord("+") and mode == _QUERY else c)
         i += 1
     return bytes(out)
@@ -77,19 +100,20 @@ def _parse_host(scheme: bytes, host: bytes) -> bytes:
             raise ValueError("missing ']' in host")
         port = host[closing + 1:]
         if not _valid_port(port):
-            raise ValueError(f"invalid port {port.decode(errors='replace')!r} after host")
+            raise ValueError(f"invalid port {go_quote(port)} after host")
         name = host[1:closing]
         zone = name.find(b"%25")
         literal = (_unescape(name[:zone], _HOST) + _unescape(name[zone:], _ZONE)) if zone >= 0 else _unescape(
             name, _HOST)
         if not _ipv6_literal(literal):
-            raise ValueError("invalid host")
+            # Go: "invalid IP-literal" for an IPv4 address, else "invalid host: " and netip's reason (not modelled)
+            raise ValueError("invalid IP-literal" if _ipv4(literal) else "invalid host")
         return b"[" + literal + b"]" + _unescape(port, _HOST)
     if b":" in host:
         first, last = host.index(b":"), host.rindex(b":")
         at = first if scheme in (b"http", b"https") else last  # Go 1.26 urlstrictcolons
         if not _valid_port(host[at:]):
-            raise ValueError(f"invalid port {host[at:].decode(errors='replace')!r} after host")
+            raise ValueError(f"invalid port {go_quote(host[at:])} after host")
     return _unescape(host, _HOST)
 
 
@@ -97,6 +121,13 @@ def _ipv6_literal(literal: bytes) -> bool:
     """Go's netip.ParseAddr accepts it (a zone allowed) and it is not an IPv4 address."""
     try:
         return ipaddress.ip_address(literal.decode()).version == 6
+    except (ValueError, UnicodeDecodeError):
+        return False
+
+
+def _ipv4(literal: bytes) -> bool:
+    try:
+        return ipaddress.ip_address(literal.decode()).version == 4
     except (ValueError, UnicodeDecodeError):
         return False
 
@@ -171,6 +202,15 @@ def _parse(raw: bytes, request: bool) -> URL:
     return URL(scheme, b"", user, host, path, raw_path, force_query, query)
 
 
+def parse_request_uri(raw: bytes) -> str | None:
+    """Why Go's `url.ParseRequestURI` refuses a string (None: it accepts it)."""
+    try:
+        _parse(raw, request=True)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def parse_url(text: Any) -> URL | CELEvalError:
     """`url(s)`: ParseRequestURI must accept s; the value is url.Parse(s) (its fragment apart)."""
     if not isinstance(text, str):
@@ -182,7 +222,8 @@ def parse_url(text: Any) -> URL | CELEvalError:
         parsed = _parse(before, request=False)
         return dataclasses.replace(parsed, fragment=_unescape(fragment, _FRAGMENT))
     except ValueError as exc:  # returned, not raised: celpy reports a raised ValueError as an overflow
-        return CELEvalError(f"URL parse error during conversion from string: parse {text!r}: {exc}", ValueError, None)
+        return CELEvalError(f"URL parse error during conversion from string: parse {go_quote(raw)}: {exc}",
+                            ValueError, None)
 
 
 def _is_url(text: Any) -> celtypes.BoolType:
