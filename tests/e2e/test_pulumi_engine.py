@@ -101,9 +101,10 @@ Program = Callable[[str], Callable[[], None]]  # a program, given the cluster's 
 
 
 def real_steps(plane: ControlPlane, env: dict[str, str], stack: str, before: Program, after: Program,
-               state: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, str]:
-    """`up` with `before` (its state then rewritten by `state`, when given), then the engine's planned
-    step per URN for `after` (resources with a step only)."""
+               state: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+               refresh: bool = False) -> dict[str, str]:
+    """`up` with `before` (its state then rewritten by `state`, when given; then `refresh`ed, when asked),
+    then the engine's planned step per URN for `after` (resources with a step only)."""
     kubeconfig = _kubeconfig_text(plane)
     ws = pulumi_cli.workspace(plane, env)
     s = auto.create_or_select_stack(stack_name=stack, project_name=PROJECT, program=before(kubeconfig), opts=ws)
@@ -113,6 +114,8 @@ def real_steps(plane: ControlPlane, env: dict[str, str], stack: str, before: Pro
         if state is not None:
             exported = s.export_stack()
             s.import_stack(auto.Deployment(exported.version, state(dict(exported.deployment or {}))))
+        if refresh:
+            assert s.refresh(on_output=lambda _line: None).summary.result == "succeeded"
         s.workspace.program = after(kubeconfig)
         steps: dict[str, str] = {}
 

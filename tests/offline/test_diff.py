@@ -207,6 +207,30 @@ def test_an_immutable_claim_spec_fails_unless_replace_on_change(replace_on_chang
     assert change.changed == ["spec.spec.devices.requests"]
 
 
+def _requests(empty_lists: bool) -> dict[str, Any]:
+    """A claim template's spec, with or without the empty `selectors` and `requests` the API server omits."""
+    exactly: dict[str, Any] = {"deviceClassName": "gpu.nvidia.com", **({"selectors": []} if empty_lists else {})}
+    constraint: dict[str, Any] = {"matchAttribute": "gpu.nvidia.com/productName",
+                                  **({"requests": []} if empty_lists else {})}
+    return {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}], "constraints": [constraint]}}}
+
+
+@pytest.mark.parametrize(("sent_before", "sent_after", "action"), [
+    (True, True, "replace"), (True, False, None), (False, False, None), (False, True, "replace")],
+    ids=["kept-sending", "no-longer-sent", "never-sent", "newly-sent"])
+def test_an_empty_list_the_api_server_does_not_store_is_a_change_on_every_up(sent_before: bool, sent_after: bool,
+                                                                            action: str | None) -> None:
+    """pulumi-kubernetes compares the new inputs with the live object, stored without an empty `selectors` or
+    `requests`: a program that keeps sending one replaces its claim template on every `up`, and one that stops
+    sending it changes nothing (tests/e2e/test_pulumi_refresh.py holds both against the real engine)."""
+    before = engine.run(claim_template(_requests(sent_before), ["spec"]), {})
+    after = engine.run(claim_template(_requests(sent_after), ["spec"]), {})
+    changes = diff.compare(before, after)
+    assert [c.action for c in changes] == ([action] if action else [])
+    if action:
+        assert changes[0].changed == ["spec.spec.devices.constraints", "spec.spec.devices.requests"]
+
+
 def test_ignore_changes_hides_a_change_as_the_engine_does() -> None:
     def program(retention: int) -> Any:
         return lambda: aws.sqs.Queue("q", message_retention_seconds=retention,

@@ -12,7 +12,9 @@ resource, an unknown kubeconfig its Kubernetes provider and all the provider man
 follows both until nothing more changes; the dependents a delete-first replacement replaces are
 deleted before it, as the engine orders them. An old resource nothing matches is deleted; if
 a new resource of the same type has its logical name, that pair is reported as a replacement by a
-new identity (an alias would have kept it).
+new identity (an alias would have kept it). A Kubernetes object's old inputs are taken as the API
+server stored them (`kube_storage`: without the empty lists it omits), since pulumi-kubernetes compares
+the new inputs with the live object: an empty list a program keeps sending is a change on every `up`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eks_devices.core.config.claims import EXTENDED_RESOURCES
-from eks_devices.core.knowledge import amis, replacement, rollouts, versions
+from eks_devices.core.knowledge import amis, kube_storage, replacement, rollouts, versions
 from eks_devices.core.knowledge.device_classes import EXTENDED_RESOURCE_KUBERNETES
 from eks_devices.core.names import POOL_LABEL
 from eks_devices.core.vocabulary import FAMILIES, reserves
@@ -116,6 +118,13 @@ def _diffable(r: Registered) -> bool:
     return r.custom or r.remote
 
 
+def _compared(old: Registered) -> dict[str, Any]:
+    """What the provider holds the new inputs against: pulumi-kubernetes' Diff compares with the live object
+    pruned to the old inputs' shape, which the API server stored without the empty lists it omits
+    (`kube_storage`); other providers compare with the old inputs."""
+    return kube_storage.as_stored(old.inputs) if old.type.startswith("kubernetes:") else old.inputs
+
+
 def _references(r: Registered) -> list[str]:
     """Values other resources receive from this one, which a replacement changes (its id and ARN)."""
     return [v for key in ("id", "arn") if isinstance(v := r.outputs.get(key), str) and len(v) > 6]
@@ -203,7 +212,7 @@ def compare(before: Recording, after: Recording) -> list[Change]:
             change.protected = old.protect
             change.previous_urn = old.urn if old.urn != r.urn else None
             if _diffable(r):
-                change.changed = [p for p in changed_paths(old.inputs, _swap(r.inputs, kept_ids))
+                change.changed = [p for p in changed_paths(_compared(old), _swap(r.inputs, kept_ids))
                                   if not any(under(i, p) for i in r.ignore_changes)]  # the engine drops those
                 _verdict(change, r, old, matched)
         changes[r.urn] = change

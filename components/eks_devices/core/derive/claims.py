@@ -28,6 +28,7 @@ from eks_devices.core.knowledge.device_classes import (
     RESOURCE_API_V1,
 )
 from eks_devices.core.knowledge.devices import PCIE_ROOT, device_group
+from eks_devices.core.knowledge.kube_storage import DEVICE_CLAIM, without_empty
 from eks_devices.core.model import BuiltClaim
 from eks_devices.core.names import MANAGED_BY, manager_label
 
@@ -119,6 +120,8 @@ def build(name: str, requests: Sequence[dict[str, Any]], constraints: Sequence[d
         devices["constraints"] = [dict(c) for c in constraints]
     if config:
         devices["config"] = [dict(c) for c in config]
+    # no empty list the API server would store as absent: sent, it would replace the claim on every `pulumi up`
+    devices = without_empty(devices, DEVICE_CLAIM)
     metadata = {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)}
     if shared:
         manifest = {"apiVersion": RESOURCE_API_V1, "kind": "ResourceClaim", "metadata": metadata,
