@@ -54,7 +54,8 @@ def _known(key: str, pinned: str) -> str:
 
 
 @rule("chart-version-known", "`chartVersions` and Karpenter's version name releases the toolkit knows "
-      "(`charts.RELEASES`, read upstream); its models of each chart were checked against those (warning)")
+      "(`charts.RELEASES`, read upstream); its models of each chart were checked against those (warning; for "
+      "Karpenter it names the known release whose DRA device metadata it takes)")
 def _chart_version_known(plan: Plan) -> Iterator[Verdict]:
     pinned: dict[str, str] = dict(plan.spec.chart_versions)
     if plan.mode == "karpenter" and plan.karpenter is not None:

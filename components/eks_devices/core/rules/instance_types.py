@@ -9,7 +9,8 @@ from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Verdict, at, auto_mode_plugin_only, dra_pools, error, pool_types, rule
 
 
-@rule("dra-unsupported-instance-type", "dynamic DRA pools only allow types with DRA metadata",
+@rule("dra-unsupported-instance-type", "dynamic DRA pools only allow types with DRA metadata (Karpenter's: of the "
+      "release `cluster.karpenter.version` names)",
       modes=("auto-mode", "karpenter"))
 def _dra_unsupported_instance_type(plan: Plan) -> Iterator[Verdict]:
     for pool, family in dra_pools(plan):
