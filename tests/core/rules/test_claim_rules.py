@@ -352,12 +352,14 @@ def test_a_named_pcie_root_warns_where_the_layouts_lack_the_names_karpenter_scra
 
 
 def test_every_type_karpenter_launches_for_a_claim_has_its_root_names() -> None:
-    """So the warning above stays quiet for every type the catalogue ships (tests/e2e/test_device_inventory.py
-    holds the names to Karpenter's metadata)."""
-    from eks_devices.core.knowledge import catalog, devices
+    """So the warning above stays quiet for every type the catalogue ships, at every Karpenter release the toolkit
+    knows (tests/e2e/test_device_inventory.py holds the names to each release's metadata); the types whose EFAs a
+    release describes bare have no root to name."""
+    from eks_devices.core.knowledge import catalog, devices, karpenter_metadata
 
-    covered = [t for t, it in catalog.instance_types().items() if it.karpenter_dra_metadata]
-    assert len(covered) >= 40 and all(devices.root_names_published(t) for t in covered)
+    for release in karpenter_metadata.RELEASES.values():
+        covered = [t for t, it in catalog.instance_types().items() if release.launchable(it) and not release.bare_efas(it)]
+        assert len(covered) >= 40 and all(devices.root_names_published(t) for t in covered), release.release
 
 
 def test_selector_on_attributes_karpenter_lacks_is_an_error_on_dynamic_karpenter_pools() -> None:
