@@ -98,6 +98,8 @@ def test_auto_picks_dra_for_g7e_where_the_release_has_its_metadata() -> None:
         plan = stacks.build(stacks.config("karpenter", "1.36", pools, name="auto",
                                           cluster={"karpenter": {"version": version}}))
         assert plan.pools["g7e"].manager("nvidia") == manager, version
+        if manager == "device-plugin":
+            assert f"Karpenter {version} ships no DRA metadata for g7e" in plan.pools["g7e"].managers["nvidia"].reason
 
 
 def test_an_unknown_version_names_the_release_whose_metadata_it_takes() -> None:

@@ -48,7 +48,7 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
         metadata = karpenter_metadata.for_version(spec.cluster.karpenter.version)
         missing = sorted(t.name for t in types if t.has(family) and not metadata.covers(t, family))
         if missing:
-            return f"Karpenter ships no DRA metadata for {', '.join(missing)}"
+            return f"Karpenter {metadata.release} ships no DRA metadata for {', '.join(missing)}"
         if devices.pool_sharing and sharing == "mig":
             return "Karpenter does not launch nodes for MIG claims (use a static pool)"
         if devices.pool_sharing and sharing == "time-slicing" and k8s < versions.CONSUMABLE_CAPACITY_KUBERNETES:
