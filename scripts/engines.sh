@@ -5,6 +5,10 @@
 # karpenter-crds (our program that writes the CRDs Karpenter's Go API package embeds, and the DRA device
 # metadata its AWS provider scraped from running instances) and karpenter-scheduler (our program that runs
 # Karpenter's provisioning scheduler, with the AWS provider's instance types and DRA metadata, on pending Pods).
+# The two Karpenter programs are built once per release of the AWS provider the toolkit models, from one source:
+# at the chart's pin from go.mod (bin/karpenter-crds, bin/karpenter-scheduler, CRDs and metadata in karpenter/),
+# and at each other release from the modfile karpenter-<tag>.mod beside it (`go build -modfile`; binaries
+# suffixed -<tag>, output in karpenter-<tag>/), as the release's DRA device metadata differs.
 #
 # Output: a version-keyed folder outside the repository, ${XDG_CACHE_HOME:-$HOME/.cache}/eks-devices/engines/<key>,
 # whose bin/ path is printed on stdout (progress goes to stderr). The key hashes the wrapper modules, our Go source
@@ -16,7 +20,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 say() { printf 'engines: %s\n' "$*" >&2; }
 
-key=$(cd "$root" && cat scripts/engines.sh engines/*/go.mod engines/*/go.sum engines/*/*.go | sha256sum | cut -c1-16)
+key=$(cd "$root" && cat scripts/engines.sh engines/*/*.mod engines/*/*.sum engines/*/*.go | sha256sum | cut -c1-16)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/eks-devices/engines/$key"
 if [ -f "$cache/complete" ]; then
   echo "$cache/bin"
@@ -78,11 +82,22 @@ chmod -R u+w "$cache/src/pulumi-kubernetes"
 rm -rf "$cache/src"
 
 # Karpenter's modules need a newer Go than 1.26.8; the go command fetches that toolchain from the module proxy.
-say "karpenter CRDs and DRA device metadata $(cd "$root/engines/karpenter-crds" && GOTOOLCHAIN=go1.27.3 go list -m -f '{{.Version}}' github.com/aws/karpenter-provider-aws)"
-(cd "$root/engines/karpenter-crds" && GOTOOLCHAIN=go1.27.3 go build -trimpath -ldflags "-s -w" -o "$bin/karpenter-crds" .)
-"$bin/karpenter-crds" "$cache/karpenter"
-say "karpenter provisioning scheduler $(cd "$root/engines/karpenter-scheduler" && GOTOOLCHAIN=go1.27.3 go list -m -f '{{.Version}}' sigs.k8s.io/karpenter)"
-(cd "$root/engines/karpenter-scheduler" && GOTOOLCHAIN=go1.27.3 go build -trimpath -ldflags "-s -w" -o "$bin/karpenter-scheduler" .)
+for modfile in go.mod $(cd "$root/engines/karpenter-scheduler" && ls karpenter-v*.mod); do
+  tag=${modfile#karpenter-}
+  tag=${tag%.mod}
+  suffix=""
+  [ "$modfile" = go.mod ] || suffix="-$tag"
+  for program in karpenter-crds karpenter-scheduler; do
+    [ -f "$root/engines/$program/$modfile" ] || { say "engines/$program/$modfile is missing"; exit 1; }
+  done
+  provider=$(cd "$root/engines/karpenter-crds" && GOTOOLCHAIN=go1.27.3 go list -modfile="$modfile" -m -f '{{.Version}}' github.com/aws/karpenter-provider-aws)
+  say "karpenter CRDs and DRA device metadata $provider"
+  (cd "$root/engines/karpenter-crds" && GOTOOLCHAIN=go1.27.3 go build -modfile="$modfile" -trimpath -ldflags "-s -w" -o "$bin/karpenter-crds$suffix" .)
+  "$bin/karpenter-crds$suffix" "$cache/karpenter$suffix"
+  core=$(cd "$root/engines/karpenter-scheduler" && GOTOOLCHAIN=go1.27.3 go list -modfile="$modfile" -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' sigs.k8s.io/karpenter)
+  say "karpenter provisioning scheduler $core with the AWS provider $provider"
+  (cd "$root/engines/karpenter-scheduler" && GOTOOLCHAIN=go1.27.3 go build -modfile="$modfile" -trimpath -ldflags "-s -w" -o "$bin/karpenter-scheduler$suffix" .)
+done
 
 touch "$cache/complete"
 say "built in $((SECONDS - started)) s into $cache"

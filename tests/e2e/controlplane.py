@@ -186,8 +186,14 @@ class ControlPlane:
     @property
     def karpenter_dra_metadata(self) -> Path:
         """The DRA device metadata Karpenter's AWS provider scraped from running instances, per instance
-        type (its `drametadata` package, as `karpenter-crds` wrote it)."""
+        type (its `drametadata` package, as `karpenter-crds` wrote it), at the chart's pinned release."""
         return self.crds / "dra-metadata.json"
+
+    def karpenter_release(self, release: str) -> tuple[Path, Path]:
+        """The DRA device metadata and the `karpenter-scheduler` built at another release of Karpenter's AWS
+        provider (scripts/engines.sh builds one per `karpenter-v<release>.mod`)."""
+        return (self.bin_dir.parent / f"karpenter-v{release}" / "dra-metadata.json",
+                self.bin_dir / f"karpenter-scheduler-v{release}")
 
     # -- lifecycle -------------------------------------------------------------------------------
     def _spawn(self, name: str, *args: str) -> None:

@@ -417,3 +417,107 @@ def test_selectors_naming_pcie_roots_launch_as_the_model_says(plane: controlplan
     launched = [o for _, o in checked.values() if o.instance_types]
     assert len(launched) >= 10 and len(checked) - len(launched) >= 10, (len(launched), len(checked))
     assert any(len(o.instance_types) == 1 and len(c.pool.instance_types) == 2 for c, o in checked.values())
+
+
+# -- another release: Karpenter's AWS provider v1.15.2 ------------------------------------------------------
+# Its DRA metadata adds g7e (GPUs, and EFAs sharing their GPU pairs' roots) and bare EFAs (no root, no NUMA node)
+# on the Trainium types, drops g6f and gr6f and says p4d's GPUs have 40Gi (`karpenter_metadata`). The stack that
+# runs it sets cluster.karpenter.version: 1.15.2 and is judged by the scheduler built with that provider.
+RELEASE = "1.15.2"
+G7E_ROOT = "pci0000:a6"  # g7e.48xlarge's third root: gpu-4, gpu-5 and efa2 (v1.15.2's scrape)
+
+
+def release_cases(version: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The types whose metadata v1.15.2 changed, one stack at `version`: g7e, g6f/gr6f, p4d, Trainium."""
+    gpu_efa = {"nvidia": "dra", "efa": "dra"}
+    pools = {"g7e": {"instanceTypes": ["g7e.12xlarge", "g7e.24xlarge", "g7e.48xlarge", "g6e.12xlarge"],
+                     "devices": gpu_efa},
+             "small": {"instanceTypes": ["g6f.xlarge", "gr6f.4xlarge", "g6.xlarge"], "devices": {"nvidia": "dra"}},
+             "a100": {"instanceTypes": ["p4d.24xlarge"], "devices": gpu_efa},
+             "trn": {"instanceTypes": ["trn2.48xlarge", "trn1.32xlarge", "trn2.3xlarge"],
+                     "devices": {"efa": "dra", "neuron": "device-plugin"}}}
+
+    def selecting(pool: str, device_class: str, expression: str, count: int = 1) -> dict[str, Any]:
+        return {"pools": [pool], "requests": [{"name": "d", "exactly": {
+            "deviceClassName": device_class, "count": count, "selectors": [{"cel": {"expression": expression}}]}}]}
+
+    efa_class = "efa.networking.k8s.aws"
+    claims = {"one": {"pools": ["g7e", "small"], "gpus": {"count": 1}},
+              "eight": {"pools": ["g7e"], "gpus": {"count": 8}},
+              "aligned": {"pools": ["g7e"], "gpus": {"count": 2}, "efa": {"count": 1}, "alignWith": "gpu"},
+              "aligned-wide": {"pools": ["g7e"], "gpus": {"count": 1}, "efa": {"count": 2}, "alignWith": "gpu"},
+              "root": selecting("g7e", "gpu.nvidia.com", f"{ROOT} == '{G7E_ROOT}'", 2),
+              "blackwell": selecting("g7e", "gpu.nvidia.com",
+                                     "device.attributes['gpu.nvidia.com'].productName.contains('RTX PRO 6000')"),
+              "partition": selecting("small", "gpu.nvidia.com",
+                                     "device.attributes['gpu.nvidia.com'].productName.endsWith('Q')"),
+              "memory": selecting("a100", "gpu.nvidia.com",
+                                  "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0", 8),
+              "efa-trn": {"pools": ["trn"], "efa": {"count": 8}},
+              "efa-one": {"pools": ["trn"], "efa": {"count": 1}},
+              "efa-numa": selecting("trn", efa_class, "device.attributes['dra.net'].numaNode == 0"),
+              "efa-root": {"pools": ["trn"], "requests": [{"name": "d", "exactly": {
+                  "deviceClassName": efa_class, "count": 2}}], "constraints": [
+                  {"requests": ["d"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]}}
+    yield f"rel{version.replace('.', '')}", stacks.config("karpenter", "1.36", pools, name="launch", claims=claims,
+                                                          cluster={"karpenter": {"version": version}})
+
+
+def at_release(sources: Iterator[tuple[str, dict[str, Any]]], version: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The same stacks, running Karpenter `version` (an existing cluster's release keeps its settings)."""
+    for ident, cfg in sources:
+        cfg = copy.deepcopy(cfg)
+        cluster = cfg["eks-devices:cluster"]
+        cluster["karpenter"] = {**(cluster.get("karpenter") or {}), "version": version}
+        yield f"{ident}-v{version.replace('.', '')}", cfg
+
+
+@pytest.fixture(scope="module")
+def scheduler_release(plane: controlplane.ControlPlane) -> Path:
+    """The scheduler built with the AWS provider at RELEASE (scripts/engines.sh, karpenter-v1.15.2.mod)."""
+    _, binary = plane.karpenter_release(RELEASE)
+    assert binary.is_file(), f"{binary} is missing from a complete engines build"
+    return binary
+
+
+def _by_claim(checked: Checked) -> dict[tuple[str, str], tuple[str, ...]]:
+    return {(c.claim.name, c.pool.name): o.instance_types for c, o in checked.values()}
+
+
+def test_karpenter_1_15_2_launches_as_the_model_of_its_metadata_says(
+        plane: controlplane.ControlPlane, scheduler_release: Path, records: dict[str, dict[str, Any]]) -> None:
+    checked = _check(plane, scheduler_release, built(release_cases(RELEASE), records), records)
+    launched = _by_claim(checked)
+    assert launched[("one", "g7e")] == ("g6e.12xlarge", "g7e.12xlarge", "g7e.24xlarge", "g7e.48xlarge")
+    assert launched[("one", "small")] == ("g6.xlarge",)  # no g6f, no gr6f
+    assert launched[("eight", "g7e")] == ("g7e.48xlarge",)
+    assert launched[("aligned", "g7e")] == ("g7e.12xlarge", "g7e.24xlarge", "g7e.48xlarge")
+    assert launched[("aligned-wide", "g7e")] == ()
+    assert launched[("root", "g7e")] == ("g7e.48xlarge",)
+    assert launched[("blackwell", "g7e")] == ("g7e.12xlarge", "g7e.24xlarge", "g7e.48xlarge")
+    assert launched[("partition", "small")] == ()
+    assert launched[("memory", "a100")] == ("p4d.24xlarge",)
+    assert launched[("efa-trn", "trn")] == ("trn1.32xlarge", "trn2.48xlarge")
+    assert launched[("efa-one", "trn")] == ("trn1.32xlarge", "trn2.3xlarge", "trn2.48xlarge")
+    assert launched[("efa-numa", "trn")] == launched[("efa-root", "trn")] == ()  # bare EFAs
+    assert all(c.model.settled for c, _ in checked.values())
+
+
+def test_the_same_claims_launch_as_before_on_karpenter_1_15_0(
+        plane: controlplane.ControlPlane, scheduler: Path, records: dict[str, dict[str, Any]]) -> None:
+    launched = _by_claim(_check(plane, scheduler, built(release_cases("1.15.0"), records), records))
+    assert launched[("one", "g7e")] == ("g6e.12xlarge",)
+    assert launched[("one", "small")] == ("g6.xlarge", "g6f.xlarge", "gr6f.4xlarge")
+    assert launched[("partition", "small")] == ("g6f.xlarge", "gr6f.4xlarge")
+    assert launched[("memory", "a100")] == launched[("efa-trn", "trn")] == launched[("root", "g7e")] == ()
+
+
+def test_generated_claims_launch_on_karpenter_1_15_2_as_the_model_says(
+        plane: controlplane.ControlPlane, scheduler_release: Path, records: dict[str, dict[str, Any]]) -> None:
+    """The generated stacks and those whose selectors name PCIe roots, running 1.15.2, against its scheduler."""
+    stacks_ = built(at_release(generated(40), RELEASE), records, drawn=True) + built(
+        at_release(root_generated(24), RELEASE), records, drawn=True)
+    checked = _check(plane, scheduler_release, stacks_, records)
+    assert len(checked) >= 90 and all(c.model.settled for c, _ in checked.values())
+    launched = [o for _, o in checked.values() if o.instance_types]
+    assert len(launched) >= 20 and len(checked) - len(launched) >= 20, (len(launched), len(checked))

@@ -25,7 +25,7 @@ from eks_devices.cli.text import cited, say
 from eks_devices.core import planner as planning
 from eks_devices.core.config import stack_file
 from eks_devices.core.config.stack import ConfigError, Spec
-from eks_devices.core.knowledge import catalog
+from eks_devices.core.knowledge import catalog, karpenter_metadata
 from eks_devices.core.rules import RULES
 
 if TYPE_CHECKING:
@@ -540,7 +540,8 @@ def show_catalog(
     from rich.table import Table
 
     table = Table(title=f"{len(types)} instance types")
-    for column in ("type", "arch", "GPUs", "Neuron", "EFA", "MIG", "DRA metadata (Karpenter / Auto Mode)"):
+    for column in ("type", "arch", "GPUs", "Neuron", "EFA", "MIG",
+                   f"DRA metadata (Karpenter {karpenter_metadata.pinned().release} / Auto Mode)"):
         table.add_column(column)
     for t in types.values():
         gpus = f"{t.gpu_count} x {t.gpu_model}" if t.has_nvidia else "-"

@@ -12,6 +12,8 @@ from eks_devices.core.knowledge import catalog, devices
 from eks_devices.core.knowledge.device_classes import CD_CHANNEL_CEL, EFA_CEL, GPU_CEL, MIG_CEL, NEURON_CEL
 from support import stacks
 
+GB200 = "p6e-gb200.36xlarge"  # a GPU type no Karpenter release scraped: its PCIe layout is modelled
+
 CLASSES = {
     "gpu.nvidia.com": [GPU_CEL], "mig.nvidia.com": [MIG_CEL], "efa.networking.k8s.aws": [EFA_CEL],
     "neuron.aws.com": [NEURON_CEL], "compute-domain-default-channel.nvidia.com": [CD_CHANNEL_CEL],
@@ -132,7 +134,10 @@ def test_devices_publish_the_pcie_root_names_of_real_nodes() -> None:
     assert (first.attribute(devices.PCIE_ROOT), first.attribute(devices.PCI_BUS_ID)) == (
         ("string", "pci0002:00"), ("string", "0002:01:00.0"))
     assert all(map(devices.root_names_published, ("p5.48xlarge", "g6e.48xlarge", "g5g.metal")))
-    assert not devices.root_names_published("g7e.48xlarge") and "pci0000:10" in _roots_of("g7e.48xlarge")
+    # g7e's names come from v1.15.2's scrape: each GPU pair shares its root with an EFA
+    assert _roots_of("g7e.48xlarge")["pci0000:a6"] == ["gpu-4", "gpu-5", "efa2"]
+    # a type no release scraped (p6e-gb200) has its roots named by position
+    assert not devices.root_names_published("p6e-gb200.36xlarge") and "pci0000:10" in _roots_of("p6e-gb200.36xlarge")
 
 
 def _on_root(root: str, device_class: str = "gpu.nvidia.com", count: int = 1) -> dict:
@@ -142,7 +147,7 @@ def _on_root(root: str, device_class: str = "gpu.nvidia.com", count: int = 1) ->
 
 def test_a_selector_naming_a_pcie_root_is_judged_against_real_names() -> None:
     """p5.48xlarge's first GPU and its four EFAs sit on pci0000:44: a claim naming that root fits once per node;
-    a root the type lacks fits nowhere, for certain. On g7e (roots named by position) a failure is unsettled."""
+    a root the type lacks fits nowhere, for certain. On p6e-gb200 (roots named by position) a failure is unsettled."""
     p5 = devices.inventory("p5.48xlarge")
     assert fit.fit_node(_on_root("pci0000:44"), CLASSES, p5, "p5.48xlarge").per_node == 1
     assert fit.fit_node(_on_root("pci0000:44", "efa.networking.k8s.aws", 4), CLASSES, p5, "p5.48xlarge").per_node == 1
@@ -150,13 +155,12 @@ def test_a_selector_naming_a_pcie_root_is_judged_against_real_names() -> None:
         "too-few"
     absent = fit.fit_node(_on_root("pci0000:45"), CLASSES, p5, "p5.48xlarge")
     assert (absent.per_node, absent.cause) == (0, "no-devices")
-    g7e = fit.fit_node(_on_root("pci0000:44"), CLASSES, devices.inventory("g7e.48xlarge"), "g7e.48xlarge")
-    assert (g7e.per_node, g7e.cause) == (0, "topology-modelled") and "named by position" in g7e.reason
+    gb200 = fit.fit_node(_on_root("pci0000:44"), CLASSES, devices.inventory(GB200), GB200)
+    assert (gb200.per_node, gb200.cause) == (0, "topology-modelled") and "named by position" in gb200.reason
     # a DeviceClass's selector naming a root counts too
     classes = {**CLASSES, "root": [GPU_CEL + " && device.attributes['resource.kubernetes.io'].pcieRoot == 'x'"]}
     by_class = {"requests": [{"name": "r", "exactly": {"deviceClassName": "root", "count": 1}}]}
-    assert fit.fit_node(by_class, classes, devices.inventory("g7e.48xlarge"), "g7e.48xlarge").cause == \
-        "topology-modelled"
+    assert fit.fit_node(by_class, classes, devices.inventory(GB200), GB200).cause == "topology-modelled"
     assert fit.fit_node(by_class, classes, p5, "p5.48xlarge").cause == "no-devices"
 
 
@@ -259,8 +263,10 @@ FIT_TABLE = [
     ("g6e.48xlarge", claims.gpu_claim("c", 1, model="H100"), 0, "no-devices"),  # an H100 selector on L40S
     ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 0, "topology"),  # no GPU on an EFA's root
     ("g6e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),
-    ("g7e.48xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),  # modelled: 4 × (2 GPUs + 1 EFA)
-    ("g7e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology-modelled"),
+    ("g7e.48xlarge", claims.gpu_efa_aligned_claim("c", 2, 1), 4, ""),  # scraped (v1.15.2): 4 × (2 GPUs + 1 EFA)
+    ("g7e.48xlarge", claims.gpu_efa_aligned_claim("c", 1, 2), 0, "topology"),
+    ("p6e-gb200.36xlarge", claims.gpu_efa_aligned_claim("c", 1, 4), 4, ""),  # modelled: 17 EFAs over 4 GPU roots
+    ("p6e-gb200.36xlarge", claims.gpu_efa_aligned_claim("c", 1, 6), 0, "topology-modelled"),
     ("g6e.48xlarge", claims.efa_claim("c", "all"), 1, ""),
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 2), 4, ""),
     ("trn1.32xlarge", claims.neuron_efa_aligned_claim("c", 4, 4), 0, "topology"),  # 8 EFAs, 2 per group of 4
@@ -345,14 +351,16 @@ def test_distinct_attribute() -> None:
     five = claims.build("c", [claims.exact("gpu", "gpu.nvidia.com", 5)],
                         [{"requests": [], "distinctAttribute": devices.PCIE_ROOT}])
     assert node_fit("p4d.24xlarge", five).cause == "topology"  # 4 roots, published
-    assert node_fit("g7e.48xlarge", five).cause == "topology-modelled"  # 4 roots, modelled
+    five_efas = claims.build("c", [claims.exact("efa", "efa.networking.k8s.aws", 5)],
+                             [{"requests": [], "distinctAttribute": devices.PCIE_ROOT}])
+    assert node_fit(GB200, five_efas).cause == "topology-modelled"  # 4 roots, modelled
 
 
 def test_match_attribute_skips_devices_lacking_it() -> None:
     built = claims.build("c", [claims.exact("efa", "efa.networking.k8s.aws", 1)],
                          [claims.match(devices.device_group(1))])
     assert node_fit("p5en.48xlarge", built).cause == "topology"  # EFAs of a GPU type have no groups
-    assert node_fit("g7e.48xlarge", built).cause == "topology-modelled"
+    assert node_fit(GB200, built).cause == "topology-modelled"
     assert node_fit("trn1.32xlarge", built).per_node == 8
     assert node_fit("trn2.48xlarge", built).per_node == 16
 

@@ -280,13 +280,13 @@ def test_claim_unsatisfiable_is_quiet_when_the_search_is_undetermined(monkeypatc
 
 
 def test_a_claim_failing_only_on_a_modelled_layout_warns_instead_of_blocking() -> None:
-    """g7e's PCIe layout (2 GPUs + 1 EFA per root) is modelled from counts (Karpenter has no metadata for
-    it), p5.48xlarge's is published: the same impossible alignment blocks the deploy on p5 and is only
-    reported on g7e."""
-    pools = {"g7e": {"replicas": 1, "instanceTypes": ["g7e.48xlarge"]},
+    """p6e-gb200's PCIe layout (1 GPU with 4 or 5 of its 17 EFAs per root) is modelled from counts (no Karpenter
+    release has metadata for it), p5.48xlarge's is published: the same impossible alignment blocks the deploy on
+    p5 and is only reported on p6e-gb200."""
+    pools = {"gb200": {"replicas": 1, "instanceTypes": ["p6e-gb200.36xlarge"]},
              "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]}}
     base = {**MNG, "eks-devices:nodePools": pools}
-    modelled = {"pools": ["g7e"], "gpus": {"count": 1}, "efa": {"count": 2}, "alignWith": "gpu"}
+    modelled = {"pools": ["gb200"], "gpus": {"count": 1}, "efa": {"count": 6}, "alignWith": "gpu"}
     assert findings(base, {"x": modelled}, "claim-unsatisfiable") == []
     [warning] = findings(base, {"x": modelled}, "claim-fit-undetermined")
     assert warning.severity == "warning"
@@ -295,22 +295,22 @@ def test_a_claim_failing_only_on_a_modelled_layout_warns_instead_of_blocking() -
     [error] = findings(base, {"x": published}, "claim-unsatisfiable")
     assert error.severity == "error" and "modelled" not in error.message
     assert findings(base, {"x": published}, "claim-fit-undetermined") == []
-    too_many = {"pools": ["g7e"], "gpus": {"count": 9}}  # counts are published: still an error on g7e
+    too_many = {"pools": ["gb200"], "gpus": {"count": 5}}  # counts are published: still an error on p6e-gb200
     assert len(findings(base, {"x": too_many}, "claim-unsatisfiable")) == 1
 
 
 def test_a_selector_naming_a_pcie_root_on_static_pools_is_judged_where_the_names_are_known() -> None:
     """p5.48xlarge publishes the roots Karpenter scraped (its first GPU on pci0000:44): naming one fits, naming one
-    it lacks cannot fit (an error). g7e's roots are named by position only: a failure there is a warning."""
-    pools = {"g7e": {"replicas": 1, "instanceTypes": ["g7e.48xlarge"]},
+    it lacks cannot fit (an error). p6e-gb200's roots are named by position only: a failure there is a warning."""
+    pools = {"gb200": {"replicas": 1, "instanceTypes": ["p6e-gb200.36xlarge"]},
              "p5": {"replicas": 1, "instanceTypes": ["p5.48xlarge"]}}
     base = {**MNG, "eks-devices:nodePools": pools}
     for slug in ("claim-unsatisfiable", "claim-fit-undetermined"):
         assert findings(base, {"x": root_selector("pci0000:44", "p5")}, slug) == [], slug
     [error] = findings(base, {"x": root_selector("pci0000:45", "p5")}, "claim-unsatisfiable")
     assert error.severity == "error" and "modelled" not in error.message
-    assert findings(base, {"x": root_selector("pci0000:45", "g7e")}, "claim-unsatisfiable") == []
-    [warning] = findings(base, {"x": root_selector("pci0000:45", "g7e")}, "claim-fit-undetermined")
+    assert findings(base, {"x": root_selector("pci0000:45", "gb200")}, "claim-unsatisfiable") == []
+    [warning] = findings(base, {"x": root_selector("pci0000:45", "gb200")}, "claim-fit-undetermined")
     assert warning.severity == "warning" and "named by position" in warning.message
 
 
@@ -352,12 +352,14 @@ def test_a_named_pcie_root_warns_where_the_layouts_lack_the_names_karpenter_scra
 
 
 def test_every_type_karpenter_launches_for_a_claim_has_its_root_names() -> None:
-    """So the warning above stays quiet for every type the catalogue ships (tests/e2e/test_device_inventory.py
-    holds the names to Karpenter's metadata)."""
-    from eks_devices.core.knowledge import catalog, devices
+    """So the warning above stays quiet for every type the catalogue ships, at every Karpenter release the toolkit
+    knows (tests/e2e/test_device_inventory.py holds the names to each release's metadata); the types whose EFAs a
+    release describes bare have no root to name."""
+    from eks_devices.core.knowledge import catalog, devices, karpenter_metadata
 
-    covered = [t for t, it in catalog.instance_types().items() if it.karpenter_dra_metadata]
-    assert len(covered) >= 40 and all(devices.root_names_published(t) for t in covered)
+    for release in karpenter_metadata.RELEASES.values():
+        covered = [t for t, it in catalog.instance_types().items() if release.launchable(it) and not release.bare_efas(it)]
+        assert len(covered) >= 40 and all(devices.root_names_published(t) for t in covered), release.release
 
 
 def test_selector_on_attributes_karpenter_lacks_is_an_error_on_dynamic_karpenter_pools() -> None:

@@ -1,7 +1,8 @@
 """What Karpenter's provisioning scheduler launches for a claim's Pod on a dynamic NodePool.
 
 Karpenter 1.15 simulates a pending Pod's ResourceClaims against the devices its AWS provider says an
-instance type will publish, before any node exists (sigs.k8s.io/karpenter v1.15.0
+instance type will publish (the metadata of the release the stack runs, `karpenter_metadata`), before any
+node exists (sigs.k8s.io/karpenter v1.15.0
 `pkg/controllers/provisioning/scheduling/scheduler.go` with its `dynamicresources` allocator): whole GPUs
 (no MIG, no ComputeDomain channels), an EFA on every EFA-capable card, consumable GPU shares from the
 EC2NodeClass annotation (a GPU with shares may serve several requests of one claim while they last, which
@@ -15,14 +16,15 @@ EFA interfaces): `claim_fit` judges that node; this module judges the launch.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from eks_devices.core.derive.claim_fit import consumable_shares
 from eks_devices.core.derive.fit import describe, fit_node
 from eks_devices.core.derive.karpenter_gates import GATES, dra_gates
-from eks_devices.core.knowledge import catalog
-from eks_devices.core.knowledge.devices import Device, inventory
+from eks_devices.core.knowledge import catalog, karpenter_metadata
+from eks_devices.core.knowledge.devices import DRANET_DRIVER, PCIE_ROOT, Device, inventory
+from eks_devices.core.knowledge.karpenter_metadata import Metadata
 from eks_devices.core.model import UNSETTLED, ClaimPlan, NodeFit, Plan, PoolPlan
 
 
@@ -49,14 +51,34 @@ def ignores_dra(settings: Mapping[str, Any] | None) -> bool:
     return not dra_gates(dict(settings)) and (True if ignore is None else bool(ignore))
 
 
-def assumed_devices(pool: PoolPlan, instance_type: str, gated: set[str]) -> tuple[Device, ...]:
-    """The devices Karpenter assumes one node of the type publishes: its metadata for the gated drivers only."""
+def as_described(device: Device, instance_type: str, metadata: Metadata) -> Device:
+    """A device as the release's metadata describes it where its scrape differs from the node's layout: the
+    GPUs' `memory` of that scrape, EFAs without the PCIe root, NUMA node and Neuron groups it did not record."""
+    if device.driver == DRANET_DRIVER and device.name.startswith("efa") and metadata.bare_efas(
+            catalog.instance_types()[instance_type]):
+        kept = {k: v for k, v in device.attributes.items()
+                if k not in (PCIE_ROOT, "dra.net/numaNode") and not k.startswith("resource.aws.com/devicegroup")}
+        return replace(device, attributes=kept)
+    memory = metadata.gpu_memory.get(instance_type)
+    if memory is not None and "memory" in device.capacity:
+        return replace(device, capacity={**device.capacity, "memory": memory})
+    return device
+
+
+def assumed_devices(pool: PoolPlan, instance_type: str, gated: set[str], metadata: Metadata) -> tuple[Device, ...]:
+    """The devices Karpenter assumes one node of the type publishes: the release's metadata for the gated
+    drivers only."""
     itype = catalog.instance_types()[instance_type]
-    if not itype.karpenter_dra_metadata:
+    if not metadata.launchable(itype):
         return ()
     families = tuple(f for f in GATES if f in gated)
     shares = consumable_shares(pool) if "nvidia" in gated else None
-    return inventory(itype, families, gpu_shares=shares)
+    return tuple(as_described(d, instance_type, metadata) for d in inventory(itype, families, gpu_shares=shares))
+
+
+def metadata_of(plan: Plan) -> Metadata:
+    """The DRA device metadata of the Karpenter release the stack runs (the nearest known for another)."""
+    return karpenter_metadata.for_version(plan.spec.cluster.karpenter.version)
 
 
 def _selector_gap(claim: ClaimPlan, pool: PoolPlan) -> str:
@@ -92,13 +114,14 @@ def launch(plan: Plan, claim: ClaimPlan, pool: PoolPlan) -> Launch | None:
         if why:
             return Launch(pool.name, (), why, cause)
     gated = dra_gates(settings)
+    metadata = metadata_of(plan)
     classes = {c.name: [c.expression] for c in plan.device_classes}
     fits: list[NodeFit] = []
     for t in pool.instance_types:
-        devices = assumed_devices(pool, t, gated)
+        devices = assumed_devices(pool, t, gated, metadata)
         if not devices:
-            why = ("Karpenter ships no DRA device metadata for it" if not catalog.instance_types()[t]
-                   .karpenter_dra_metadata else "no gated driver's metadata covers it")
+            why = (f"Karpenter {metadata.release} ships no DRA device metadata for it"
+                   if not metadata.launchable(catalog.instance_types()[t]) else "no gated driver's metadata covers it")
             fits.append(NodeFit(t, 0, f"{t}: {why}", "no-devices"))
             continue
         fits.append(fit_node(claim.built.devices, classes, devices, t, claim.built.shared, reuse_shared=True))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from eks_devices.core.config.stack import FAMILIES, Family, NodePool, Spec
 from eks_devices.core.families import FAMILY
-from eks_devices.core.knowledge import catalog, charts, versions
+from eks_devices.core.knowledge import catalog, charts, karpenter_metadata, versions
 from eks_devices.core.model import Resolution
 
 # EKS user guide, "Manage hardware devices", Selecting the device manager explicitly: dynamic pools need no label.
@@ -45,9 +45,10 @@ def _dra_blocker(spec: Spec, pool: NodePool, family: Family, types: list[catalog
     if mode == "karpenter" and dynamic:
         if spec.cluster.karpenter_version < (1, 15, 0):
             return f"Karpenter {spec.cluster.karpenter.version} cannot provision for DRA claims (needs 1.15)"
-        missing = sorted(t.name for t in types if t.has(family) and not t.karpenter_dra_metadata)
+        metadata = karpenter_metadata.for_version(spec.cluster.karpenter.version)
+        missing = sorted(t.name for t in types if t.has(family) and not metadata.covers(t, family))
         if missing:
-            return f"Karpenter ships no DRA metadata for {', '.join(missing)}"
+            return f"Karpenter {metadata.release} ships no DRA metadata for {', '.join(missing)}"
         if devices.pool_sharing and sharing == "mig":
             return "Karpenter does not launch nodes for MIG claims (use a static pool)"
         if devices.pool_sharing and sharing == "time-slicing" and k8s < versions.CONSUMABLE_CAPACITY_KUBERNETES:

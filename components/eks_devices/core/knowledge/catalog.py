@@ -2,8 +2,8 @@
 
 Hardware figures come from the committed snapshot of EC2 `DescribeInstanceTypes`
 (`components/data/instance_types.json`, written by `eks-devices catalog refresh`). The DRA
-coverage facts come from the EKS User Guide page "Manage hardware devices on Amazon EKS" and Karpenter's
-v1.15 DRA docs (karpenter.sh/docs/tasks/dra) and are kept here, beside the hardware they qualify.
+coverage facts come from the EKS User Guide page "Manage hardware devices on Amazon EKS" (Auto Mode, kept here
+beside the hardware it qualifies) and Karpenter's AWS provider, per release (`karpenter_metadata`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from eks_devices.core.families import FAMILY
+from eks_devices.core.knowledge import karpenter_metadata
 from eks_devices.core.knowledge.catalog_refresh import SNAPSHOT
 
-# Karpenter 1.15 ships DRA device metadata for these families only (KARP `dra.md`).
-KARPENTER_DRA_FAMILIES: frozenset[str] = frozenset(
-    {"g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "gr6f",
-     "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300"}
-)
 # Auto Mode has no DRA device metadata for g7e (EKS-DM "g7e is not supported").
 AUTO_MODE_DRA_UNSUPPORTED_FAMILIES: frozenset[str] = frozenset({"g7e"})
 # GPU models with Multi-Instance GPU (NVIDIA MIG user guide, supported GPUs).
@@ -69,8 +65,9 @@ class InstanceType:
 
     @property
     def karpenter_dra_metadata(self) -> bool:
-        """Karpenter 1.15 can simulate DRA claims against this type (dynamic provisioning)."""
-        return self.family in KARPENTER_DRA_FAMILIES
+        """Karpenter at the chart's pinned release can simulate DRA claims against this type (dynamic
+        provisioning); a stack's own release is asked with `karpenter_metadata.for_version`."""
+        return karpenter_metadata.pinned().launchable(self)
 
     @property
     def auto_mode_dra_metadata(self) -> bool:

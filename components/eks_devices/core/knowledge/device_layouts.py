@@ -1,13 +1,15 @@
 """What the NVIDIA DRA driver and DRANET publish on running instances of each type, as Karpenter's AWS
-provider scraped them for its scheduling simulation (karpenter-provider-aws v1.15.0
+provider scraped them for its scheduling simulation (karpenter-provider-aws v1.15.0, and v1.15.2 for g7e,
 `pkg/providers/drametadata`, `zz_generated_gpu_metadata.go` and `zz_generated_efa_metadata.go`): each PCIe
 root by the name its devices publish as `resource.kubernetes.io/pcieRoot` (`pci0000:44`), the GPUs and EFAs
 on it, the NUMA node DRANET gives that root's EFAs, the `memory` capacity each GPU publishes, and whether the
 EFAs offer RDMA. Roots are listed in the order of their names, which is the order of the GPUs' and EFAs'
 indices (`gpu-0` sits on the first root). `devices` takes a node's layout, root names included, from here
 where Karpenter has one; elsewhere it models the layout from the device counts and names the roots by
-position (`pci0000:10`, `pci0000:18`, ...), names no real node need publish. The e2e tier holds this table
-against the pinned module itself (`tests/e2e/test_device_inventory.py`: every root's name, devices and NUMA
+position (`pci0000:10`, `pci0000:18`, ...), names no real node need publish. A layout is the hardware's, so
+it stays when a release drops the type (v1.15.2 drops g6f and gr6f); which release carries which types, and
+where a later scrape differs (p4d's `memory`), `karpenter_metadata` says. The e2e tier holds this table against
+each modelled release's module (`tests/e2e/test_device_inventory.py`: every root's name, devices and NUMA
 node), so a Karpenter upgrade that changes them is noticed.
 
 Worth knowing from them: on g6 and g6e no GPU shares a PCIe root with an EFA, so a claim aligning GPUs and
@@ -104,6 +106,13 @@ LAYOUTS: dict[str, Layout] = {
     "g6f.4xlarge": Layout(_on("pci0000:34", 1, 0), "12Gi"),
     "g6f.large": Layout(_on("pci0000:30", 1, 0), "3Gi"),
     "g6f.xlarge": Layout(_on("pci0000:30", 1, 0), "3Gi"),
+    # v1.15.2: each GPU pair shares its root with an EFA (from the 8xlarge up)
+    "g7e.12xlarge": Layout(_on("pci0000:24", 2, 1), "95Gi"),
+    "g7e.24xlarge": Layout(_on("pci0000:44 pci0000:55", 2, 1), "95Gi"),
+    "g7e.2xlarge": Layout(_on("pci0000:24", 1, 0), "95Gi"),
+    "g7e.48xlarge": Layout(_on("pci0000:84 pci0000:95", 2, 1, 0) + _on("pci0000:a6 pci0000:b7", 2, 1, 1), "95Gi"),
+    "g7e.4xlarge": Layout(_on("pci0000:24", 1, 0), "95Gi"),
+    "g7e.8xlarge": Layout(_on("pci0000:24", 1, 1), "95Gi"),
     "gr6.4xlarge": Layout(_on("pci0000:34", 1, 0), "23034Mi"),
     "gr6.8xlarge": Layout(_on("pci0000:24", 0, 1) + _on("pci0000:35", 1, 0), "23034Mi"),
     "gr6f.4xlarge": Layout(_on("pci0000:34", 1, 0), "12Gi"),

@@ -104,6 +104,7 @@ PRODUCT_NAMES = {
     "g6e": "NVIDIA L40S", "p3dn": "Tesla V100-SXM2-32GB", "p4d": "NVIDIA A100-SXM4-40GB",
     "p4de": "NVIDIA A100-SXM4-80GB", "p5": "NVIDIA H100 80GB HBM3", "p5e": "NVIDIA H200",
     "p5en": "NVIDIA H200", "p6-b200": "NVIDIA B200", "p6-b300": "NVIDIA B300 SXM6 AC",
+    "g7e": "NVIDIA RTX PRO 6000 Blackwell Server Edition",  # karpenter-provider-aws v1.15.2 drametadata
 }
 # A GPU partition's productName is its vGPU profile and differs by size (the same table).
 PARTITION_PRODUCT_NAMES = {

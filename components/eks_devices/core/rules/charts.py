@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 
 from eks_devices.core.derive.resources import Facts
-from eks_devices.core.knowledge import charts
+from eks_devices.core.knowledge import charts, karpenter_metadata
 from eks_devices.core.model import Plan
 from eks_devices.core.rules.registry import Blame, Verdict, error, on_resources, rule, warning
 from eks_devices.core.values import dig
@@ -54,7 +54,8 @@ def _known(key: str, pinned: str) -> str:
 
 
 @rule("chart-version-known", "`chartVersions` and Karpenter's version name releases the toolkit knows "
-      "(`charts.RELEASES`, read upstream); its models of each chart were checked against those (warning)")
+      "(`charts.RELEASES`, read upstream); its models of each chart were checked against those (warning; for "
+      "Karpenter it names the known release whose DRA device metadata it takes)")
 def _chart_version_known(plan: Plan) -> Iterator[Verdict]:
     pinned: dict[str, str] = dict(plan.spec.chart_versions)
     if plan.mode == "karpenter" and plan.karpenter is not None:
@@ -64,8 +65,10 @@ def _chart_version_known(plan: Plan) -> Iterator[Verdict]:
         if releases.knows(version):
             continue
         path = "cluster.karpenter.version" if key == "karpenter" else f"chartVersions.{key}"
+        metadata = (f"; Karpenter's DRA device metadata is taken from {karpenter_metadata.for_version(version).release}"
+                    ", the nearest release the toolkit knows" if key == "karpenter" else "")
         yield warning(path, f"{charts.CHARTS[key].chart} {version} is not a release the toolkit knows (newest known: "
                       f"{releases.newest}): the chart's refusals, placement and values were checked against the "
-                      "known releases only",
+                      f"known releases only{metadata}",
                       f"set {path} to a known release: {_known(key, charts.CHARTS[key].version)}"
                       + ("" if key == "karpenter" else f"; or remove {path}"))

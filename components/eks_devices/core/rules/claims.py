@@ -13,7 +13,7 @@ from typing import Any
 from eks_devices.core.derive.claims import DRIVER_FAMILIES, class_keys, selector_keys
 from eks_devices.core.derive.fit import walk
 from eks_devices.core.derive.karpenter_gates import GATES, dra_gates
-from eks_devices.core.derive.karpenter_launch import Launch, launches
+from eks_devices.core.derive.karpenter_launch import Launch, launches, metadata_of
 from eks_devices.core.families import DESCRIPTORS, FAMILY
 from eks_devices.core.families.base import DROP
 from eks_devices.core.knowledge import catalog, versions
@@ -291,7 +291,8 @@ def _claim_fit_undetermined(plan: Plan) -> Iterator[Verdict]:
 
 
 # Attributes Karpenter 1.15 knows before a node exists: those its AWS provider's DRA metadata carries
-# (karpenter-provider-aws v1.15.0 `pkg/providers/drametadata`; karpenter.sh/docs/tasks/dra), held to that metadata
+# (karpenter-provider-aws v1.15.0 to v1.15.2 `pkg/providers/drametadata`, the same names in each;
+# karpenter.sh/docs/tasks/dra), held to each release's metadata
 # by tests/e2e/test_device_inventory.py; others only in matchAttribute. The metadata also carries each device's
 # PCIe root, as the name scraped from a running instance of the type: Karpenter evaluates a selector naming one
 # (its scheduler launches p5 for `pcieRoot == 'pci0000:44'`, tests/e2e/test_karpenter_launch.py). The device
@@ -336,8 +337,10 @@ def _karpenter_claim_selector_attributes(plan: Plan) -> Iterator[Verdict]:
                     scraped.setdefault(key, []).append(f"{domain}/{name}")
                 elif name not in KARPENTER_SELECTABLE.get(domain, set()):
                     by_key.setdefault(key, []).append(f"{domain}/{name}")
+        metadata = metadata_of(plan)  # a type whose EFAs it describes bare has no root to name: judged, not unknown
         unnamed = sorted({t for p in dynamic for t in plan.pools[p].instance_types
-                          if catalog.instance_types()[t].karpenter_dra_metadata and not root_names_published(t)})
+                          if metadata.launchable(catalog.instance_types()[t]) and not root_names_published(t)
+                          and not metadata.bare_efas(catalog.instance_types()[t])})
         for key, names in scraped.items() if unnamed else ():
             yield warning(claim_at(claim, key),
                           f"selectors name a value of {', '.join(sorted(set(names)))}: Karpenter launches a node for "

@@ -6,9 +6,11 @@ from collections.abc import Iterator
 
 from eks_devices.core.derive import shape_scope
 from eks_devices.core.derive.karpenter_gates import GATES, dra_gates, gate_clashes, karpenter_dra_settings
+from eks_devices.core.derive.karpenter_launch import metadata_of
 from eks_devices.core.derive.pools import dynamic_dra
 from eks_devices.core.derive.resources import KARPENTER_POOL, Facts
 from eks_devices.core.knowledge import amis, versions
+from eks_devices.core.knowledge.karpenter_metadata import Metadata
 from eks_devices.core.manifests.nodes import refused_template_label
 from eks_devices.core.model import Plan, PoolPlan
 from eks_devices.core.names import manager_label
@@ -163,12 +165,12 @@ def _karpenter_reuse_values(plan: Plan) -> Iterator[Verdict]:
                     "resets values and applies the declared ones)")
 
 
-def _dynamic_dra_types(pool: PoolPlan, family: str) -> set[str]:
-    """The pool's types Karpenter may launch for a `family` DRA claim: the family's hardware and Karpenter's
-    device metadata for the type (which holds for every NodePool allowing it, whatever its manager)."""
+def _dynamic_dra_types(pool: PoolPlan, family: str, metadata: Metadata) -> set[str]:
+    """The pool's types Karpenter may launch for a `family` DRA claim: the family's hardware and the running
+    release's device metadata for it (which holds for every NodePool allowing the type, whatever its manager)."""
     if pool.provisioning != "dynamic":
         return set()
-    return {t.name for t in pool_types(pool) if t.has(family) and t.karpenter_dra_metadata}
+    return {t.name for t in pool_types(pool) if metadata.covers(t, family)}
 
 
 @rule("karpenter-shared-instance-types", "dynamic pools sharing an instance type with different managers for a "
@@ -180,14 +182,15 @@ def _karpenter_shared_instance_types(plan: Plan) -> Iterator[Verdict]:
     Each pool's types are read once (an index per family and type), so the rule grows with pools x
     instance types, not with pairs of pools."""
     without_dra: dict[tuple[str, str], list[str]] = {}  # (family, type) → the non-DRA pools allowing it
+    metadata = metadata_of(plan)
     for family in {family for _, family in dra_pools(plan)}:
         for other in plan.pools.values():
             if other.manager(family) != "dra":  # type: ignore[arg-type]
-                for type_ in _dynamic_dra_types(other, family):
+                for type_ in _dynamic_dra_types(other, family, metadata):
                     without_dra.setdefault((family, type_), []).append(other.name)
     for pool, family in dra_pools(plan):
         shared: dict[str, list[str]] = {}
-        for type_ in sorted(_dynamic_dra_types(pool, family)):
+        for type_ in sorted(_dynamic_dra_types(pool, family, metadata)):
             for name in without_dra.get((family, type_), ()):
                 shared.setdefault(name, []).append(type_)
         if shared:
@@ -217,7 +220,7 @@ def _karpenter_enable_dra_one_driver(plan: Plan) -> Iterator[Verdict]:
         if len(running) != 1:
             continue
         missing = next(f for f in GATES if f not in running)
-        types = sorted(_dynamic_dra_types(pool, missing))
+        types = sorted(_dynamic_dra_types(pool, missing, metadata_of(plan)))
         if types:
             yield warning(at(pool, f"devices.{missing}"),
                           f"settings.enableDRA is on (the dynamic pools run both DRA drivers), so Karpenter assumes "

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from eks_devices.core.config.stack import FAMILIES
 from eks_devices.core.derive.resources import Facts, Resource, read
 from eks_devices.core.families import FAMILY
-from eks_devices.core.knowledge import catalog, charts, versions
+from eks_devices.core.knowledge import catalog, charts, karpenter_metadata, versions
 from eks_devices.core.model import ClaimPlan, Finding, Plan, PoolPlan, Severity
 from eks_devices.core.vocabulary import MODES, Mode
 
@@ -273,8 +273,9 @@ def dra_fix(plan: Plan, pool: PoolPlan, families: Iterable[str]) -> str:
             parts.append(f"allow only {serves} instanceTypes in nodePools.{pool.name} (the "
                          f"{FAMILY[family].title} DRA driver's chart keeps off {', '.join(off)})")  # type: ignore[index]
     explicit = [f for f in wanted if pool.managers[f].requested != "auto"]  # type: ignore[index]
+    metadata = karpenter_metadata.for_version(plan.spec.cluster.karpenter.version)
     lacking = sorted({t.name for t in pool_types(pool) for f in wanted if t.has(f) and not (
-        t.auto_mode_dra_metadata if plan.mode == "auto-mode" else t.karpenter_dra_metadata)})
+        t.auto_mode_dra_metadata if plan.mode == "auto-mode" else metadata.covers(t, f))})
     static = pool.provisioning == "dynamic" and plan.mode != "managed-node-groups" and lacking
     if static:
         parts.append(f"make nodePools.{pool.name} static (provisioning: static with replicas): {plan.mode} has no "
