@@ -12,13 +12,19 @@ entries share live in `device_layouts`; an entry names only where its scrape dif
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from eks_devices.core.knowledge import versions
 from eks_devices.core.knowledge.charts.karpenter import KARPENTER
 
-if TYPE_CHECKING:
-    from eks_devices.core.knowledge.catalog import InstanceType
+
+class InstanceType(Protocol):
+    """What the metadata asks of a catalogue entry (`catalog.InstanceType`, which imports this module)."""
+
+    family: str
+
+    def has(self, family: str) -> bool: ...
+
 
 # Which of the provider's two tables serves a device family; the other families (Neuron) have none.
 TABLES = {"nvidia": "GPUMetadataByInstanceType", "efa": "EFAMetadataByInstanceType"}
