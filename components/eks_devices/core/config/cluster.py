@@ -23,6 +23,7 @@ from eks_devices.core.config.aws_inputs import (
 from eks_devices.core.config.base import Model, empty_list
 from eks_devices.core.config.errors import worded
 from eks_devices.core.knowledge import versions
+from eks_devices.core.knowledge.charts.karpenter import KARPENTER
 from eks_devices.core.vocabulary import LogType, Mode, NatGateways
 
 LOG_TYPES: tuple[LogType, ...] = get_args(LogType)
@@ -141,7 +142,7 @@ class Karpenter(Model):
     the pools), or, on a cluster that runs its own (`cluster.existing`), the version and `settings`
     that release runs with, which the rules check the pools against."""
 
-    version: str = "1.15.0"
+    version: str = KARPENTER.version  # the pinned chart's
     reuse_values: bool = False
     settings: dict[str, Any] | None = None
     """The `settings` of the team's own release's Helm values (enableDRA, awsFeatureGates.draNVIDIAGPU /
